@@ -1,0 +1,15 @@
+import { fileURLToPath } from 'node:url'
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    // The config lives in test/ to keep the top level to the files the project chose.
+    root: fileURLToPath(new URL('..', import.meta.url)),
+    include: ['test/**/*.test.ts'],
+    // Wire tests start real local servers and child processes: give them room on a shared,
+    // noisy machine, but never assert on wall-clock time.
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
+    restoreMocks: true,
+  },
+})
