@@ -110,6 +110,8 @@ export function parseRetryAfter(header: string | undefined, now: number): number
   if (header === undefined) return undefined
   const text = header.trim()
   if (/^\d+$/.test(text)) return Number(text) * 1000
+  // An HTTP date names its day or month in letters; Date.parse alone would read "-1" as a year.
+  if (!/[a-z]/i.test(text)) return undefined
   const date = Date.parse(text)
   if (Number.isNaN(date)) return undefined
   return Math.max(0, date - now)
