@@ -76,6 +76,7 @@ export class Publisher {
     this.#flushAt = value
     // The batch being filled was sized for the old value: send it now, size the next anew.
     this.#dispatch()
+    this.#current = new Batch(value)
   }
 
   get counts(): { queued: number; inFlight: number; delivered: number; failed: number } {
