@@ -253,4 +253,16 @@ describe('closeAndFlush', () => {
     // Idempotent: the same settled promise.
     await analytics.closeAndFlush()
   })
+
+  it('takes a timeout of 0 as "give up now", and refuses a negative one with a TypeError', async () => {
+    receiver = await startReceiver(() => undefined)
+    const analytics = client()
+    const { callback, result } = settled()
+    analytics.track({ userId: 'u', event: 'stuck' }, callback)
+    expect(() => analytics.closeAndFlush({ timeout: -1 })).toThrow(
+      new TypeError('timeout must be a number of milliseconds of at least 0, got number -1'),
+    )
+    await analytics.closeAndFlush({ timeout: 0 })
+    expect((await result).err?.code).toBe('ERR_CLOSED')
+  })
 })
