@@ -49,7 +49,7 @@ const DRAIN_LIMIT_BYTES = 64 * 1024
 export async function post(req: PostRequest): Promise<DeliveryAttempt> {
   const started = performance.now()
   const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(new Error(`timed out after ${req.timeout} ms`)), req.timeout)
+  const timer = setTimeout(() => controller.abort(), req.timeout)
   try {
     const response = await request(req.target, {
       method: 'POST',

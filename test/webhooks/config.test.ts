@@ -46,10 +46,10 @@ describe('WebhookDestination settings', () => {
     ['standardWebhooks as a string', { webhooks: [{ url }], standardWebhooks: 'yes' }, 'standardWebhooks', /must be true, false or \{ secrets/],
     ['no standard secrets', { webhooks: [{ url }], standardWebhooks: { secrets: [] } }, 'standardWebhooks.secrets', /non-empty array.*got an empty array/],
     ['bad whsec_ base64', { webhooks: [{ url }], standardWebhooks: { secrets: ['whsec_MfKQ', 'whsec_not base64!'] } }, 'standardWebhooks.secrets[1]', /not valid base64/],
-    ['options not an object', { webhooks: [{ url }] }, 'options', /must be an object/],
+    ['an empty standard secret', { webhooks: [{ url }], standardWebhooks: { secrets: [''] } }, 'standardWebhooks.secrets[0]', /non-empty string/],
+    ['a bad whsec_ sharedSecret with true', { webhooks: [{ url }], sharedSecret: 'whsec_!', standardWebhooks: true }, 'sharedSecret', /not valid base64/],
   ])('refuses %s', (_case, settings, setting, problem) => {
-    const options = _case === 'options not an object' ? 5000 : undefined
-    const error = configError(settings, options)
+    const error = configError(settings)
     expect(error.code).toBe('ERR_WEBHOOK_CONFIG')
     expect(error.setting).toBe(setting)
     expect(error.message).toContain(`Invalid webhook setting ${setting}:`)
@@ -60,6 +60,11 @@ describe('WebhookDestination settings', () => {
     const error = configError({ webhooks: [{ url }] }, { timeout })
     expect(error.setting).toBe('options.timeout')
     expect(error.message).toMatch(/whole number of milliseconds/)
+  })
+
+  it('refuses options that are not an object, or have unknown keys', () => {
+    expect(configError({ webhooks: [{ url }] }, 5000).message).toMatch(/options: must be an object \{ timeout\?, dispatcher\? \}, got number 5000/)
+    expect(configError({ webhooks: [{ url }] }, { timeoutMs: 5000 }).setting).toBe('options.timeoutMs')
   })
 
   it('refuses a dispatcher that is not one', () => {
@@ -73,7 +78,7 @@ describe('WebhookDestination settings', () => {
     expect(header.message).not.toContain('tok3n')
   })
 
-  it('does not keep or change the caller’s objects', () => {
+  it('does not change the caller’s objects', () => {
     const settings = { webhooks: [{ url, headers: { 'X-Team': 'growth' } }], sharedSecret: 's3cret' }
     const snapshot = structuredClone(settings)
     new WebhookDestination(settings)
