@@ -1,2 +1,31 @@
-// The Webhooks destination's public API (tracklet/webhooks). Filled in by the destination's work.
-export {}
+// The Webhooks destination's public API (tracklet/webhooks). Everything users reach is named here.
+export { WebhookDestination, USER_AGENT, type DeliveryResult } from './destination'
+export type { DeliveryAttempt } from './post'
+export { TIMEOUT_CODE } from './post'
+export { formatMessage, type WebhookBody } from './format'
+export { sign, verifySignature } from './sign'
+export {
+  signStandardWebhook,
+  verifyStandardWebhook,
+  STANDARD_WEBHOOK_TOLERANCE_SECONDS,
+  type StandardWebhookInput,
+  type IncomingHeaders,
+  type VerifyStandardWebhookOptions,
+} from './standard-webhooks'
+export {
+  nextAttemptAt,
+  RETRY_WINDOW_MS,
+  RETRY_BASE_DELAY_MS,
+  RETRY_MAX_DELAY_MS,
+  type RetryState,
+} from './retry-schedule'
+export { parseRetryAfter } from './retry-after'
+export {
+  MAX_WEBHOOKS,
+  type WebhookSettings,
+  type WebhookEntry,
+  type StandardWebhooksSettings,
+  type WebhookDestinationOptions,
+} from './settings'
+export { WebhookError, WebhookConfigError, WebhookMessageError } from './errors'
+export type { DeliverableMessage, DeleteMessage, Message } from '../shared/message'

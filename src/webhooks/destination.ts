@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto'
+import type { DeliverableMessage } from '../shared/message'
+import { serialize } from '../shared/json'
+import { WebhookMessageError } from './errors'
+import { formatMessage } from './format'
+import { post, type DeliveryAttempt } from './post'
+import { resolveWebhooks, type ResolvedWebhooks, type WebhookDestinationOptions, type WebhookSettings } from './settings'
+import { sign } from './sign'
+import { signStandardWebhook } from './standard-webhooks'
+
+/** The outcome of one attempt to deliver a message to every configured URL. */
+export interface DeliveryResult {
+  /** Some URL answered 2xx: the message is processed and is not retried to the others. */
+  ok: boolean
+  /**
+   * Not ok, and worth another attempt later: some URL timed out, failed on the network, or
+   * answered 429 or 5xx. Other 4xx and 3xx (redirects are not followed) are not retried.
+   */
+  retryable: boolean
+  /** Each URL's status or error and duration, in the order the webhooks are configured. */
+  attempts: DeliveryAttempt[]
+  /** The longest `Retry-After` a failing receiver asked for, in milliseconds. */
+  retryAfterMs?: number
+}
+
+/** The User-Agent of every request (the platform sends `<vendor>/1.0`). */
+export const USER_AGENT = 'Tracklet/1.0'
+
+/**
+ * The Webhooks destination: POSTs each message, formatted as the platform does and optionally
+ * signed, to up to five customer URLs.
+ *
+ * @example
+ * const webhooks = new WebhookDestination({ webhooks: [{ url: 'https://hooks.example.com/a' }], sharedSecret: 's3cret' })
+ * const result = await webhooks.send(message) // { ok, retryable, attempts }
+ */
+export class WebhookDestination {
+  /** The validated, frozen settings and options. */
+  readonly #config: ResolvedWebhooks
+
+  /**
+   * @throws {WebhookConfigError} (`code: 'ERR_WEBHOOK_CONFIG'`) for any invalid setting or
+   * option, naming it, the value received (never a secret) and what is allowed.
+   */
+  constructor(settings: WebhookSettings, options?: WebhookDestinationOptions) {
+    this.#config = resolveWebhooks(settings, options)
+  }
+
+  /**
+   * Makes ONE attempt: serialises the message once, signs those bytes, and POSTs them to every
+   * URL concurrently. Resolves with each URL's outcome — it does not retry (the relay's outbox
+   * schedules retries with {@link nextAttemptAt}) and does not reject over network errors.
+   *
+   * @throws {WebhookMessageError} (rejects) when the message cannot be formatted or serialised;
+   * such a message will never be deliverable, so retrying it is pointless.
+   */
+  async send(message: DeliverableMessage): Promise<DeliveryResult> {
+    const serialized = serialize(formatMessage(message))
+    if (!serialized.ok) throw new WebhookMessageError(serialized.problem)
+    const body = Buffer.from(serialized.json, 'utf8')
+    const signed = this.#signatureHeaders(body, message)
+
+    const { webhooks, timeout, dispatcher } = this.#config
+    const attempts = await Promise.all(
+      webhooks.map((webhook) =>
+        post({
+          url: webhook.url,
+          target: webhook.target,
+          headers: { 'User-Agent': USER_AGENT, 'Content-Type': 'application/json', ...webhook.headers, ...signed },
+          body,
+          timeout,
+          dispatcher,
+        }),
+      ),
+    )
+    return summarise(attempts)
+  }
+
+  #signatureHeaders(body: Buffer, message: DeliverableMessage): Record<string, string> {
+    const { sharedSecret, standardSecrets } = this.#config
+    const headers: Record<string, string> = {}
+    if (sharedSecret !== undefined) headers['X-Signature'] = sign(body, sharedSecret)
+    if (standardSecrets !== undefined) {
+      Object.assign(
+        headers,
+        signStandardWebhook({
+          id: webhookId(message, body),
+          // The time of this attempt, so that a retry hours later is not refused as a replay.
+          timestamp: Math.floor(Date.now() / 1000),
+          body,
+          secrets: standardSecrets,
+        }),
+      )
+    }
+    return headers
+  }
+}
+
+// webhook-id must stay the same across retries so receivers can de-duplicate. A message without a
+// messageId (a delete may have none) has a body that does not change between attempts: hash it.
+function webhookId(message: DeliverableMessage, body: Buffer): string {
+  if (typeof message.messageId === 'string' && message.messageId !== '') return message.messageId
+  return `msg_${createHash('sha256').update(body).digest('hex').slice(0, 32)}`
+}
+
+function isSuccess(attempt: DeliveryAttempt): boolean {
+  return attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300
+}
+
+function isRetryableFailure(attempt: DeliveryAttempt): boolean {
+  if (attempt.status === undefined) return true // a timeout or a network error
+  return attempt.status === 429 || attempt.status >= 500
+}
+
+function summarise(attempts: DeliveryAttempt[]): DeliveryResult {
+  if (attempts.some(isSuccess)) return { ok: true, retryable: false, attempts }
+  const result: DeliveryResult = { ok: false, retryable: attempts.some(isRetryableFailure), attempts }
+  const retryAfters = attempts.flatMap((attempt) => (attempt.retryAfterMs === undefined ? [] : [attempt.retryAfterMs]))
+  if (retryAfters.length > 0) result.retryAfterMs = Math.max(...retryAfters)
+  return result
+}

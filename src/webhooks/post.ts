@@ -1,0 +1,129 @@
+import createDebug from 'debug'
+import { request, type Dispatcher } from 'undici'
+import { parseRetryAfter } from './retry-after'
+
+const debug = createDebug('tracklet:webhooks')
+
+/** How one URL fared in one attempt: `status` when the receiver answered, `error` when it did not. */
+export interface DeliveryAttempt {
+  /** The webhook's URL, as configured. */
+  url: string
+  /** The HTTP status the receiver answered with. */
+  status?: number
+  /**
+   * Why no answer came, for people: a timeout (`timed out after 5000 ms`), a network or TLS
+   * error with its code (`connect ECONNREFUSED 127.0.0.1:8080 (ECONNREFUSED)`,
+   * `self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)`), or the reason a custom
+   * dispatcher's `connect` refused the connection.
+   */
+  error?: string
+  /** The underlying error's `code` when it has one (`ECONNREFUSED`, `ERR_WEBHOOK_TIMEOUT`, …). */
+  code?: string
+  /** How long the request took, in milliseconds, until the response headers or the error. */
+  ms: number
+  /** The receiver's `Retry-After`, in milliseconds, when it sent one with a failure status. */
+  retryAfterMs?: number
+}
+
+/** One POST, as the destination makes it. */
+export interface PostRequest {
+  url: string
+  target: URL
+  headers: Record<string, string>
+  body: Uint8Array
+  timeout: number
+  dispatcher: Dispatcher | undefined
+}
+
+/** The code of an attempt that got no answer within the timeout. */
+export const TIMEOUT_CODE = 'ERR_WEBHOOK_TIMEOUT'
+// How much of an unread response body is drained so the connection can be reused; past this
+// the socket is destroyed instead. Receivers' answers are not read.
+const DRAIN_LIMIT_BYTES = 64 * 1024
+
+/**
+ * POSTs the body once and reports how it went; never rejects. Redirects are not followed. The
+ * timeout covers connecting and waiting for the response; on expiry the request is aborted, which
+ * destroys its socket, so a receiver that never answers holds nothing.
+ */
+export async function post(req: PostRequest): Promise<DeliveryAttempt> {
+  const started = performance.now()
+  const controller = new AbortController()
+  const timer = setTimeout(() => controller.abort(), req.timeout)
+  try {
+    const response = await request(req.target, {
+      method: 'POST',
+      headers: req.headers,
+      body: req.body,
+      signal: controller.signal,
+      ...(req.dispatcher === undefined ? {} : { dispatcher: req.dispatcher }),
+    })
+    const attempt: DeliveryAttempt = { url: req.url, status: response.statusCode, ms: elapsed(started) }
+    const retryAfterMs = response.statusCode >= 300 ? parseRetryAfter(response.headers['retry-after'], Date.now()) : undefined
+    if (retryAfterMs !== undefined) attempt.retryAfterMs = retryAfterMs
+    // Release the connection: drain a small body, destroy the socket under a large or slow one.
+    await response.body.dump({ limit: DRAIN_LIMIT_BYTES, signal: controller.signal }).catch((error: unknown) => {
+      debug('discarding the response body of %s failed: %s', redact(req.target), describeError(error).error)
+    })
+    debug('POST %s → %d in %d ms', redact(req.target), attempt.status, attempt.ms)
+    return attempt
+  } catch (error) {
+    const ms = elapsed(started)
+    const described = controller.signal.aborted
+      ? { error: `timed out after ${req.timeout} ms without a response`, code: TIMEOUT_CODE }
+      : describeError(error)
+    debug('POST %s failed after %d ms: %s', redact(req.target), ms, described.error)
+    return { url: req.url, ...described, ms }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function elapsed(started: number): number {
+  return Math.round(performance.now() - started)
+}
+
+// The query string of a webhook URL often carries a token; logs get the origin and path only.
+function redact(target: URL): string {
+  return `${target.origin}${target.pathname}`
+}
+
+/**
+ * A network error as a sentence naming each cause and its code, such as
+ * `connect ECONNREFUSED 127.0.0.1:9 (ECONNREFUSED)`.
+ */
+export function describeError(error: unknown): { error: string; code?: string } {
+  const parts: string[] = []
+  let code: string | undefined
+  let current: unknown = error
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    const ownCode = codeOf(current)
+    code ??= ownCode
+    const text = messageOf(current)
+    parts.push(ownCode !== undefined && !text.includes(ownCode) ? `${text} (${ownCode})` : text)
+    current = (current as { cause?: unknown }).cause
+  }
+  let text = parts.join(': ')
+  if (code !== undefined && CERTIFICATE_PROBLEM.test(code)) text += ` — ${UNTRUSTED_CERTIFICATE_HINT}`
+  return code === undefined ? { error: text } : { error: text, code }
+}
+
+// Node's codes for a certificate that does not verify (self-signed, unknown issuer, wrong host…).
+const CERTIFICATE_PROBLEM = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/
+const UNTRUSTED_CERTIFICATE_HINT =
+  'the receiver\'s certificate is not trusted, so nothing was sent (TLS verification is never turned off; ' +
+  'use a certificate from a public CA, or trust a private CA through the dispatcher option)'
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' && code !== '' ? code : undefined
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof AggregateError && error.message === '') {
+    // Node's happy-eyeballs connect fails with one error per address and no message of its own.
+    return error.errors.map(messageOf).join('; ')
+  }
+  if (error instanceof Error) return error.message || error.name
+  return String(error)
+}

@@ -1,0 +1,234 @@
+import type { Dispatcher } from 'undici'
+import { describe, isPlainObject } from '../shared/validate'
+import { WebhookConfigError } from './errors'
+import { standardWebhookKey } from './standard-webhooks'
+
+/** One customer endpoint. */
+export interface WebhookEntry {
+  /** A full `http:` or `https:` URL, such as `https://hooks.example.com/tracklet`. */
+  url: string
+  /** Static headers added to every request to this URL, such as `{ 'X-Team': 'growth' }`. */
+  headers?: Readonly<Record<string, string>>
+}
+
+/** Standard Webhooks signing, with its own secrets (several during a rotation). */
+export interface StandardWebhooksSettings {
+  /**
+   * The secrets to sign with, each `whsec_<base64 key>` (the spec's form) or any other non-empty
+   * string (used as UTF-8 bytes). Every secret adds one signature; list the new and the old one
+   * while receivers move over.
+   */
+  secrets: readonly string[]
+}
+
+/** The destination's settings, as a customer configures them. */
+export interface WebhookSettings {
+  /** The endpoints: 1 to 5. Each message is POSTed to all of them. */
+  webhooks: readonly WebhookEntry[]
+  /** When set, every request carries `X-Signature`: the hex HMAC-SHA1 of the body. */
+  sharedSecret?: string | undefined
+  /**
+   * Adds the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`),
+   * which give receivers replay protection and secret rotation. `true` signs with `sharedSecret`;
+   * an object names its own secrets.
+   * @default false
+   */
+  standardWebhooks?: boolean | StandardWebhooksSettings | undefined
+}
+
+/** How the destination sends. */
+export interface WebhookDestinationOptions {
+  /**
+   * How long one request may take — connecting, TLS, and waiting for the response headers —
+   * in milliseconds. A receiver that has not answered by then has timed out.
+   * @default 5000
+   */
+  timeout?: number
+  /**
+   * The undici `Dispatcher` the requests go through: an `Agent` with a custom CA or a connection
+   * guard, a `ProxyAgent`, a `MockAgent` in tests.
+   * @default undici's global dispatcher
+   */
+  dispatcher?: Dispatcher
+}
+
+/** The settings and options after validation: what a delivery works from. */
+export interface ResolvedWebhooks {
+  readonly webhooks: readonly { readonly url: string; readonly target: URL; readonly headers: Readonly<Record<string, string>> }[]
+  readonly sharedSecret: string | undefined
+  readonly standardSecrets: readonly string[] | undefined
+  readonly timeout: number
+  readonly dispatcher: Dispatcher | undefined
+}
+
+/** The most endpoints one destination may have (the platform's limit). */
+export const MAX_WEBHOOKS = 5
+const DEFAULT_TIMEOUT_MS = 5000
+const MAX_TIMEOUT_MS = 2 ** 31 - 1 // setTimeout's limit
+
+// RFC 9110 token and field-value (no control characters but tab).
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
+// Set by the destination itself, or framing and hop-by-hop headers the transport owns.
+const RESERVED_HEADERS = new Set([
+  'user-agent', 'content-type', 'x-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature',
+  'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer',
+])
+
+const SETTINGS_KEYS = new Set(['webhooks', 'sharedSecret', 'standardWebhooks'])
+const ENTRY_KEYS = new Set(['url', 'headers'])
+const OPTIONS_KEYS = new Set(['timeout', 'dispatcher'])
+
+/**
+ * Validates the settings and options once and returns them frozen; the caller's objects are
+ * copied, never kept or changed.
+ * @throws {WebhookConfigError} naming the first invalid setting.
+ */
+export function resolveWebhooks(settings: unknown, options?: unknown): ResolvedWebhooks {
+  if (!isPlainObject(settings)) throw new WebhookConfigError('settings', `must be an object, got ${describe(settings)}`)
+  rejectUnknownKeys(settings, SETTINGS_KEYS, '')
+
+  const sharedSecret = resolveSecret(settings['sharedSecret'], 'sharedSecret')
+  const resolved: ResolvedWebhooks = {
+    webhooks: resolveEntries(settings['webhooks']),
+    sharedSecret,
+    standardSecrets: resolveStandard(settings['standardWebhooks'], sharedSecret),
+    ...resolveOptions(options),
+  }
+  return Object.freeze(resolved)
+}
+
+function resolveEntries(webhooks: unknown): ResolvedWebhooks['webhooks'] {
+  if (!Array.isArray(webhooks) || webhooks.length < 1 || webhooks.length > MAX_WEBHOOKS) {
+    const got = Array.isArray(webhooks) ? `${webhooks.length} entries` : describe(webhooks)
+    throw new WebhookConfigError('webhooks', `must list 1 to ${MAX_WEBHOOKS} webhooks ({ url, headers? }), got ${got}`)
+  }
+  return Object.freeze(
+    webhooks.map((entry: unknown, index) => {
+      const path = `webhooks[${index}]`
+      if (!isPlainObject(entry)) throw new WebhookConfigError(path, `must be an object { url, headers? }, got ${describe(entry)}`)
+      rejectUnknownKeys(entry, ENTRY_KEYS, `${path}.`)
+      const url = entry['url']
+      return Object.freeze({
+        url: url as string,
+        target: resolveUrl(url, `${path}.url`),
+        headers: resolveHeaders(entry['headers'], `${path}.headers`),
+      })
+    }),
+  )
+}
+
+function resolveUrl(url: unknown, path: string): URL {
+  const allowed = 'a full http: or https: URL, such as "https://hooks.example.com/tracklet"'
+  if (typeof url !== 'string') throw new WebhookConfigError(path, `must be ${allowed}, got ${describe(url)}`)
+  let target: URL
+  try {
+    target = new URL(url)
+  } catch {
+    throw new WebhookConfigError(path, `must be ${allowed}, got ${describe(url)}`)
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new WebhookConfigError(path, `must be ${allowed}, got the protocol ${JSON.stringify(target.protocol)}`)
+  }
+  // Credentials in a URL end up in logs and delivery records; headers are the place for them.
+  if (target.username !== '' || target.password !== '') {
+    throw new WebhookConfigError(path, 'must not contain credentials (user:password@); send them in headers, e.g. Authorization')
+  }
+  return target
+}
+
+function resolveHeaders(headers: unknown, path: string): Readonly<Record<string, string>> {
+  if (headers === undefined) return Object.freeze({})
+  if (!isPlainObject(headers)) throw new WebhookConfigError(path, `must be an object of header names to string values, got ${describe(headers)}`)
+  const seen = new Set<string>()
+  const copy: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase()
+    if (!HEADER_NAME.test(name)) {
+      throw new WebhookConfigError(path, `${JSON.stringify(name)} is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only)`)
+    }
+    if (RESERVED_HEADERS.has(lower)) {
+      throw new WebhookConfigError(`${path}.${name}`, 'is set by the destination or the transport and cannot be configured')
+    }
+    if (seen.has(lower)) throw new WebhookConfigError(`${path}.${name}`, 'is given twice (header names are case-insensitive)')
+    seen.add(lower)
+    // Header values are often credentials: say what is wrong, never echo the value.
+    if (typeof value !== 'string') throw new WebhookConfigError(`${path}.${name}`, `must be a string, got ${kindOf(value)}`)
+    if (!HEADER_VALUE.test(value)) {
+      throw new WebhookConfigError(`${path}.${name}`, 'must be a valid HTTP header value: no line breaks or other control characters, no characters beyond U+00FF')
+    }
+    copy[name] = value
+  }
+  return Object.freeze(copy)
+}
+
+function resolveSecret(secret: unknown, path: string): string | undefined {
+  if (secret === undefined) return undefined
+  if (typeof secret !== 'string' || secret === '') {
+    throw new WebhookConfigError(path, `must be a non-empty string when set, got ${kindOf(secret)}`)
+  }
+  return secret
+}
+
+function resolveStandard(setting: unknown, sharedSecret: string | undefined): readonly string[] | undefined {
+  const path = 'standardWebhooks'
+  if (setting === undefined || setting === false) return undefined
+  if (setting === true) {
+    if (sharedSecret === undefined) throw new WebhookConfigError(path, 'is true but sharedSecret is not set: set sharedSecret, or give { secrets: [...] }')
+    checkStandardSecret(sharedSecret, 'sharedSecret')
+    return Object.freeze([sharedSecret])
+  }
+  if (!isPlainObject(setting)) throw new WebhookConfigError(path, `must be true, false or { secrets: [...] }, got ${describe(setting)}`)
+  rejectUnknownKeys(setting, new Set(['secrets']), `${path}.`)
+  const secrets = setting['secrets']
+  if (!Array.isArray(secrets) || secrets.length === 0) {
+    throw new WebhookConfigError(`${path}.secrets`, `must be a non-empty array of secrets, got ${Array.isArray(secrets) ? 'an empty array' : describe(secrets)}`)
+  }
+  return Object.freeze(
+    secrets.map((secret: unknown, index) => {
+      const where = `${path}.secrets[${index}]`
+      const resolved = resolveSecret(secret, where)
+      if (resolved === undefined) throw new WebhookConfigError(where, 'must be a non-empty string, got undefined')
+      checkStandardSecret(resolved, where)
+      return resolved
+    }),
+  )
+}
+
+// A whsec_ secret must carry a key the receiver can decode the same way.
+function checkStandardSecret(secret: string, path: string): void {
+  if (standardWebhookKey(secret) === undefined) {
+    throw new WebhookConfigError(path, "starts with whsec_ but what follows is not valid base64 (the spec's form is whsec_<base64 key>)")
+  }
+}
+
+function resolveOptions(options: unknown): Pick<ResolvedWebhooks, 'timeout' | 'dispatcher'> {
+  if (options === undefined) return { timeout: DEFAULT_TIMEOUT_MS, dispatcher: undefined }
+  if (!isPlainObject(options)) throw new WebhookConfigError('options', `must be an object { timeout?, dispatcher? }, got ${describe(options)}`)
+  rejectUnknownKeys(options, OPTIONS_KEYS, 'options.')
+  const timeout = options['timeout'] ?? DEFAULT_TIMEOUT_MS
+  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT_MS) {
+    throw new WebhookConfigError('options.timeout', `must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${describe(timeout)}`)
+  }
+  const dispatcher = options['dispatcher']
+  if (dispatcher !== undefined && (typeof dispatcher !== 'object' || dispatcher === null || typeof (dispatcher as Dispatcher).dispatch !== 'function')) {
+    throw new WebhookConfigError('options.dispatcher', `must be an undici Dispatcher (an Agent, a ProxyAgent, a MockAgent), got ${describe(dispatcher)}`)
+  }
+  return { timeout, dispatcher: dispatcher as Dispatcher | undefined }
+}
+
+function rejectUnknownKeys(object: Record<string, unknown>, known: ReadonlySet<string>, prefix: string): void {
+  for (const key of Object.keys(object)) {
+    if (!known.has(key)) {
+      throw new WebhookConfigError(`${prefix}${key}`, `is not a known setting; allowed: ${[...known].join(', ')}`)
+    }
+  }
+}
+
+// What a value is, without what it holds: for secrets and header values, which may be credentials.
+function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value)
+  if (Array.isArray(value)) return 'an array'
+  if (value === '') return 'an empty string'
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`
+}
