@@ -11,7 +11,11 @@ const LIBRARY = { name: 'tracklet', version: '0.1.0' }
 // `{"batch":[` + `],"sentAt":"2026-01-01T00:00:00.000Z"}`, with room to spare.
 const ENVELOPE_BYTES = 64
 
-export function startBaseline(endpoint) {
+/**
+ * `maxPerBody` caps the events per body (the `--diagnose` rows: a hand-written sender making as
+ * many requests as the SDK does); by default only the byte limit packs them.
+ */
+export function startBaseline(endpoint, maxPerBody = Infinity) {
   const url = new URL('/v1/batch', endpoint)
   const agent = new Agent({ connections: IN_FLIGHT, keepAliveTimeout: 30_000 })
   const headers = {
@@ -54,11 +58,11 @@ export function startBaseline(endpoint) {
   }
 
   return {
-    label: 'baseline',
+    label: maxPerBody === Infinity ? 'baseline' : `baseline (${maxPerBody} per body)`,
     call(event) {
       const json = JSON.stringify(toWireMessage(event, LIBRARY))
       const bytes = Buffer.byteLength(json)
-      if (packingBytes + bytes + 1 > MAX_BODY_BYTES) {
+      if (packingBytes + bytes + 1 > MAX_BODY_BYTES || packing.length === maxPerBody) {
         ready.push(packing)
         packing = []
         packingBytes = ENVELOPE_BYTES

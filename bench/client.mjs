@@ -1,11 +1,12 @@
 // One variant of the benchmark, in its own process so that its CPU and peak RSS are its own:
-//   node bench/client.mjs <baseline|sdk> <endpoint> <events> [flushAt]
+//   node bench/client.mjs <baseline|sdk> <endpoint> <events> [batchSize]
+// batchSize is flushAt for the SDK and the most events per body for the baseline.
 // Sends the events, waits until all are delivered, and sends the figures to its parent (IPC).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { makeEvent, WRITE_KEY } from './events.mjs'
 import { startBaseline } from './baseline.mjs'
 
-const [variant, endpoint, eventsArg, flushAtArg] = process.argv.slice(2)
+const [variant, endpoint, eventsArg, batchSizeArg] = process.argv.slice(2)
 const EVENTS = Number(eventsArg)
 /** Calls made per event-loop turn: the application produces events in bursts. */
 const BURST = 1_000
@@ -17,7 +18,8 @@ const BURST = 1_000
 const HIGH_WATER = 10_000
 const LOW_WATER = 5_000
 
-const sender = variant === 'baseline' ? startBaseline(endpoint) : await startSdk(endpoint, Number(flushAtArg) || undefined)
+const batchSize = Number(batchSizeArg) || undefined
+const sender = variant === 'baseline' ? startBaseline(endpoint, batchSize) : await startSdk(endpoint, batchSize)
 
 const cpuBefore = process.cpuUsage()
 const started = process.hrtime.bigint()

@@ -1,12 +1,14 @@
 // The SDK benchmark:  npm run bench  (builds, then runs this file)
-//   node bench/sdk.mjs [--events=100000] [--runs=3] [--profile]
+//   node bench/sdk.mjs [--events=100000] [--runs=3] [--diagnose] [--profile]
 //
 // Sends the same `track` events through a hand-written baseline and through the SDK (at its
 // defaults and at flushAt 100) to a local sink in a second process, each variant in its own
 // process, and prints events/s, client CPU seconds, peak RSS and the caller-side cost per call,
 // with ratios against the baseline of the same run. Medians over the runs. Not a test: nothing
 // is asserted, but a run that did not deliver every event exactly once is reported as invalid
-// and the process exits non-zero. --profile writes a V8 CPU profile per client to .tmp/profiles.
+// and the process exits non-zero. --diagnose adds the baseline capped at 20 and at 100 events per
+// body (as many requests as the SDK makes), to tell the cost of more requests from the SDK's own.
+// --profile writes a V8 CPU profile per client to .tmp/profiles (see profile-summary.mjs).
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
@@ -14,7 +16,12 @@ import { parseArgs } from 'node:util'
 import { makeEvent } from './events.mjs'
 
 const { values } = parseArgs({
-  options: { events: { type: 'string', default: '100000' }, runs: { type: 'string', default: '3' }, profile: { type: 'boolean', default: false } },
+  options: {
+    events: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '3' },
+    diagnose: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+  },
 })
 const EVENTS = Number(values.events)
 const RUNS = Number(values.runs)
@@ -22,6 +29,12 @@ const VARIANTS = [
   { name: 'baseline', args: ['baseline'] },
   { name: 'sdk (defaults)', args: ['sdk'] },
   { name: 'sdk (flushAt 100)', args: ['sdk', '100'] },
+  ...(values.diagnose
+    ? [
+        { name: 'baseline (20 per body)', args: ['baseline', '20'] },
+        { name: 'baseline (100 per body)', args: ['baseline', '100'] },
+      ]
+    : []),
 ]
 const TARGETS = {
   'sdk (flushAt 100)': { cpu: 1.3, eventsPerSecond: 0.8, rss: 1.3, caller: 1.3 },
@@ -45,7 +58,7 @@ for (let run = 0; run < RUNS; run++) {
     const variant = VARIANTS[(run + v) % VARIANTS.length]
     const result = await runVariant(variant)
     const problem = checkDelivery(result)
-    const line = `run ${run + 1}  ${pad(variant.name, 18)} ${fmt(result.eventsPerSecond, 0)} events/s  ${fmt(result.cpuSeconds, 2)} s CPU  ${fmt(result.peakRssBytes / 1e6, 0)} MB RSS  ${fmt(result.callerNsPerCall, 0)} ns/call  ${result.sink.requests} requests`
+    const line = `run ${run + 1}  ${pad(variant.name, 24)} ${fmt(result.eventsPerSecond, 0)} events/s  ${fmt(result.cpuSeconds, 2)} s CPU  ${fmt(result.peakRssBytes / 1e6, 0)} MB RSS  ${fmt(result.callerNsPerCall, 0)} ns/call  ${result.sink.requests} requests`
     console.log(problem === undefined ? line : `${line}  INVALID: ${problem}`)
     if (problem === undefined) results.get(variant.name).push(result)
     else invalid += 1
@@ -86,19 +99,24 @@ function checkDelivery({ events, delivered, failed, sink: received }) {
 function printSummary() {
   const base = median(results.get('baseline'))
   if (base === undefined) return
-  console.log(`\nmedians        ${pad('events/s', 17)}${pad('client CPU (s)', 17)}${pad('peak RSS (MB)', 17)}${pad('caller ns/call', 17)}requests`)
+  const NAME = 25
+  const CELL = 21
+  console.log(`\nmedians${' '.repeat(NAME - 7)}${['events/s', 'client CPU (s)', 'peak RSS (MB)', 'caller ns/call'].map((h) => pad(h, CELL)).join('')}requests`)
   for (const { name } of VARIANTS) {
     const m = median(results.get(name))
     if (m === undefined) continue
     const target = TARGETS[name] ?? {}
-    const cell = (value, ratio, digits, limit, atLeast) =>
-      pad(`${fmt(value, digits)}${name === 'baseline' ? '' : ` ${ratio.toFixed(2)}x${limit === undefined ? '' : (atLeast ? ratio >= limit : ratio <= limit) ? ' ok' : ' MISS'}`}`, 17)
+    // A figure, its ratio to the baseline and, where the issue sets a target, whether it is met.
+    const cell = (value, digits, ratio, limit, atLeast = false) => {
+      const verdict = limit === undefined ? '' : (atLeast ? ratio >= limit : ratio <= limit) ? ' ok' : ' MISS'
+      return pad(`${fmt(value, digits)}${name === 'baseline' ? '' : ` ${ratio.toFixed(2)}x${verdict}`}`, CELL)
+    }
     console.log(
-      pad(name, 15) +
-        cell(m.eventsPerSecond, m.eventsPerSecond / base.eventsPerSecond, 0, target.eventsPerSecond, true) +
-        cell(m.cpuSeconds, m.cpuSeconds / base.cpuSeconds, 2, target.cpu) +
-        cell(m.peakRssBytes / 1e6, m.peakRssBytes / base.peakRssBytes, 0, target.rss) +
-        cell(m.callerNsPerCall, m.callerNsPerCall / base.callerNsPerCall, 0, target.caller) +
+      pad(name, NAME) +
+        cell(m.eventsPerSecond, 0, m.eventsPerSecond / base.eventsPerSecond, target.eventsPerSecond, true) +
+        cell(m.cpuSeconds, 2, m.cpuSeconds / base.cpuSeconds, target.cpu) +
+        cell(m.peakRssBytes / 1e6, 0, m.peakRssBytes / base.peakRssBytes, target.rss) +
+        cell(m.callerNsPerCall, 0, m.callerNsPerCall / base.callerNsPerCall, target.caller) +
         String(m.requests),
     )
   }

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util'
+import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { MESSAGE_TYPES, type MessageType } from '../shared/message'
 import { describe, findMessageProblem, isPlainObject } from '../shared/validate'
 
@@ -57,7 +57,7 @@ const OPTIONS = {
   type: { type: 'string' },
   endpoint: { type: 'string' },
   ...Object.fromEntries([...STRING_FLAGS, ...JSON_FLAGS].map((flag) => [flag, { type: 'string' }])),
-} as const satisfies Parameters<typeof parseArgs>[0]['options']
+} as const satisfies ParseArgsConfig['options']
 
 /**
  * Reads `tracklet send`'s arguments (`--flag=value` or `--flag value`) into a request, checking

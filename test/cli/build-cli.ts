@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, type Options } from 'tsup'
@@ -16,6 +16,7 @@ export async function buildCli(): Promise<{ cliPath: string; remove: () => Promi
   const cliConfig = configs.find((config) => isRecord(config.entry) && 'cli' in config.entry)
   if (cliConfig === undefined) throw new Error('tsup.config.ts has no `cli` entry')
 
+  await mkdir(join(ROOT, '.tmp'), { recursive: true })
   const outDir = await mkdtemp(join(ROOT, '.tmp', 'cli-'))
   await build({ ...cliConfig, outDir, config: false, silent: true, sourcemap: false })
   return { cliPath: join(outDir, 'cli.js'), remove: () => rm(outDir, { recursive: true, force: true }) }
