@@ -40,7 +40,7 @@ export const WRITE_KEY_ENV = 'TRACKLET_WRITE_KEY'
 
 export const SEND_USAGE = `usage: tracklet send --writeKey=KEY --type=TYPE [fields] [--endpoint=URL]
 
-Sends one message through the SDK and exits 0 once it was delivered, non-zero otherwise.
+Sends one message through the SDK (flushAt 1) and waits until it is delivered or has failed.
 
   --writeKey      the source's write key (or set ${WRITE_KEY_ENV})
   --type          ${MESSAGE_TYPES.join(' | ')}
@@ -49,7 +49,7 @@ Sends one message through the SDK and exits 0 once it was delivered, non-zero ot
   --event (track)  --name --category (page, screen)  --groupId (group)  --previousId (alias)
   --properties --traits --context --integrations   JSON objects, e.g. --properties='{"plan":"pro"}'
 
-Flags take --flag=value or --flag value.`
+Flags take --flag=value or --flag value. Exit codes: 0 delivered, 1 not delivered, 2 bad arguments.`
 
 const OPTIONS = {
   help: { type: 'boolean', short: 'h' },

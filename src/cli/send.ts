@@ -19,7 +19,7 @@ export async function runSend(args: string[]): Promise<number> {
     return EXIT_DELIVERED
   }
   if (parsed.kind === 'invalid') {
-    stderr.write(`tracklet send: ${parsed.problem}\n${SEND_USAGE}\n`)
+    stderr.write(`tracklet send: ${parsed.problem}\n(tracklet send --help lists the flags)\n`)
     return EXIT_USAGE
   }
   const { request } = parsed

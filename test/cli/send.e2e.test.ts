@@ -137,4 +137,11 @@ describe('tracklet send (the built command)', () => {
     expect(received).toEqual([])
     expect(badJson.stderr + badType.stderr).not.toContain(WRITE_KEY)
   })
+
+  it('prints its usage with --help and exits 0', async () => {
+    const result = await runCli(['--help'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/^usage: tracklet send --writeKey=KEY --type=TYPE/)
+    expect(result.stdout).toContain('identify | track | page | screen | group | alias')
+  })
 })
