@@ -200,6 +200,21 @@ describe('answers', () => {
     expect(analytics.stats().failed).toBe(1)
   })
 
+  it('reports a network error after its retries with no status and the cause kept', async () => {
+    receiver = await startReceiver()
+    const endpoint = receiver.endpoint
+    await receiver.close()
+    receiver = await startReceiver()
+    const analytics = new Analytics('k', { endpoint, maxRetries: 0 })
+    const { callback, result } = settled()
+    analytics.track({ userId: 'u', event: 'unreachable' }, callback)
+    await analytics.closeAndFlush()
+    const { err } = await result
+    expect(err).toMatchObject({ code: 'ERR_DELIVERY', status: undefined, attempts: 1 })
+    expect(err?.message).toMatch(/network error: ECONNREFUSED/)
+    expect(err?.cause).toMatchObject({ code: 'ECONNREFUSED' })
+  })
+
   it('bounds memory during an outage with ERR_QUEUE_FULL, and delivers the rest after recovery', async () => {
     let down = true
     receiver = await startReceiver((request, response, index) => (down ? status(503)(request, response, index) : response.end('{}')))
