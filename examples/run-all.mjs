@@ -51,7 +51,9 @@ const EXAMPLES = [
         { type: 'identify', userId: 'debug-user' },
         { type: 'track', event: 'Report Exported' },
         { type: 'page', name: 'Reports' },
-      ]) ?? expectText(stderr, /analytics.*\n(.*\n)*.*analytics/, 'the DEBUG=analytics log on stderr'),
+      ]) ??
+      expectText(stderr, /\banalytics\b.*\bqueue/, 'the DEBUG=analytics log of queued messages on stderr') ??
+      expectText(stderr, /\banalytics\b.*\bflush/, 'the DEBUG=analytics log of flushes on stderr'),
   },
 ]
 
