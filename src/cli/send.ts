@@ -1,9 +1,9 @@
 import { env, stderr, stdout } from 'node:process'
-import { Analytics } from '../index'
+import { Analytics, type MessageCallback } from '../index'
 import { parseSendArgs, SEND_USAGE, type SendRequest } from './send-args'
 
-/** Exit codes: 0 delivered, 1 not delivered, 2 bad arguments (as `main.ts` uses for usage). */
-const EXIT_DELIVERED = 0
+/** Exit codes: 0 delivered (or help), 1 not delivered, 2 bad arguments (as `main.ts` uses). */
+const EXIT_OK = 0
 const EXIT_NOT_DELIVERED = 1
 const EXIT_USAGE = 2
 
@@ -16,7 +16,7 @@ export async function runSend(args: string[]): Promise<number> {
   const parsed = parseSendArgs(args, env)
   if (parsed.kind === 'help') {
     stdout.write(`${SEND_USAGE}\n`)
-    return EXIT_DELIVERED
+    return EXIT_OK
   }
   if (parsed.kind === 'invalid') {
     stderr.write(`tracklet send: ${parsed.problem}\n(tracklet send --help lists the flags)\n`)
@@ -44,22 +44,17 @@ export async function runSend(args: string[]): Promise<number> {
     stderr.write(redact(`tracklet send: the ${request.type} message was not delivered: ${describeError(outcome.error)}\n`))
     return EXIT_NOT_DELIVERED
   }
-  stdout.write(`tracklet send: delivered ${request.type} ${outcome.messageId ?? ''}`.trimEnd() + '\n')
-  return EXIT_DELIVERED
+  stdout.write(`tracklet send: delivered ${request.type} ${outcome.messageId}\n`)
+  return EXIT_OK
 }
 
-type Callback = (error: Error | undefined, message?: { messageId?: string }) => void
-
 /** Makes the `request.type` call and resolves when its callback reports the outcome. */
-function deliver(analytics: Analytics, request: SendRequest): Promise<{ error?: Error; messageId?: string }> {
+function deliver(analytics: Analytics, request: SendRequest): Promise<{ error: Error | undefined; messageId: string }> {
   // The fields were checked by parseSendArgs with the same rules as the SDK's for this type,
   // so the call's own parameter type is satisfied; TypeScript cannot see that through a union.
-  const call = analytics[request.type].bind(analytics) as (fields: object, callback: Callback) => void
+  const call = analytics[request.type].bind(analytics) as (fields: object, callback: MessageCallback) => void
   return new Promise((resolve) => {
-    call(request.fields, (error, message) => {
-      const messageId = message?.messageId
-      resolve({ ...(error === undefined ? {} : { error }), ...(messageId === undefined ? {} : { messageId }) })
-    })
+    call(request.fields, (error, message) => resolve({ error, messageId: message.messageId }))
   })
 }
 
