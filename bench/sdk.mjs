@@ -58,7 +58,7 @@ for (let run = 0; run < RUNS; run++) {
     const variant = VARIANTS[(run + v) % VARIANTS.length]
     const result = await runVariant(variant)
     const problem = checkDelivery(result)
-    const line = `run ${run + 1}  ${pad(variant.name, 24)} ${fmt(result.eventsPerSecond, 0)} events/s  ${fmt(result.cpuSeconds, 2)} s CPU  ${fmt(result.peakRssBytes / 1e6, 0)} MB RSS  ${fmt(result.callerNsPerCall, 0)} ns/call  ${result.sink.requests} requests`
+    const line = `run ${run + 1}  ${pad(variant.name, 24)} ${fmt(result.eventsPerSecond, 0)} events/s  ${fmt(result.cpuSeconds, 2)} s CPU  ${fmt(result.peakRssBytes / 1e6, 0)} MB RSS  ${fmt(result.callerNsPerCall, 0)} ns/call  ${result.sink.requests} requests  ${fmt(result.sink.bodyBytes / result.sink.events, 0)} B/event`
     console.log(problem === undefined ? line : `${line}  INVALID: ${problem}`)
     if (problem === undefined) results.get(variant.name).push(result)
     else invalid += 1

@@ -5,7 +5,7 @@ import { createServer } from 'node:http'
 
 let counts
 function reset() {
-  counts = { requests: 0, events: 0, maxBodyBytes: 0, notBatches: 0, messageIds: new Set() }
+  counts = { requests: 0, events: 0, bodyBytes: 0, maxBodyBytes: 0, notBatches: 0, messageIds: new Set() }
 }
 reset()
 
@@ -15,6 +15,7 @@ const server = createServer((req, res) => {
   req.on('end', () => {
     const body = Buffer.concat(chunks)
     counts.requests += 1
+    counts.bodyBytes += body.length
     counts.maxBodyBytes = Math.max(counts.maxBodyBytes, body.length)
     let batch
     try {
