@@ -126,6 +126,7 @@ describe('flushing', () => {
     let firstFlushDone = false
     const firstFlush = analytics.flush().then(() => (firstFlushDone = true))
     await until(() => held.length === 1)
+    expect(analytics.stats()).toEqual({ queued: 0, inFlight: 1, delivered: 0, failed: 0 })
     const second = settled()
     analytics.track({ userId: 'u', event: 'second' }, second.callback)
     let secondFlushDone = false
@@ -243,6 +244,21 @@ describe('answers', () => {
 })
 
 describe('closeAndFlush', () => {
+  it('holds one shared beforeExit listener while clients have messages, and none once they are closed', async () => {
+    receiver = await startReceiver()
+    const before = process.listenerCount('beforeExit')
+    const first = client()
+    const second = new Analytics('k', { endpoint: receiver.endpoint })
+    expect(process.listenerCount('beforeExit')).toBe(before)
+    first.track({ userId: 'u', event: 'a' })
+    second.track({ userId: 'u', event: 'b' })
+    expect(process.listenerCount('beforeExit')).toBe(before + 1)
+    await first.closeAndFlush()
+    expect(process.listenerCount('beforeExit')).toBe(before + 1)
+    await second.closeAndFlush()
+    expect(process.listenerCount('beforeExit')).toBe(before)
+  })
+
   it('leaves an injected dispatcher open for its owner', async () => {
     receiver = await startReceiver()
     const dispatcher = new Agent()
