@@ -1,13 +1,16 @@
 // The benchmark's baseline: what a careful hand-written sender costs. Each event is built into
 // its wire message and JSON.stringify'd once, packed into bodies of at most 500,000 bytes, and
 // POSTed with undici keep-alive, a few requests in flight.
+import { readFileSync } from 'node:fs'
 import { Agent, request } from 'undici'
 import { WRITE_KEY, toWireMessage } from './events.mjs'
 
 const MAX_BODY_BYTES = 500_000
 /** Requests in flight at once. */
 const IN_FLIGHT = 4
-const LIBRARY = { name: 'tracklet', version: '0.1.0' }
+// The same context.library as the SDK sends, so that both variants send the same bytes.
+const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+const LIBRARY = { name, version }
 // `{"batch":[` + `],"sentAt":"2026-01-01T00:00:00.000Z"}`, with room to spare.
 const ENVELOPE_BYTES = 64
 
