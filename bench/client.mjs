@@ -24,14 +24,18 @@ const sender = variant === 'baseline' ? startBaseline(endpoint, batchSize) : awa
 const cpuBefore = process.cpuUsage()
 const started = process.hrtime.bigint()
 let callerNs = 0n
+let callerCpuUs = 0
 
 for (let i = 0; i < EVENTS; ) {
   const end = Math.min(i + BURST, EVENTS)
   // Only the calls are timed (with building each call's fields, the same for every variant):
   // the caller-side cost an application pays.
   const before = process.hrtime.bigint()
+  const cpuAtBurst = process.cpuUsage()
   for (; i < end; i++) sender.call(makeEvent(i))
   callerNs += process.hrtime.bigint() - before
+  const burstCpu = process.cpuUsage(cpuAtBurst)
+  callerCpuUs += burstCpu.user + burstCpu.system
 
   sender.afterBurst()
   if (sender.outstanding() >= HIGH_WATER) {
@@ -54,6 +58,7 @@ process.send({
   cpuSeconds: (cpu.user + cpu.system) / 1e6,
   peakRssBytes: process.resourceUsage().maxRSS * 1024,
   callerNsPerCall: Number(callerNs) / EVENTS,
+  callerCpuNsPerCall: (callerCpuUs * 1000) / EVENTS,
 })
 
 /** The SDK, as an application uses it: one `track` call per event. */

@@ -41,6 +41,16 @@ const TARGETS = {
   'sdk (defaults)': { cpu: 2, caller: 1.3 },
 }
 
+/** The figures of the summary: how to read each from a run, its digits, and its targets. */
+const FIGURES = [
+  { title: 'events/s', pick: (r) => r.eventsPerSecond, digits: 0, target: 'eventsPerSecond', atLeast: true },
+  { title: 'client CPU (s)', pick: (r) => r.cpuSeconds, digits: 2, target: 'cpu' },
+  { title: 'peak RSS (MB)', pick: (r) => r.peakRssBytes / 1e6, digits: 0, target: 'rss' },
+  { title: 'call (ns)', pick: (r) => r.callerNsPerCall, digits: 0, target: 'caller' },
+  { title: 'call CPU (ns)', pick: (r) => r.callerCpuNsPerCall, digits: 0, target: 'caller' },
+  { title: 'requests', pick: (r) => r.sink.requests, digits: 0, noRatio: true },
+]
+
 const sink = fork(fileURLToPath(new URL('sink.mjs', import.meta.url)))
 const [{ port }] = await once(sink, 'message')
 const endpoint = `http://127.0.0.1:${port}`
@@ -50,6 +60,7 @@ console.log(
     `${RUNS} run(s), Node ${process.version}; sink in a second process\n`,
 )
 
+/** Per variant, per run: the figures of a valid run (every event delivered once), else undefined. */
 const results = new Map(VARIANTS.map(({ name }) => [name, []]))
 let invalid = 0
 for (let run = 0; run < RUNS; run++) {
@@ -58,10 +69,13 @@ for (let run = 0; run < RUNS; run++) {
     const variant = VARIANTS[(run + v) % VARIANTS.length]
     const result = await runVariant(variant)
     const problem = checkDelivery(result)
-    const line = `run ${run + 1}  ${pad(variant.name, 24)} ${fmt(result.eventsPerSecond, 0)} events/s  ${fmt(result.cpuSeconds, 2)} s CPU  ${fmt(result.peakRssBytes / 1e6, 0)} MB RSS  ${fmt(result.callerNsPerCall, 0)} ns/call  ${result.sink.requests} requests  ${fmt(result.sink.bodyBytes / result.sink.events, 0)} B/event`
+    const line =
+      `run ${run + 1}  ${pad(variant.name, 24)} ${fmt(result.eventsPerSecond, 0)} events/s  ${fmt(result.cpuSeconds, 2)} s CPU  ` +
+      `${fmt(result.peakRssBytes / 1e6, 0)} MB RSS  calls ${fmt(result.callerNsPerCall, 0)} ns (CPU ${fmt(result.callerCpuNsPerCall, 0)} ns)  ` +
+      `${result.sink.requests} requests  ${fmt(result.sink.bodyBytes / result.sink.events, 0)} B/event`
     console.log(problem === undefined ? line : `${line}  INVALID: ${problem}`)
-    if (problem === undefined) results.get(variant.name).push(result)
-    else invalid += 1
+    results.get(variant.name)[run] = problem === undefined ? result : undefined
+    if (problem !== undefined) invalid += 1
   }
 }
 sink.disconnect()
@@ -96,50 +110,41 @@ function checkDelivery({ events, delivered, failed, sink: received }) {
   return undefined
 }
 
+/**
+ * Medians over the valid runs; each ratio is the median of the per-run ratios to the baseline
+ * of the same run, which cancels most of a shared machine's drift between runs.
+ */
 function printSummary() {
-  const base = median(results.get('baseline'))
-  if (base === undefined) return
+  const baseline = results.get('baseline')
   const NAME = 25
-  const CELL = 21
-  console.log(`\nmedians${' '.repeat(NAME - 7)}${['events/s', 'client CPU (s)', 'peak RSS (MB)', 'caller ns/call'].map((h) => pad(h, CELL)).join('')}requests`)
+  const CELL = 19
+  console.log(`\nmedians${' '.repeat(NAME - 7)}${FIGURES.map(({ title }) => pad(title, CELL)).join('')}`)
   for (const { name } of VARIANTS) {
-    const m = median(results.get(name))
-    if (m === undefined) continue
+    const runs = results.get(name)
+    const valid = runs.filter((result) => result !== undefined)
+    if (valid.length === 0) continue
     const target = TARGETS[name] ?? {}
-    // A figure, its ratio to the baseline and, where the issue sets a target, whether it is met.
-    const cell = (value, digits, ratio, limit, atLeast = false) => {
+    const cells = FIGURES.map(({ pick, digits, target: key, atLeast, noRatio }) => {
+      const value = median(valid.map(pick))
+      const ratios = runs.flatMap((result, run) => (result === undefined || baseline[run] === undefined ? [] : [pick(result) / pick(baseline[run])]))
+      if (name === 'baseline' || noRatio || ratios.length === 0) return pad(fmt(value, digits), CELL)
+      const ratio = median(ratios)
+      const limit = key === undefined ? undefined : target[key]
       const verdict = limit === undefined ? '' : (atLeast ? ratio >= limit : ratio <= limit) ? ' ok' : ' MISS'
-      return pad(`${fmt(value, digits)}${name === 'baseline' ? '' : ` ${ratio.toFixed(2)}x${verdict}`}`, CELL)
-    }
-    console.log(
-      pad(name, NAME) +
-        cell(m.eventsPerSecond, 0, m.eventsPerSecond / base.eventsPerSecond, target.eventsPerSecond, true) +
-        cell(m.cpuSeconds, 2, m.cpuSeconds / base.cpuSeconds, target.cpu) +
-        cell(m.peakRssBytes / 1e6, 0, m.peakRssBytes / base.peakRssBytes, target.rss) +
-        cell(m.callerNsPerCall, 0, m.callerNsPerCall / base.callerNsPerCall, target.caller) +
-        String(m.requests),
-    )
+      return pad(`${fmt(value, digits)} ${ratio.toFixed(2)}x${verdict}`, CELL)
+    })
+    console.log(pad(name, NAME) + cells.join(''))
   }
   console.log(
-    '\ntargets (ratio to baseline): flushAt 100: CPU <= 1.3x, events/s >= 0.8x, RSS <= 1.3x; defaults: CPU <= 2x; caller cost <= 1.3x of build+stringify',
+    '\ntargets (ratio to baseline): flushAt 100: CPU <= 1.3x, events/s >= 0.8x, RSS <= 1.3x; defaults: CPU <= 2x;' +
+      '\ncaller cost <= 1.3x of the baseline\'s build+stringify ("call": wall time inside the calls; "call CPU": process CPU during them)',
   )
 }
 
-/** The median of each figure, taken separately over the runs. */
-function median(list) {
-  if (list.length === 0) return undefined
-  const mid = (pick) => {
-    const sorted = list.map(pick).sort((a, b) => a - b)
-    const half = Math.floor(sorted.length / 2)
-    return sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2
-  }
-  return {
-    eventsPerSecond: mid((r) => r.eventsPerSecond),
-    cpuSeconds: mid((r) => r.cpuSeconds),
-    peakRssBytes: mid((r) => r.peakRssBytes),
-    callerNsPerCall: mid((r) => r.callerNsPerCall),
-    requests: mid((r) => r.sink.requests),
-  }
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const half = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2
 }
 
 function fmt(value, digits) {
