@@ -1,0 +1,215 @@
+import PQueue from 'p-queue'
+import type { Destination, DestinationResult, RetrySchedule } from './destination'
+import { log } from './log'
+import type { AttemptOutcome, ClaimedDelivery, Outbox } from './outbox'
+
+/** What the worker needs: the outbox, each source's destinations by name, and the retry rule. */
+export interface WorkerOptions {
+  outbox: Outbox
+  /** Source name → destination name → destination. */
+  destinations: ReadonlyMap<string, ReadonlyMap<string, Destination>>
+  schedule: RetrySchedule
+  /** Deliveries in flight at once, per source. */
+  concurrency: number
+  now?: () => number
+}
+
+// Each source has its own lane (queue, timer), so a slow receiver fills only its own lane's slots
+// and the other sources' deliveries keep flowing.
+interface Lane {
+  source: string
+  queue: PQueue
+  /** Claimed deliveries whose outcome is not yet written. */
+  active: number
+  /** Wakes the lane when its next retry is due. */
+  timer: NodeJS.Timeout | undefined
+  pumpScheduled: boolean
+}
+
+/**
+ * Takes due deliveries from the outbox and attempts them, bounded per source; records each
+ * attempt and schedules the next by the retry rule, or dead-letters. Woken when new deliveries are
+ * committed and by a timer for the next due retry, never by busy polling.
+ */
+export class Worker {
+  readonly #outbox: Outbox
+  readonly #destinations: WorkerOptions['destinations']
+  readonly #schedule: RetrySchedule
+  readonly #concurrency: number
+  readonly #now: () => number
+  /** Lanes by source name. */
+  readonly #lanes = new Map<string, Lane>()
+  /** Outcomes waiting to be written together in one transaction. */
+  #outcomes: { lane: Lane; outcome: AttemptOutcome }[] = []
+  #flushScheduled = false
+  /** No new attempts start (closing). */
+  #stopping = false
+  /** Outcomes arriving now are dropped: their deliveries stay claimed and resume at the next start. */
+  #closed = false
+  /** Resolvers of `idle()`. */
+  #idleWaiters: (() => void)[] = []
+
+  constructor(options: WorkerOptions) {
+    this.#outbox = options.outbox
+    this.#destinations = options.destinations
+    this.#schedule = options.schedule
+    this.#concurrency = options.concurrency
+    this.#now = options.now ?? Date.now
+    for (const source of options.destinations.keys()) {
+      this.#lanes.set(source, {
+        source,
+        queue: new PQueue({ concurrency: options.concurrency }),
+        active: 0,
+        timer: undefined,
+        pumpScheduled: false,
+      })
+    }
+  }
+
+  /** New deliveries were committed (or retries became due): look for work on every lane. */
+  wake(): void {
+    for (const lane of this.#lanes.values()) this.#schedulePump(lane)
+  }
+
+  /** Resolves once nothing is scheduled, in flight or waiting to be written (for tests and shutdown). */
+  idle(): Promise<void> {
+    if (this.#isIdle()) return Promise.resolve()
+    return new Promise((resolve) => this.#idleWaiters.push(resolve))
+  }
+
+  /**
+   * Stops taking deliveries and waits up to `graceMs` for those in flight; their outcomes are
+   * written. Deliveries still in flight after that are left claimed, and attempted again when
+   * the relay next starts.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.#stopping = true
+    for (const lane of this.#lanes.values()) clearTimeout(lane.timer)
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.idle(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))])
+    clearTimeout(timer)
+    this.#flush()
+    this.#closed = true
+  }
+
+  #schedulePump(lane: Lane): void {
+    if (lane.pumpScheduled || this.#stopping) return
+    lane.pumpScheduled = true
+    setImmediate(() => {
+      lane.pumpScheduled = false
+      this.#pump(lane)
+    })
+  }
+
+  #pump(lane: Lane): void {
+    if (this.#stopping) return
+    clearTimeout(lane.timer)
+    lane.timer = undefined
+    const free = this.#concurrency - lane.active
+    if (free > 0) {
+      const claimed = this.#outbox.claimDue(lane.source, free)
+      for (const delivery of claimed) {
+        lane.active++
+        void lane.queue.add(() => this.#attempt(lane, delivery))
+      }
+      if (claimed.length < free) this.#armTimer(lane)
+    }
+    this.#checkIdle()
+  }
+
+  // Sleeps until the lane's next retry is due. Unref'd: a pending retry never keeps the process up.
+  #armTimer(lane: Lane): void {
+    const dueAt = this.#outbox.nextDueAt(lane.source)
+    if (dueAt === undefined) return
+    // setTimeout's limit is 2^31-1 ms; a later due time just wakes the lane early.
+    const delay = Math.min(Math.max(0, dueAt - this.#now()), 2 ** 31 - 1)
+    lane.timer = setTimeout(() => this.#schedulePump(lane), delay)
+    lane.timer.unref()
+  }
+
+  async #attempt(lane: Lane, delivery: ClaimedDelivery): Promise<void> {
+    const at = this.#now()
+    const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
+    let result: DestinationResult
+    if (destination === undefined) {
+      result = { ok: false, retryable: false, attempts: [{ url: '-', error: `the source no longer has the ${delivery.destination} destination`, ms: 0 }] }
+    } else {
+      try {
+        result = await destination.send(delivery.message)
+      } catch (error) {
+        // A destination reports delivery failures in its result; it throws only for a message it
+        // can never send (one it cannot format), which retrying would not change.
+        result = { ok: false, retryable: false, attempts: [{ url: '-', error: `the destination threw: ${(error as Error).message}`, ms: this.#now() - at }] }
+      }
+    }
+    if (this.#closed) return
+    this.#outcomes.push({ lane, outcome: this.#outcomeOf(delivery, at, result) })
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true
+      // Outcomes that finish together are written in one transaction.
+      setImmediate(() => this.#flush())
+    }
+  }
+
+  #outcomeOf(delivery: ClaimedDelivery, at: number, result: DestinationResult): AttemptOutcome {
+    const base = { id: delivery.id, at, requests: result.attempts }
+    if (result.ok) {
+      log('delivery %d of source %s delivered', delivery.id, delivery.source)
+      return { ...base, next: { status: 'delivered' } }
+    }
+    const error = describeFailure(result)
+    if (result.retryable) {
+      const nextAttemptAt = this.#schedule({
+        attempt: delivery.attempts + 1,
+        firstAttemptAt: delivery.firstAttemptAt ?? at,
+        now: this.#now(),
+        ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),
+      })
+      if (nextAttemptAt !== undefined) {
+        log('delivery %d of source %s failed (%s); next attempt at %s', delivery.id, delivery.source, error, new Date(nextAttemptAt).toISOString())
+        return { ...base, next: { status: 'pending', nextAttemptAt, error } }
+      }
+      log('delivery %d of source %s dead-lettered: retry window spent (%s)', delivery.id, delivery.source, error)
+      return { ...base, next: { status: 'failed', error: `retry window spent; last error: ${error}` } }
+    }
+    log('delivery %d of source %s dead-lettered: not retryable (%s)', delivery.id, delivery.source, error)
+    return { ...base, next: { status: 'failed', error } }
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false
+    const batch = this.#outcomes
+    if (batch.length === 0) return
+    this.#outcomes = []
+    try {
+      this.#outbox.record(batch.map((b) => b.outcome))
+    } catch (error) {
+      // The deliveries stay claimed; they are attempted again at the next start (at-least-once).
+      log('could not record %d outcomes: %s', batch.length, (error as Error).message)
+    }
+    for (const { lane } of batch) lane.active--
+    for (const lane of new Set(batch.map((b) => b.lane))) this.#schedulePump(lane)
+    this.#checkIdle()
+  }
+
+  #isIdle(): boolean {
+    if (this.#outcomes.length > 0 || this.#flushScheduled) return false
+    for (const lane of this.#lanes.values()) if (lane.active > 0 || lane.pumpScheduled) return false
+    return true
+  }
+
+  #checkIdle(): void {
+    if (this.#idleWaiters.length === 0 || !this.#isIdle()) return
+    const waiters = this.#idleWaiters
+    this.#idleWaiters = []
+    for (const resolve of waiters) resolve()
+  }
+}
+
+/** One line saying why each request of a failed attempt failed: `URL: HTTP 503; URL: timeout`. */
+export function describeFailure(result: DestinationResult): string {
+  if (result.attempts.length === 0) return 'no request was made'
+  return result.attempts
+    .map((a) => `${a.url}: ${a.error ?? (a.status === undefined ? 'failed' : `HTTP ${a.status}`)}`)
+    .join('; ')
+}
