@@ -102,7 +102,7 @@ export class Worker {
   }
 
   #pump(lane: Lane): void {
-    if (this.#stopping) return
+    if (this.#stopping) return this.#checkIdle()
     clearTimeout(lane.timer)
     lane.timer = undefined
     const free = this.#concurrency - lane.active
