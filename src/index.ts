@@ -1,4 +1,17 @@
 // The SDK's public API, exported by name: nothing reaches users by accident.
+export { Analytics } from './sdk/analytics'
+export { DEFAULT_OPTIONS, type AnalyticsOptions } from './sdk/options'
+export type { AnalyticsEvents, AnalyticsStats, CloseOptions, MessageCallback } from './sdk/types'
+export {
+  AnalyticsError,
+  ClosedError,
+  DeliveryError,
+  InvalidMessageError,
+  MessageTooLargeError,
+  QueueFullError,
+  type AnalyticsErrorCode,
+} from './sdk/errors'
+export { MAX_BATCH_BYTES, MAX_MESSAGE_BYTES } from './shared/limits'
 export type {
   AliasParams,
   CommonFields,

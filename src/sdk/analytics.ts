@@ -1,0 +1,213 @@
+import { EventEmitter } from 'node:events'
+import { serialize } from '../shared/json'
+import { MAX_MESSAGE_BYTES } from '../shared/limits'
+import type {
+  AliasParams,
+  GroupParams,
+  IdentifyParams,
+  Message,
+  MessageType,
+  PageParams,
+  ParamsByType,
+  ScreenParams,
+  TrackParams,
+} from '../shared/message'
+import { findMessageProblem, isPlainObject } from '../shared/validate'
+import {
+  type AnalyticsError,
+  ClosedError,
+  InvalidMessageError,
+  MessageTooLargeError,
+  QueueFullError,
+} from './errors'
+import { log } from './log'
+import { normalizeMessage } from './normalize'
+import { type AnalyticsOptions, checkFlushAt, type ResolvedOptions, resolveOptions } from './options'
+import { Publisher } from './publisher'
+import { Transport } from './transport'
+import type { AnalyticsEvents, AnalyticsStats, CloseOptions, MessageCallback } from './types'
+
+const DEFAULT_CLOSE_TIMEOUT = 30_000
+
+/**
+ * The client: queues `identify`, `track`, `page`, `screen`, `group` and `alias` calls in memory
+ * and sends them in the background, in batches, to `POST {endpoint}/v1/batch`.
+ *
+ * Calls return nothing and never throw: each takes an optional callback, called exactly once
+ * when its message is delivered or fails, and every failure is also emitted as `'error'`.
+ *
+ * @example
+ * const analytics = new Analytics('WRITE_KEY')
+ * analytics.track({ userId: '42', event: 'Order Completed', properties: { revenue: '9.99' } })
+ * await analytics.closeAndFlush()
+ */
+export class Analytics extends EventEmitter<AnalyticsEvents> {
+  readonly #options: ResolvedOptions
+  readonly #publisher: Publisher
+  /** Calls refused before they were queued (invalid, too large, queue full, closed). */
+  #refused = 0
+  /** Set by `closeAndFlush()`: later calls fail with `ERR_CLOSED`. */
+  #closing: Promise<void> | undefined
+
+  /**
+   * @param writeKey The source's write key, sent as HTTP Basic auth and never logged.
+   * @throws {TypeError} for an empty write key or an invalid option, naming it and the value.
+   */
+  constructor(writeKey: string, options?: AnalyticsOptions) {
+    super()
+    this.#options = resolveOptions(writeKey, options)
+    this.#publisher = new Publisher({
+      flushAt: this.#options.flushAt,
+      flushInterval: this.#options.flushInterval,
+      maxQueueSize: this.#options.maxQueueSize,
+      maxRetries: this.#options.maxRetries,
+      transport: new Transport({
+        endpoint: this.#options.endpoint,
+        writeKey,
+        timeout: this.#options.timeout,
+        dispatcher: this.#options.dispatcher,
+      }),
+      report: (error, message, callback) => this.#report(error, message, callback),
+    })
+  }
+
+  /** Ties a user to their traits. */
+  identify(params: IdentifyParams, callback?: MessageCallback): void {
+    this.#call('identify', params, callback)
+  }
+
+  /** Records an action the user performed. Needs `event`. */
+  track(params: TrackParams, callback?: MessageCallback): void {
+    this.#call('track', params, callback)
+  }
+
+  /** Records a page view. */
+  page(params: PageParams, callback?: MessageCallback): void {
+    this.#call('page', params, callback)
+  }
+
+  /** Records a screen view in a mobile app. */
+  screen(params: ScreenParams, callback?: MessageCallback): void {
+    this.#call('screen', params, callback)
+  }
+
+  /** Ties a user to a group. Needs `groupId`. */
+  group(params: GroupParams, callback?: MessageCallback): void {
+    this.#call('group', params, callback)
+  }
+
+  /** Ties a previous identity to a user id. Needs `previousId` and `userId`. */
+  alias(params: AliasParams, callback?: MessageCallback): void {
+    this.#call('alias', params, callback)
+  }
+
+  /**
+   * Sends everything queued and resolves once every message queued before the call has settled
+   * (delivered or failed), including batches already in flight. Never rejects: failures go to
+   * callbacks and `'error'`.
+   */
+  flush(): Promise<void> {
+    return this.#publisher.flush()
+  }
+
+  /**
+   * Stops taking calls (later ones fail with `ERR_CLOSED`), sends what is queued, and resolves
+   * once it has settled or `timeout` ms have passed — what is left then fails with `ERR_CLOSED`.
+   * Releases timers and sockets (an injected `dispatcher` is left open). Never rejects; calling
+   * it again returns the same promise.
+   * @throws {TypeError} for a `timeout` that is not a positive number.
+   */
+  closeAndFlush(options: CloseOptions = {}): Promise<void> {
+    const timeout = options.timeout ?? DEFAULT_CLOSE_TIMEOUT
+    if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout <= 0) {
+      throw new TypeError(`timeout must be a positive number of milliseconds, got ${String(timeout)}`)
+    }
+    this.#closing ??= this.#publisher.close(timeout)
+    return this.#closing
+  }
+
+  /** Messages queued, in flight, delivered and failed, as counters. */
+  stats(): AnalyticsStats {
+    const counts = this.#publisher.counts
+    return { ...counts, failed: counts.failed + this.#refused }
+  }
+
+  /** Messages per batch (`flushAt`). Setting it sends what is queued and sizes later batches. */
+  get flushAt(): number {
+    return this.#publisher.flushAt
+  }
+
+  set flushAt(value: number) {
+    this.#publisher.flushAt = checkFlushAt(value, 'flushAt')
+  }
+
+  /** The Go library's name for `flushAt`: `analytics.size = 1` sends every call at once. */
+  get size(): number {
+    return this.#publisher.flushAt
+  }
+
+  set size(value: number) {
+    this.#publisher.flushAt = checkFlushAt(value, 'size')
+  }
+
+  #call<T extends MessageType>(type: T, params: ParamsByType[T], callback: MessageCallback | undefined): void {
+    try {
+      if (this.#closing !== undefined) {
+        return this.#refuse(new ClosedError(`${type} call after closeAndFlush()`, { analyticsMessage: asGiven(type, params) }), callback)
+      }
+      const problem = findMessageProblem(type, params)
+      if (problem !== undefined) {
+        return this.#refuse(new InvalidMessageError(problem, { analyticsMessage: asGiven(type, params) }), callback)
+      }
+      const message = normalizeMessage(type, params, this.#options.integrations)
+      // Serialised once, here: these bytes are the snapshot, what is measured, and what is sent.
+      const serialized = serialize(message)
+      if (!serialized.ok) {
+        return this.#refuse(new InvalidMessageError(serialized.problem, { analyticsMessage: message }), callback)
+      }
+      if (serialized.bytes > MAX_MESSAGE_BYTES) {
+        const error = new MessageTooLargeError(serialized.bytes, MAX_MESSAGE_BYTES, { analyticsMessage: message })
+        return this.#refuse(error, callback)
+      }
+      if (!this.#publisher.enqueue({ json: serialized.json, bytes: serialized.bytes, callback })) {
+        return this.#refuse(new QueueFullError(this.#options.maxQueueSize, { analyticsMessage: message }), callback)
+      }
+      if (log.enabled) log('queue: %s %s (%d bytes)', type, message.messageId, serialized.bytes)
+    } catch (cause) {
+      // A getter or proxy in the caller's fields that throws: an invalid message, never a crash.
+      const problem = `reading its fields threw: ${cause instanceof Error ? cause.message : String(cause)}`
+      this.#refuse(new InvalidMessageError(problem, { analyticsMessage: { type } as Message, cause }), callback)
+    }
+  }
+
+  /** Reports a call refused before it was queued, after the call has returned. */
+  #refuse(error: AnalyticsError, callback: MessageCallback | undefined): void {
+    this.#refused++
+    log('drop: %s', error.message)
+    process.nextTick(() => this.#report(error, error.analyticsMessage, callback))
+  }
+
+  /** Tells the callback and `'error'` listeners; what they throw is logged, never rethrown into the client. */
+  #report(error: AnalyticsError | undefined, message: Message, callback: MessageCallback | undefined): void {
+    if (callback !== undefined) {
+      try {
+        callback(error, message)
+      } catch (thrown) {
+        log('a callback threw: %O', thrown)
+      }
+    }
+    // EventEmitter throws an 'error' nobody listens to: a telemetry client must not.
+    if (error !== undefined && this.listenerCount('error') > 0) {
+      try {
+        this.emit('error', error)
+      } catch (thrown) {
+        log("an 'error' listener threw: %O", thrown)
+      }
+    }
+  }
+}
+
+/** The fields of a refused call as given, with its `type`, for the error and the callback. */
+function asGiven(type: MessageType, params: unknown): Message {
+  return (isPlainObject(params) ? { ...params, type } : { type }) as Message
+}

@@ -1,0 +1,267 @@
+import PQueue from 'p-queue'
+import type { Message } from '../shared/message'
+import { Batch, type QueuedMessage } from './batch'
+import { unwatchBeforeExit, watchBeforeExit } from './before-exit'
+import { type AnalyticsError, ClosedError, DeliveryError } from './errors'
+import { log } from './log'
+import { type AttemptOutcome, decideRetry, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy'
+import type { Transport } from './transport'
+import type { MessageCallback } from './types'
+
+/** Requests in flight at once: enough to hide latency, few enough to be kind to the API. */
+const MAX_REQUESTS_IN_FLIGHT = 4
+
+/** Where each settled message is reported: its callback and the client's `'error'` event. */
+export type SettleReporter = (error: AnalyticsError | undefined, message: Message, callback: MessageCallback | undefined) => void
+
+export interface PublisherOptions {
+  flushAt: number
+  flushInterval: number
+  maxQueueSize: number
+  maxRetries: number
+  transport: Transport
+  report: SettleReporter
+}
+
+/**
+ * Queues accepted messages into batches and sends them: at `flushAt` messages, at the body's
+ * byte limit, `flushInterval` after a message was queued, on `flush()` and `close()`, and when the
+ * event loop is about to empty. Bounds the messages held and the requests in flight, retries per
+ * `decideRetry`, and settles every message exactly once: delivered, or failed and reported.
+ */
+export class Publisher {
+  /** Messages per batch; changed by the `size`/`flushAt` setter. */
+  #flushAt: number
+  readonly #flushInterval: number
+  readonly #maxQueueSize: number
+  readonly #policy: RetryPolicy
+  readonly #transport: Transport
+  readonly #report: SettleReporter
+  /** The batch being filled by calls. */
+  #current: Batch
+  /** Sends `#current` once `flushInterval` has passed since its first message. */
+  #intervalTimer: NodeJS.Timeout | undefined
+  /** Bounds the requests in flight; holds batches waiting for a free slot. */
+  readonly #requests = new PQueue({ concurrency: MAX_REQUESTS_IN_FLIGHT })
+  /** One promise per batch handed to `#requests` and not settled yet; none ever rejects. */
+  readonly #outstanding = new Set<Promise<void>>()
+  /** Aborted when `close()` runs out of time: requests and backoffs stop, messages fail. */
+  readonly #giveUp = new AbortController()
+  /** Backoff timers now running, so they can be made to hold the process while draining. */
+  readonly #backoffTimers = new Set<NodeJS.Timeout>()
+  /** Set when the process is about to exit or the client is closing: backoffs then keep the process alive. */
+  #draining = false
+  /** Whether this publisher is registered for `beforeExit` (it is while it holds messages). */
+  #watchingExit = false
+  #queued = 0
+  #inFlight = 0
+  #delivered = 0
+  #failed = 0
+
+  constructor(options: PublisherOptions) {
+    this.#flushAt = options.flushAt
+    this.#flushInterval = options.flushInterval
+    this.#maxQueueSize = options.maxQueueSize
+    this.#policy = { ...DEFAULT_RETRY_POLICY, maxRetries: options.maxRetries }
+    this.#transport = options.transport
+    this.#report = options.report
+    this.#current = new Batch(this.#flushAt)
+  }
+
+  get flushAt(): number {
+    return this.#flushAt
+  }
+
+  set flushAt(value: number) {
+    this.#flushAt = value
+    // The batch being filled was sized for the old value: send it now, size the next anew.
+    this.#dispatch()
+    this.#current = new Batch(value)
+  }
+
+  get counts(): { queued: number; inFlight: number; delivered: number; failed: number } {
+    return { queued: this.#queued, inFlight: this.#inFlight, delivered: this.#delivered, failed: this.#failed }
+  }
+
+  /** Queues an accepted message; `false` when `maxQueueSize` messages are already held. */
+  enqueue(message: QueuedMessage): boolean {
+    if (this.#queued + this.#inFlight >= this.#maxQueueSize) return false
+    if (this.#current.add(message) !== 'added') {
+      // The body would pass its byte limit: send what is there, start a new batch with this one.
+      this.#dispatch()
+      this.#current.add(message)
+    }
+    this.#queued++
+    if (!this.#watchingExit) {
+      this.#watchingExit = true
+      watchBeforeExit(this.#drain)
+    }
+    if (this.#current.isFull) this.#dispatch()
+    else if (this.#intervalTimer === undefined) {
+      this.#intervalTimer = setTimeout(() => this.#dispatch(), this.#flushInterval)
+      // Never hold the process for a timer: `beforeExit` sends what is left.
+      this.#intervalTimer.unref()
+    }
+    return true
+  }
+
+  /** Resolves once everything queued before the call has settled, batches in flight included. */
+  async flush(): Promise<void> {
+    this.#dispatch()
+    if (this.#outstanding.size > 0) await Promise.all([...this.#outstanding])
+  }
+
+  /**
+   * Sends what is queued and waits for it for at most `timeout` ms; then aborts what is left,
+   * failing its messages with `ERR_CLOSED`. Releases timers and sockets. Never rejects.
+   */
+  async close(timeout: number): Promise<void> {
+    this.#drain()
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      log('close: timeout of %d ms reached, failing %d messages', timeout, this.#queued + this.#inFlight)
+      this.#giveUp.abort()
+    }, timeout)
+    timer.unref()
+    await this.flush()
+    clearTimeout(timer)
+    this.#stopWatchingExit()
+    await this.#transport.close(timedOut)
+  }
+
+  /** The loop is about to empty, or the client is closing: send everything, let backoffs hold the process. */
+  readonly #drain = (): void => {
+    this.#draining = true
+    for (const timer of this.#backoffTimers) timer.ref()
+    this.#dispatch()
+  }
+
+  /** Hands the batch being filled to the request queue. */
+  #dispatch(): void {
+    clearTimeout(this.#intervalTimer)
+    this.#intervalTimer = undefined
+    if (this.#current.count === 0) return
+    const batch = this.#current
+    this.#current = new Batch(this.#flushAt)
+    const settled: Promise<void> = this.#requests
+      .add(() => this.#send(batch))
+      .then(undefined, (error: unknown) => {
+        // #send settles every message itself and is not expected to throw; if it ever does,
+        // the batch's messages must still be reported rather than forgotten.
+        log('unexpected error while sending a batch: %O', error)
+        this.#settleFailed(batch.messages, (message) => new DeliveryError(`unexpected error: ${String(error)}`, { url: this.#transport.url, status: undefined, attempts: 0 }, { analyticsMessage: message, cause: error }))
+      })
+      .finally(() => {
+        this.#outstanding.delete(settled)
+        if (this.#outstanding.size === 0 && this.#current.count === 0) this.#stopWatchingExit()
+      })
+    this.#outstanding.add(settled)
+  }
+
+  async #send(batch: Batch): Promise<void> {
+    this.#queued -= batch.count
+    this.#inFlight += batch.count
+    await this.#deliver(batch)
+  }
+
+  /** Sends one batch until it is delivered, split, or failed. */
+  async #deliver(batch: Batch): Promise<void> {
+    const signal = this.#giveUp.signal
+    const firstAttemptAt = Date.now()
+    for (let attempts = 1; ; attempts++) {
+      if (signal.aborted) return this.#failClosed(batch)
+      const outcome = await this.#transport.send(batch.body(), signal)
+      if (signal.aborted && outcome.kind !== 'response') return this.#failClosed(batch)
+      const now = Date.now()
+      const decision = decideRetry(
+        outcome,
+        { attempts, elapsed: now - firstAttemptAt, batchSize: batch.count, now, random: Math.random() },
+        this.#policy,
+      )
+      log('flush: %d messages, %d bytes: %s', batch.count, batch.bodyBytes, describeOutcome(outcome))
+      switch (decision.action) {
+        case 'delivered':
+          return this.#settleDelivered(batch.messages)
+        case 'split': {
+          const [first, second] = batch.split()
+          log('split: %d messages into %d and %d after HTTP 413', batch.count, first.count, second.count)
+          await this.#deliver(first)
+          return this.#deliver(second)
+        }
+        case 'fail': {
+          const status = outcome.kind === 'response' ? outcome.status : undefined
+          log('drop: %d messages: %s', batch.count, decision.reason)
+          return this.#settleFailed(batch.messages, (message) =>
+            new DeliveryError(decision.reason, { url: this.#transport.url, status, attempts }, { analyticsMessage: message }),
+          )
+        }
+        case 'retry':
+          log('retry: %d messages in %d ms (attempt %d): %s', batch.count, decision.delay, attempts + 1, decision.reason)
+          await this.#backoff(decision.delay)
+      }
+    }
+  }
+
+  /** Waits `ms`, or less if the publisher gives up. */
+  #backoff(ms: number): Promise<void> {
+    const signal = this.#giveUp.signal
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve()
+      const done = (): void => {
+        clearTimeout(timer)
+        this.#backoffTimers.delete(timer)
+        signal.removeEventListener('abort', done)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      if (!this.#draining) timer.unref()
+      this.#backoffTimers.add(timer)
+      signal.addEventListener('abort', done, { once: true })
+    })
+  }
+
+  #failClosed(batch: Batch): void {
+    log('drop: %d messages: closed before they were delivered', batch.count)
+    this.#settleFailed(batch.messages, (message) =>
+      new ClosedError('closeAndFlush() timed out before the message was delivered', { analyticsMessage: message }),
+    )
+  }
+
+  #settleDelivered(messages: readonly QueuedMessage[]): void {
+    this.#inFlight -= messages.length
+    this.#delivered += messages.length
+    for (const queued of messages) {
+      // Parsing back the JSON gives the callback the message exactly as sent, and costs
+      // nothing for calls without a callback.
+      if (queued.callback !== undefined) this.#report(undefined, JSON.parse(queued.json) as Message, queued.callback)
+    }
+  }
+
+  #settleFailed(messages: readonly QueuedMessage[], toError: (message: Message) => AnalyticsError): void {
+    this.#inFlight -= messages.length
+    this.#failed += messages.length
+    for (const queued of messages) {
+      const message = JSON.parse(queued.json) as Message
+      this.#report(toError(message), message, queued.callback)
+    }
+  }
+
+  #stopWatchingExit(): void {
+    if (!this.#watchingExit) return
+    this.#watchingExit = false
+    this.#draining = false
+    unwatchBeforeExit(this.#drain)
+  }
+}
+
+function describeOutcome(outcome: AttemptOutcome): string {
+  switch (outcome.kind) {
+    case 'response':
+      return `HTTP ${outcome.status}`
+    case 'timeout':
+      return 'timed out'
+    case 'network-error':
+      return `network error (${outcome.error instanceof Error ? outcome.error.message : String(outcome.error)})`
+  }
+}
