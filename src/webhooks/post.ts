@@ -49,7 +49,7 @@ const DRAIN_LIMIT_BYTES = 64 * 1024
 export async function post(req: PostRequest): Promise<DeliveryAttempt> {
   const started = performance.now()
   const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(new Error(`timed out after ${req.timeout} ms`)), req.timeout)
+  const timer = setTimeout(() => controller.abort(), req.timeout)
   try {
     const response = await request(req.target, {
       method: 'POST',
@@ -103,8 +103,16 @@ export function describeError(error: unknown): { error: string; code?: string } 
     parts.push(ownCode !== undefined && !text.includes(ownCode) ? `${text} (${ownCode})` : text)
     current = (current as { cause?: unknown }).cause
   }
-  return code === undefined ? { error: parts.join(': ') } : { error: parts.join(': '), code }
+  let text = parts.join(': ')
+  if (code !== undefined && CERTIFICATE_PROBLEM.test(code)) text += ` — ${UNTRUSTED_CERTIFICATE_HINT}`
+  return code === undefined ? { error: text } : { error: text, code }
 }
+
+// Node's codes for a certificate that does not verify (self-signed, unknown issuer, wrong host…).
+const CERTIFICATE_PROBLEM = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/
+const UNTRUSTED_CERTIFICATE_HINT =
+  'the receiver\'s certificate is not trusted, so nothing was sent (TLS verification is never turned off; ' +
+  'use a certificate from a public CA, or trust a private CA through the dispatcher option)'
 
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown }).code

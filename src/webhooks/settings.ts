@@ -175,7 +175,8 @@ function resolveStandard(setting: unknown, sharedSecret: string | undefined): re
   if (setting === undefined || setting === false) return undefined
   if (setting === true) {
     if (sharedSecret === undefined) throw new WebhookConfigError(path, 'is true but sharedSecret is not set: set sharedSecret, or give { secrets: [...] }')
-    return checkStandardSecrets([sharedSecret], 'sharedSecret')
+    checkStandardSecret(sharedSecret, 'sharedSecret')
+    return Object.freeze([sharedSecret])
   }
   if (!isPlainObject(setting)) throw new WebhookConfigError(path, `must be true, false or { secrets: [...] }, got ${describe(setting)}`)
   rejectUnknownKeys(setting, new Set(['secrets']), `${path}.`)
@@ -183,18 +184,22 @@ function resolveStandard(setting: unknown, sharedSecret: string | undefined): re
   if (!Array.isArray(secrets) || secrets.length === 0) {
     throw new WebhookConfigError(`${path}.secrets`, `must be a non-empty array of secrets, got ${Array.isArray(secrets) ? 'an empty array' : describe(secrets)}`)
   }
-  secrets.forEach((secret: unknown, index) => resolveSecret(secret, `${path}.secrets[${index}]`))
-  return checkStandardSecrets(secrets as string[], `${path}.secrets`)
+  return Object.freeze(
+    secrets.map((secret: unknown, index) => {
+      const where = `${path}.secrets[${index}]`
+      const resolved = resolveSecret(secret, where)
+      if (resolved === undefined) throw new WebhookConfigError(where, 'must be a non-empty string, got undefined')
+      checkStandardSecret(resolved, where)
+      return resolved
+    }),
+  )
 }
 
-function checkStandardSecrets(secrets: readonly string[], path: string): readonly string[] {
-  secrets.forEach((secret, index) => {
-    if (standardWebhookKey(secret) === undefined) {
-      const where = secrets.length === 1 && !path.endsWith('secrets') ? path : `${path}[${index}]`
-      throw new WebhookConfigError(where, 'starts with whsec_ but what follows is not valid base64 (the spec\'s form is whsec_<base64 key>)')
-    }
-  })
-  return Object.freeze([...secrets])
+// A whsec_ secret must carry a key the receiver can decode the same way.
+function checkStandardSecret(secret: string, path: string): void {
+  if (standardWebhookKey(secret) === undefined) {
+    throw new WebhookConfigError(path, "starts with whsec_ but what follows is not valid base64 (the spec's form is whsec_<base64 key>)")
+  }
 }
 
 function resolveOptions(options: unknown): Pick<ResolvedWebhooks, 'timeout' | 'dispatcher'> {

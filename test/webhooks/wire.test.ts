@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Agent } from 'undici'
-import { sign, WebhookDestination, type DeliverableMessage } from '../../src/webhooks/index'
+import { sign, WebhookDestination, WebhookMessageError, type DeliverableMessage } from '../../src/webhooks/index'
 import { answer, hang, startReceiver, type TestReceiver } from './receiver'
 
 const message: DeliverableMessage = {
@@ -74,6 +74,29 @@ describe('send: the request on the wire', () => {
     expect(first.requests[0]?.body.equals(second.requests[0]!.body)).toBe(true)
     expect(first.requests[0]?.headers['x-hook']).toBe('a')
     expect(second.requests[0]?.headers['x-hook']).toBe('b')
+  })
+})
+
+describe('send: what it is given', () => {
+  it('rejects a message that cannot be formatted, sending nothing', async () => {
+    const hook = await receiver(answer(200))
+    const webhooks = new WebhookDestination({ webhooks: [{ url: hook.url }] })
+    const broken = { type: 'track', messageId: 'm', userId: 'u', timestamp: '2026-01-02T03:04:05Z' } as DeliverableMessage
+    await expect(webhooks.send(broken)).rejects.toThrow(WebhookMessageError)
+    await expect(webhooks.send(broken)).rejects.toThrow(/track needs event/)
+    expect(hook.requests).toHaveLength(0)
+  })
+
+  it('keeps its own copy of the settings: changing the caller’s object later changes nothing', async () => {
+    const hook = await receiver(answer(200))
+    const settings = { webhooks: [{ url: hook.url, headers: { 'X-Team': 'growth' } }], sharedSecret: 's3cret' }
+    const webhooks = new WebhookDestination(settings)
+    settings.webhooks[0]!.headers['X-Team'] = 'changed'
+    settings.sharedSecret = 'changed'
+    await webhooks.send(message)
+    const [received] = hook.requests
+    expect(received?.headers['x-team']).toBe('growth')
+    expect(received?.headers['x-signature']).toBe(sign(received!.body, 's3cret'))
   })
 })
 

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest'
+import { parseRetryAfter } from '../../src/webhooks/index'
+
+const now = Date.UTC(2026, 9, 21, 7, 28, 0)
+
+describe('parseRetryAfter', () => {
+  it.each<[string | string[] | undefined, number | undefined]>([
+    ['120', 120_000],
+    ['0', 0],
+    [' 7 ', 7000],
+    [['30', '60'], 30_000],
+    ['Wed, 21 Oct 2026 07:30:00 GMT', 120_000],
+    ['Wed, 21 Oct 2026 07:00:00 GMT', 0], // in the past: retry now
+    [undefined, undefined],
+    ['', undefined],
+    ['-5', undefined],
+    ['1.5', undefined],
+    ['soon', undefined],
+  ])('%j → %s ms', (value, expected) => {
+    expect(parseRetryAfter(value, now)).toBe(expected)
+  })
+})
