@@ -19,7 +19,6 @@ const MIGRATIONS: readonly string[] = [
     attempts         INTEGER NOT NULL DEFAULT 0,
     first_attempt_at INTEGER,            -- epoch ms; the retry window starts here
     next_attempt_at  INTEGER NOT NULL,   -- epoch ms; when a pending delivery is due
-    claimed          INTEGER NOT NULL DEFAULT 0, -- 1 while a worker is attempting it
     last_error       TEXT,
     created_at       INTEGER NOT NULL,
     updated_at       INTEGER NOT NULL
@@ -27,7 +26,9 @@ const MIGRATIONS: readonly string[] = [
   -- At-least-once from the client too: a batch the SDK sends again (its answer was lost) does not
   -- create a second delivery of the same message.
   CREATE UNIQUE INDEX deliveries_message ON deliveries (source, destination, message_id);
-  CREATE INDEX deliveries_due ON deliveries (source, next_attempt_at) WHERE status = 'pending' AND claimed = 0;
+  -- A delivery stays pending while it is attempted (the worker tracks what it has taken in memory),
+  -- so one that was in flight when the process died is simply due again at the next start.
+  CREATE INDEX deliveries_due ON deliveries (source, next_attempt_at) WHERE status = 'pending';
   CREATE INDEX deliveries_status ON deliveries (status, id);
 
   CREATE TABLE attempts (

@@ -18,8 +18,8 @@ export interface NewDelivery {
   json: string
 }
 
-/** A delivery taken by the worker for an attempt. */
-export interface ClaimedDelivery {
+/** A due delivery, as the worker attempts it. */
+export interface DueDelivery {
   id: number
   source: string
   destination: string
@@ -101,7 +101,6 @@ export class Outbox {
   readonly #now: () => number
   readonly #insert: Database.Statement
   readonly #due: Database.Statement
-  readonly #claim: Database.Statement
   readonly #nextDue: Database.Statement
   readonly #update: Database.Statement
   readonly #insertAttempt: Database.Statement
@@ -109,7 +108,6 @@ export class Outbox {
   readonly #statusOf: Database.Statement
   readonly #listAll: Database.Statement
   readonly #listByStatus: Database.Statement
-  readonly #releaseClaims: Database.Statement
   readonly #enqueueAll: (deliveries: readonly NewDelivery[]) => number
   readonly #recordAll: (outcomes: readonly AttemptOutcome[]) => void
 
@@ -121,24 +119,21 @@ export class Outbox {
       VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`)
     this.#due = db.prepare(`
       SELECT id, source, destination, message, attempts, first_attempt_at FROM deliveries
-      WHERE source = ? AND status = 'pending' AND claimed = 0 AND next_attempt_at <= ?
+      WHERE source = ? AND status = 'pending' AND next_attempt_at <= ?
       ORDER BY next_attempt_at, id LIMIT ?`)
-    this.#claim = db.prepare('UPDATE deliveries SET claimed = 1 WHERE id = ?')
     this.#nextDue = db.prepare(`
-      SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE source = ? AND status = 'pending' AND claimed = 0`)
+      SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE source = ? AND status = 'pending' AND next_attempt_at > ?`)
     this.#update = db.prepare(`
       UPDATE deliveries SET status = ?, attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, ?),
-        next_attempt_at = ?, claimed = 0, last_error = ?, updated_at = ?
+        next_attempt_at = ?, last_error = ?, updated_at = ?
       WHERE id = ?`)
     this.#insertAttempt = db.prepare('INSERT INTO attempts (delivery_id, at, url, status, error, ms) VALUES (?, ?, ?, ?, ?, ?)')
     this.#retry = db.prepare(`
-      UPDATE deliveries SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = ?,
-        claimed = 0, updated_at = ?
+      UPDATE deliveries SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = ?, updated_at = ?
       WHERE id = ? AND status = 'failed'`)
     this.#statusOf = db.prepare('SELECT status FROM deliveries WHERE id = ?').pluck()
     this.#listAll = db.prepare('SELECT * FROM deliveries WHERE id > ? ORDER BY id LIMIT ?')
     this.#listByStatus = db.prepare('SELECT * FROM deliveries WHERE status = ? AND id > ? ORDER BY id LIMIT ?')
-    this.#releaseClaims = db.prepare('UPDATE deliveries SET claimed = 0 WHERE claimed = 1')
 
     this.#enqueueAll = db.transaction((deliveries: readonly NewDelivery[]) => {
       const now = this.#now()
@@ -168,43 +163,41 @@ export class Outbox {
   }
 
   /**
-   * Takes up to `limit` of the source's due deliveries, oldest due first, and marks them claimed
-   * so no other take returns them until their outcome is recorded (or the relay restarts).
+   * Up to `limit` of the source's due deliveries, oldest due first. A read: a delivery stays
+   * pending until its outcome is recorded, so the worker skips those it has already taken.
    */
-  claimDue(source: string, limit: number): ClaimedDelivery[] {
-    return this.db.transaction(() => {
-      const rows = this.#due.all(source, this.#now(), limit) as DeliveryRow[]
-      return rows.map((row) => {
-        this.#claim.run(row.id)
-        return {
-          id: row.id,
-          source: row.source,
-          destination: row.destination,
-          message: JSON.parse(row.message) as DeliverableMessage,
-          attempts: row.attempts,
-          firstAttemptAt: row.first_attempt_at ?? undefined,
-        }
-      })
-    })()
+  due(source: string, limit: number): DueDelivery[] {
+    const rows = this.#due.all(source, this.#now(), limit) as DeliveryRow[]
+    return rows.map((row) => ({
+      id: row.id,
+      source: row.source,
+      destination: row.destination,
+      message: JSON.parse(row.message) as DeliverableMessage,
+      attempts: row.attempts,
+      firstAttemptAt: row.first_attempt_at ?? undefined,
+    }))
   }
 
-  /** When the source's next unclaimed pending delivery is due (epoch ms), if it has one. */
+  /** When the source's next pending delivery falls due (epoch ms), if one is due later than now. */
   nextDueAt(source: string): number | undefined {
-    const row = this.#nextDue.get(source) as { at: number | null }
+    const row = this.#nextDue.get(source, this.#now()) as { at: number | null }
     return row.at ?? undefined
   }
 
-  /** Writes the outcomes of attempts, with every request made, in one transaction. */
-  record(outcomes: readonly AttemptOutcome[]): void {
-    if (outcomes.length > 0) this.#recordAll(outcomes)
-  }
-
   /**
-   * Releases every claim. Run at start-up: a delivery claimed when the previous process died was
-   * being attempted, and its outcome is unknown, so it is attempted again (at-least-once).
+   * Writes the outcomes of attempts, with every request made, in one transaction. Without waiting
+   * for the disk (`synchronous = NORMAL`): the commit survives a crash of the process, and if a
+   * power cut loses it, the deliveries are pending again and sent again — at-least-once holds,
+   * while acknowledged messages (written by {@link enqueue}) always wait for the disk.
    */
-  releaseClaims(): number {
-    return this.#releaseClaims.run().changes
+  record(outcomes: readonly AttemptOutcome[]): void {
+    if (outcomes.length === 0) return
+    this.db.pragma('synchronous = NORMAL')
+    try {
+      this.#recordAll(outcomes)
+    } finally {
+      this.db.pragma('synchronous = FULL')
+    }
   }
 
   /**

@@ -46,9 +46,8 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
   try {
     const destinations = buildDestinations(resolved, agent)
     db = openDatabase(resolved.database)
+    // Deliveries that were in flight when the relay last stopped are still pending: due at once.
     const outbox = new Outbox(db)
-    const released = outbox.releaseClaims()
-    if (released > 0) log('%d deliveries were in flight when the relay last stopped: attempting them again', released)
 
     const worker = new Worker({ outbox, destinations, schedule: nextAttemptAt, concurrency: resolved.concurrency })
     const sources: IngestSource[] = resolved.sources.map((s) => ({ name: s.name, destinations: Object.keys(s.destinations ?? {}) }))

@@ -1,7 +1,7 @@
 import PQueue from 'p-queue'
 import type { Destination, DestinationResult, RetrySchedule } from './destination'
 import { log } from './log'
-import type { AttemptOutcome, ClaimedDelivery, Outbox } from './outbox'
+import type { AttemptOutcome, DueDelivery, Outbox } from './outbox'
 
 /** What the worker needs: the outbox, each source's destinations by name, and the retry rule. */
 export interface WorkerOptions {
@@ -19,17 +19,26 @@ export interface WorkerOptions {
 interface Lane {
   source: string
   queue: PQueue
-  /** Claimed deliveries whose outcome is not yet written. */
-  active: number
+  /** Attempts running now: at most `concurrency`. */
+  running: number
+  /** Ids taken and not yet recorded (running, or their outcome waiting to be written). */
+  taken: Set<number>
   /** Wakes the lane when its next retry is due. */
   timer: NodeJS.Timeout | undefined
   pumpScheduled: boolean
 }
 
+// Outcomes are written together, at most this often: one transaction for many attempts. Losing
+// the unwritten ones in a crash only means those messages are sent again (at-least-once).
+const RECORD_INTERVAL_MS = 5
+
 /**
  * Takes due deliveries from the outbox and attempts them, bounded per source; records each
  * attempt and schedules the next by the retry rule, or dead-letters. Woken when new deliveries are
  * committed and by a timer for the next due retry, never by busy polling.
+ *
+ * What it has taken is kept in memory only: a delivery stays `pending` in the outbox until its
+ * outcome is written, so after a crash it is simply due again.
  */
 export class Worker {
   readonly #outbox: Outbox
@@ -41,10 +50,11 @@ export class Worker {
   readonly #lanes = new Map<string, Lane>()
   /** Outcomes waiting to be written together in one transaction. */
   #outcomes: { lane: Lane; outcome: AttemptOutcome }[] = []
-  #flushScheduled = false
+  /** The timer that writes `#outcomes`. */
+  #recordTimer: NodeJS.Timeout | undefined
   /** No new attempts start (closing). */
   #stopping = false
-  /** Outcomes arriving now are dropped: their deliveries stay claimed and resume at the next start. */
+  /** Outcomes arriving now are dropped: their deliveries are still pending for the next start. */
   #closed = false
   /** Resolvers of `idle()`. */
   #idleWaiters: (() => void)[] = []
@@ -59,7 +69,8 @@ export class Worker {
       this.#lanes.set(source, {
         source,
         queue: new PQueue({ concurrency: options.concurrency }),
-        active: 0,
+        running: 0,
+        taken: new Set(),
         timer: undefined,
         pumpScheduled: false,
       })
@@ -79,8 +90,8 @@ export class Worker {
 
   /**
    * Stops taking deliveries and waits up to `graceMs` for those in flight; their outcomes are
-   * written. Deliveries still in flight after that are left claimed, and attempted again when
-   * the relay next starts.
+   * written. Deliveries still in flight after that stay pending, and are attempted again when the
+   * relay next starts.
    */
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true
@@ -88,7 +99,7 @@ export class Worker {
     let timer: NodeJS.Timeout | undefined
     await Promise.race([this.idle(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))])
     clearTimeout(timer)
-    this.#flush()
+    this.#record()
     this.#closed = true
   }
 
@@ -105,14 +116,16 @@ export class Worker {
     if (this.#stopping) return this.#checkIdle()
     clearTimeout(lane.timer)
     lane.timer = undefined
-    const free = this.#concurrency - lane.active
+    const free = this.#concurrency - lane.running
     if (free > 0) {
-      const claimed = this.#outbox.claimDue(lane.source, free)
-      for (const delivery of claimed) {
-        lane.active++
+      // Ask for enough rows to see `free` that are not already taken.
+      const due = this.#outbox.due(lane.source, free + lane.taken.size).filter((d) => !lane.taken.has(d.id)).slice(0, free)
+      for (const delivery of due) {
+        lane.running++
+        lane.taken.add(delivery.id)
         void lane.queue.add(() => this.#attempt(lane, delivery))
       }
-      if (claimed.length < free) this.#armTimer(lane)
+      if (due.length < free) this.#armTimer(lane)
     }
     this.#checkIdle()
   }
@@ -127,7 +140,7 @@ export class Worker {
     lane.timer.unref()
   }
 
-  async #attempt(lane: Lane, delivery: ClaimedDelivery): Promise<void> {
+  async #attempt(lane: Lane, delivery: DueDelivery): Promise<void> {
     const at = this.#now()
     const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
     let result: DestinationResult
@@ -143,15 +156,14 @@ export class Worker {
       }
     }
     if (this.#closed) return
+    lane.running--
     this.#outcomes.push({ lane, outcome: this.#outcomeOf(delivery, at, result) })
-    if (!this.#flushScheduled) {
-      this.#flushScheduled = true
-      // Outcomes that finish together are written in one transaction.
-      setImmediate(() => this.#flush())
-    }
+    this.#recordTimer ??= setTimeout(() => this.#record(), RECORD_INTERVAL_MS)
+    // The slot is free now; the delivery stays taken until its outcome is written.
+    this.#schedulePump(lane)
   }
 
-  #outcomeOf(delivery: ClaimedDelivery, at: number, result: DestinationResult): AttemptOutcome {
+  #outcomeOf(delivery: DueDelivery, at: number, result: DestinationResult): AttemptOutcome {
     const base = { id: delivery.id, at, requests: result.attempts }
     if (result.ok) {
       log('delivery %d of source %s delivered', delivery.id, delivery.source)
@@ -166,7 +178,7 @@ export class Worker {
         ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),
       })
       if (nextAttemptAt !== undefined) {
-        log('delivery %d of source %s failed (%s); next attempt at %s', delivery.id, delivery.source, error, new Date(nextAttemptAt).toISOString())
+        log('delivery %d of source %s failed (%s); next attempt at %d', delivery.id, delivery.source, error, nextAttemptAt)
         return { ...base, next: { status: 'pending', nextAttemptAt, error } }
       }
       log('delivery %d of source %s dead-lettered: retry window spent (%s)', delivery.id, delivery.source, error)
@@ -176,25 +188,27 @@ export class Worker {
     return { ...base, next: { status: 'failed', error } }
   }
 
-  #flush(): void {
-    this.#flushScheduled = false
+  #record(): void {
+    clearTimeout(this.#recordTimer)
+    this.#recordTimer = undefined
     const batch = this.#outcomes
     if (batch.length === 0) return
     this.#outcomes = []
     try {
       this.#outbox.record(batch.map((b) => b.outcome))
     } catch (error) {
-      // The deliveries stay claimed; they are attempted again at the next start (at-least-once).
+      // The deliveries stay pending in the outbox; they are attempted again (at-least-once).
       log('could not record %d outcomes: %s', batch.length, (error as Error).message)
     }
-    for (const { lane } of batch) lane.active--
+    for (const { lane, outcome } of batch) lane.taken.delete(outcome.id)
+    // A recorded failure may be due again soon: let each lane re-arm its timer.
     for (const lane of new Set(batch.map((b) => b.lane))) this.#schedulePump(lane)
     this.#checkIdle()
   }
 
   #isIdle(): boolean {
-    if (this.#outcomes.length > 0 || this.#flushScheduled) return false
-    for (const lane of this.#lanes.values()) if (lane.active > 0 || lane.pumpScheduled) return false
+    if (this.#outcomes.length > 0) return false
+    for (const lane of this.#lanes.values()) if (lane.running > 0 || lane.pumpScheduled) return false
     return true
   }
 
