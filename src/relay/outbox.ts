@@ -163,19 +163,26 @@ export class Outbox {
   }
 
   /**
-   * Up to `limit` of the source's due deliveries, oldest due first. A read: a delivery stays
-   * pending until its outcome is recorded, so the worker skips those it has already taken.
+   * Up to `limit` of the source's due deliveries, oldest due first, leaving out the ids in `skip`.
+   * A read: a delivery stays pending until its outcome is recorded, so the worker passes those it
+   * has already taken.
    */
-  due(source: string, limit: number): DueDelivery[] {
-    const rows = this.#due.all(source, this.#now(), limit) as DeliveryRow[]
-    return rows.map((row) => ({
-      id: row.id,
-      source: row.source,
-      destination: row.destination,
-      message: JSON.parse(row.message) as DeliverableMessage,
-      attempts: row.attempts,
-      firstAttemptAt: row.first_attempt_at ?? undefined,
-    }))
+  due(source: string, limit: number, skip: ReadonlySet<number> = new Set()): DueDelivery[] {
+    const rows = this.#due.all(source, this.#now(), limit + skip.size) as DeliveryRow[]
+    const due: DueDelivery[] = []
+    for (const row of rows) {
+      if (due.length === limit) break
+      if (skip.has(row.id)) continue
+      due.push({
+        id: row.id,
+        source: row.source,
+        destination: row.destination,
+        message: JSON.parse(row.message) as DeliverableMessage,
+        attempts: row.attempts,
+        firstAttemptAt: row.first_attempt_at ?? undefined,
+      })
+    }
+    return due
   }
 
   /** When the source's next pending delivery falls due (epoch ms), if one is due later than now. */

@@ -21,7 +21,9 @@ interface Lane {
   queue: PQueue
   /** Attempts running now: at most `concurrency`. */
   running: number
-  /** Ids taken and not yet recorded (running, or their outcome waiting to be written). */
+  /** Due deliveries read ahead, waiting for a free slot (read in chunks, not one query per slot). */
+  buffer: DueDelivery[]
+  /** Ids taken and not yet recorded (buffered, running, or their outcome waiting to be written). */
   taken: Set<number>
   /** Wakes the lane when its next retry is due. */
   timer: NodeJS.Timeout | undefined
@@ -70,6 +72,7 @@ export class Worker {
         source,
         queue: new PQueue({ concurrency: options.concurrency }),
         running: 0,
+        buffer: [],
         taken: new Set(),
         timer: undefined,
         pumpScheduled: false,
@@ -95,7 +98,10 @@ export class Worker {
    */
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true
-    for (const lane of this.#lanes.values()) clearTimeout(lane.timer)
+    for (const lane of this.#lanes.values()) {
+      clearTimeout(lane.timer)
+      lane.buffer = [] // still pending in the outbox
+    }
     let timer: NodeJS.Timeout | undefined
     await Promise.race([this.idle(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))])
     clearTimeout(timer)
@@ -116,16 +122,19 @@ export class Worker {
     if (this.#stopping) return this.#checkIdle()
     clearTimeout(lane.timer)
     lane.timer = undefined
-    const free = this.#concurrency - lane.running
-    if (free > 0) {
-      // Ask for enough rows to see `free` that are not already taken.
-      const due = this.#outbox.due(lane.source, free + lane.taken.size).filter((d) => !lane.taken.has(d.id)).slice(0, free)
+    if (lane.buffer.length < this.#concurrency) {
+      const wanted = 2 * this.#concurrency - lane.buffer.length
+      const due = this.#outbox.due(lane.source, wanted, lane.taken)
       for (const delivery of due) {
-        lane.running++
         lane.taken.add(delivery.id)
-        void lane.queue.add(() => this.#attempt(lane, delivery))
+        lane.buffer.push(delivery)
       }
-      if (due.length < free) this.#armTimer(lane)
+      if (due.length < wanted) this.#armTimer(lane)
+    }
+    while (lane.running < this.#concurrency && lane.buffer.length > 0) {
+      const delivery = lane.buffer.shift()!
+      lane.running++
+      void lane.queue.add(() => this.#attempt(lane, delivery))
     }
     this.#checkIdle()
   }
