@@ -5,6 +5,8 @@ export interface DestinationRequest {
   url: string
   status?: number
   error?: string
+  /** The error's stable code, when it has one (`ECONNREFUSED`, `ERR_BLOCKED_ADDRESS`, …). */
+  code?: string
   /** How long the request took, in milliseconds. */
   ms: number
 }

@@ -70,11 +70,14 @@ function ipv4Mapped(address: string): string | undefined {
   return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.')
 }
 
+/** The `code` of a {@link BlockedAddressError}. */
+export const BLOCKED_ADDRESS_CODE = 'ERR_BLOCKED_ADDRESS'
+
 /** A webhook's host resolved to an address the relay refuses to reach. */
 export class BlockedAddressError extends RelayError {
   constructor(host: string, address: string, kind: AddressKind) {
     super(
-      'ERR_BLOCKED_ADDRESS',
+      BLOCKED_ADDRESS_CODE,
       `refused to connect to ${host === address ? address : `${host} (${address})`}: a ${kind} address; set allowPrivateNetworks to reach private networks`,
     )
     this.name = 'BlockedAddressError'

@@ -1,6 +1,7 @@
 import PQueue from 'p-queue'
 import type { Destination, DestinationResult, RetrySchedule } from './destination'
 import { log } from './log'
+import { BLOCKED_ADDRESS_CODE } from './ssrf'
 import type { AttemptOutcome, DueDelivery, Outbox } from './outbox'
 
 /** What the worker needs: the outbox, each source's destinations by name, and the retry rule. */
@@ -179,7 +180,7 @@ export class Worker {
       return { ...base, next: { status: 'delivered' } }
     }
     const error = describeFailure(result)
-    if (result.retryable) {
+    if (result.retryable && !isBlocked(result)) {
       const nextAttemptAt = this.#schedule({
         attempt: delivery.attempts + 1,
         firstAttemptAt: delivery.firstAttemptAt ?? at,
@@ -227,6 +228,12 @@ export class Worker {
     this.#idleWaiters = []
     for (const resolve of waiters) resolve()
   }
+}
+
+// Every URL was refused by the SSRF guard: a configuration matter that retrying will not change,
+// so it is dead-lettered at once (and can be retried by hand once the configuration is fixed).
+function isBlocked(result: DestinationResult): boolean {
+  return result.attempts.length > 0 && result.attempts.every((a) => a.code === BLOCKED_ADDRESS_CODE)
 }
 
 /** One line saying why each request of a failed attempt failed: `URL: HTTP 503; URL: timeout`. */

@@ -213,3 +213,19 @@ describe('the worker', () => {
     expect(destination.sent).toHaveLength(2)
   })
 })
+
+describe('the worker and the SSRF guard', () => {
+  it('dead-letters at once when every URL was refused by the guard, but retries other network errors', async () => {
+    const blocked = fakeDestination({ ok: false, retryable: true, attempts: [{ url: 'http://10.0.0.1/', error: 'refused', code: 'ERR_BLOCKED_ADDRESS', ms: 1 }] })
+    const first = setup(blocked)
+    first.enqueue('m1')
+    await first.run()
+    expect(first.outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('failed')
+
+    const refusedConnection = fakeDestination({ ok: false, retryable: true, attempts: [{ url: 'http://hooks.example/', error: 'refused', code: 'ECONNREFUSED', ms: 1 }] })
+    const second = setup(refusedConnection)
+    second.enqueue('m1')
+    await second.run()
+    expect(second.outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('pending')
+  })
+})
