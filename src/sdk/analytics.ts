@@ -12,7 +12,7 @@ import type {
   ScreenParams,
   TrackParams,
 } from '../shared/message'
-import { findMessageProblem, isPlainObject } from '../shared/validate'
+import { describe, findMessageProblem, isPlainObject } from '../shared/validate'
 import {
   type AnalyticsError,
   ClosedError,
@@ -115,12 +115,13 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
    * once it has settled or `timeout` ms have passed — what is left then fails with `ERR_CLOSED`.
    * Releases timers and sockets (an injected `dispatcher` is left open). Never rejects; calling
    * it again returns the same promise.
-   * @throws {TypeError} for a `timeout` that is not a positive number.
+   * @throws {TypeError} for a `timeout` that is not a number of at least 0 (a mistake in the code,
+   * like an invalid constructor option).
    */
   closeAndFlush(options: CloseOptions = {}): Promise<void> {
     const timeout = options.timeout ?? DEFAULT_CLOSE_TIMEOUT
-    if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout <= 0) {
-      throw new TypeError(`timeout must be a positive number of milliseconds, got ${String(timeout)}`)
+    if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
+      throw new TypeError(`timeout must be a number of milliseconds of at least 0, got ${describe(timeout)}`)
     }
     this.#closing ??= this.#publisher.close(timeout)
     return this.#closing

@@ -179,7 +179,7 @@ export class Publisher {
         { attempts, elapsed: now - firstAttemptAt, batchSize: batch.count, now, random: Math.random() },
         this.#policy,
       )
-      log('flush: %d messages, %d bytes: %s', batch.count, batch.bodyBytes, describeOutcome(outcome))
+      if (log.enabled) log('flush: %d messages, %d bytes: %s', batch.count, batch.bodyBytes, describeOutcome(outcome))
       switch (decision.action) {
         case 'delivered':
           return this.#settleDelivered(batch.messages)

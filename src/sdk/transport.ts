@@ -1,4 +1,4 @@
-import { Agent, type Dispatcher, request } from 'undici'
+import { Agent, type Dispatcher } from 'undici'
 import { LIBRARY_NAME, LIBRARY_VERSION } from '../shared/version'
 import type { AttemptOutcome } from './retry-policy'
 
@@ -18,6 +18,8 @@ export interface TransportOptions {
 export class Transport {
   /** The URL every batch goes to. */
   readonly url: string
+  readonly #origin: string
+  readonly #path: string
   /** Headers of every request; the Authorization value is never logged. */
   readonly #headers: Record<string, string>
   readonly #timeout: number
@@ -27,6 +29,9 @@ export class Transport {
 
   constructor(options: TransportOptions) {
     this.url = `${options.endpoint}/v1/batch`
+    const url = new URL(this.url)
+    this.#origin = url.origin
+    this.#path = url.pathname
     this.#headers = {
       authorization: `Basic ${Buffer.from(`${options.writeKey}:`).toString('base64')}`,
       'content-type': 'application/json',
@@ -41,40 +46,67 @@ export class Transport {
    * Sends one body. Resolves with the outcome — an answer, a network error or a timeout — and
    * never rejects. `signal` aborts the request (the client is closing).
    */
-  async send(body: string, signal: AbortSignal): Promise<AttemptOutcome> {
-    // One controller per attempt, aborted by the timeout or by `signal`. A plain timer (rather
-    // than AbortSignal.timeout) so that fake timers drive it in tests.
-    const controller = new AbortController()
-    let timedOut = false
-    const timer = setTimeout(() => {
-      timedOut = true
-      controller.abort()
-    }, this.#timeout)
-    timer.unref()
-    const abort = (): void => controller.abort()
-    signal.addEventListener('abort', abort, { once: true })
-    try {
-      const response = await request(this.url, {
-        method: 'POST',
-        headers: this.#headers,
-        body,
-        dispatcher: this.#dispatcher,
-        signal: controller.signal,
-      })
-      // Read the answer to its end so the connection goes back to the pool.
-      await response.body.dump()
-      const retryAfter = response.headers['retry-after']
-      return {
-        kind: 'response',
-        status: response.statusCode,
-        retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+  send(body: string, signal: AbortSignal): Promise<AttemptOutcome> {
+    // `dispatch` with a small handler rather than `request()`: no response stream, no signal
+    // plumbing inside undici — a few tens of microseconds less per request, which is most of
+    // the cost of a small batch.
+    return new Promise((resolve) => {
+      let controller: Dispatcher.DispatchController | undefined
+      /** Why the request was aborted before undici handed over its controller. */
+      let pendingAbort: Error | undefined
+      let timedOut = false
+      let status = 0
+      let retryAfter: string | undefined
+      let settled = false
+
+      const finish = (outcome: AttemptOutcome): void => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        signal.removeEventListener('abort', onClose)
+        resolve(outcome)
       }
-    } catch (error) {
-      return timedOut ? { kind: 'timeout' } : { kind: 'network-error', error }
-    } finally {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', abort)
-    }
+      const abort = (reason: Error): void => {
+        if (controller === undefined) pendingAbort = reason
+        else controller.abort(reason)
+      }
+      const onClose = (): void => abort(new Error('the client is closing'))
+      // A plain timer (rather than undici's own timeouts) limits the whole request, and fake
+      // timers drive it in tests.
+      const timer = setTimeout(() => {
+        timedOut = true
+        abort(new Error(`request timed out after ${this.#timeout} ms`))
+      }, this.#timeout)
+      timer.unref()
+      signal.addEventListener('abort', onClose, { once: true })
+
+      try {
+        this.#dispatcher.dispatch(
+          { origin: this.#origin, path: this.#path, method: 'POST', headers: this.#headers, body },
+          {
+            onRequestStart(started) {
+              controller = started
+              if (pendingAbort !== undefined) started.abort(pendingAbort)
+            },
+            onResponseStart(_controller, statusCode, headers) {
+              status = statusCode
+              const value = headers['retry-after']
+              retryAfter = Array.isArray(value) ? value[0] : value
+            },
+            // The answer's body is read and dropped, so the connection goes back to the pool.
+            onResponseData() {},
+            onResponseEnd() {
+              finish({ kind: 'response', status, retryAfter })
+            },
+            onResponseError(_controller, error) {
+              finish(timedOut ? { kind: 'timeout' } : { kind: 'network-error', error })
+            },
+          },
+        )
+      } catch (error) {
+        finish({ kind: 'network-error', error })
+      }
+    })
   }
 
   /**

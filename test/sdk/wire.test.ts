@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http'
+import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Analytics, type AnalyticsError, MAX_BATCH_BYTES } from '../../src/index'
 import { type Receiver, startReceiver, status } from './helpers/receiver'
@@ -227,6 +228,19 @@ describe('answers', () => {
 })
 
 describe('closeAndFlush', () => {
+  it('leaves an injected dispatcher open for its owner', async () => {
+    receiver = await startReceiver()
+    const dispatcher = new Agent()
+    const analytics = new Analytics('k', { endpoint: receiver.endpoint, dispatcher })
+    analytics.track({ userId: 'u', event: 'through the injected agent' })
+    await analytics.closeAndFlush()
+    expect(receiver.messages()).toHaveLength(1)
+    const response = await request(`${receiver.endpoint}/v1/batch`, { method: 'POST', body: '{"batch":[]}', dispatcher })
+    expect(response.statusCode).toBe(200)
+    await response.body.dump()
+    await dispatcher.close()
+  })
+
   it('resolves by its timeout against a server that never answers, failing what is left with ERR_CLOSED', async () => {
     receiver = await startReceiver(() => undefined)
     const analytics = client()
@@ -238,5 +252,17 @@ describe('closeAndFlush', () => {
     expect(analytics.stats()).toEqual({ queued: 0, inFlight: 0, delivered: 0, failed: 1 })
     // Idempotent: the same settled promise.
     await analytics.closeAndFlush()
+  })
+
+  it('takes a timeout of 0 as "give up now", and refuses a negative one with a TypeError', async () => {
+    receiver = await startReceiver(() => undefined)
+    const analytics = client()
+    const { callback, result } = settled()
+    analytics.track({ userId: 'u', event: 'stuck' }, callback)
+    expect(() => analytics.closeAndFlush({ timeout: -1 })).toThrow(
+      new TypeError('timeout must be a number of milliseconds of at least 0, got number -1'),
+    )
+    await analytics.closeAndFlush({ timeout: 0 })
+    expect((await result).err?.code).toBe('ERR_CLOSED')
   })
 })
