@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net'
 import { format } from 'node:util'
 import createDebug from 'debug'
+import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../src/relay/index'
 import { admin, basic, post, type Receiver, startReceiver, startRelay, track, waitFor, waitForDelivery } from './helpers'
@@ -85,7 +86,13 @@ describe('logs', () => {
       await post(`${relay.url}/v1/batch`, { batch: [track()] }, { authorization: basic('SECRET-GUESSED-KEY') })
       await post(`${relay.url}/v1/deletions`, { userId: 'u1' }, { authorization: 'Bearer SECRET-WRONG-TOKEN' })
       await post(`${relay.url}/v1/deletions`, { userId: 'u1' }, { ...admin, authorization: 'Bearer SECRET-ADMIN-TOKEN' })
-      await waitFor(() => (receiver.received.length >= 3 ? true : undefined))
+      try {
+        await waitFor(() => (receiver.received.length >= 3 ? true : undefined), 'a retry and a delete at the receiver')
+      } catch (error) {
+        // Say what the relay did instead (the delivery log holds no secret).
+        const { body } = await adminGetWith(relay.url, 'SECRET-ADMIN-TOKEN')
+        throw new Error(`${(error as Error).message}; received ${receiver.received.length}; log: ${JSON.stringify(body.deliveries)}`)
+      }
       await relay.close()
     } finally {
       createDebug.log = previous
@@ -95,6 +102,11 @@ describe('logs', () => {
     expect(lines.join('\n')).not.toMatch(/SECRET/)
   })
 })
+
+async function adminGetWith(relayUrl: string, token: string): Promise<{ body: any }> {
+  const response = await request(`${relayUrl}/v1/deliveries`, { headers: { authorization: `Bearer ${token}` } })
+  return { body: await response.body.json() }
+}
 
 describe('delivery log after a slow receiver', () => {
   it('records a receiver that does not answer in time as a timed-out attempt, and keeps the delivery pending', async () => {
