@@ -13,8 +13,8 @@ export class WriteKeys<Source> {
   /** Each source with the digest of its write key. */
   readonly #entries: { digest: Buffer; source: Source }[]
 
-  constructor(sources: readonly Source[], writeKeyOf: (source: Source) => string) {
-    this.#entries = sources.map((source) => ({ digest: digest(writeKeyOf(source)), source }))
+  constructor(entries: readonly (readonly [writeKey: string, source: Source])[]) {
+    this.#entries = entries.map(([writeKey, source]) => ({ digest: digest(writeKey), source }))
   }
 
   /**

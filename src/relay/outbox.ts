@@ -165,10 +165,11 @@ export class Outbox {
   /**
    * Up to `limit` of the source's due deliveries, oldest due first, leaving out the ids in `skip`.
    * A read: a delivery stays pending until its outcome is recorded, so the worker passes those it
-   * has already taken.
+   * has already taken. `now` is the instant "due" is judged at (pass the same one to
+   * {@link nextDueAt}, so that no delivery falls between the two).
    */
-  due(source: string, limit: number, skip: ReadonlySet<number> = new Set()): DueDelivery[] {
-    const rows = this.#due.all(source, this.#now(), limit + skip.size) as DeliveryRow[]
+  due(source: string, limit: number, skip: ReadonlySet<number> = new Set(), now = this.#now()): DueDelivery[] {
+    const rows = this.#due.all(source, now, limit + skip.size) as DeliveryRow[]
     const due: DueDelivery[] = []
     for (const row of rows) {
       if (due.length === limit) break
@@ -185,9 +186,9 @@ export class Outbox {
     return due
   }
 
-  /** When the source's next pending delivery falls due (epoch ms), if one is due later than now. */
-  nextDueAt(source: string): number | undefined {
-    const row = this.#nextDue.get(source, this.#now()) as { at: number | null }
+  /** When the source's next pending delivery falls due (epoch ms), if one is due after `now`. */
+  nextDueAt(source: string, now = this.#now()): number | undefined {
+    const row = this.#nextDue.get(source, now) as { at: number | null }
     return row.at ?? undefined
   }
 

@@ -56,7 +56,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       audiences: new Audiences(db, outbox),
       sources,
       wake: () => worker.wake(),
-      writeKeys: new WriteKeys(sources, (source) => resolved.sources.find((s) => s.name === source.name)!.writeKey),
+      writeKeys: new WriteKeys(resolved.sources.map((s, index) => [s.writeKey, sources[index]!] as const)),
       adminToken: new AdminToken(resolved.adminToken),
     })
     const server = createServer(

@@ -125,12 +125,15 @@ export class Worker {
     lane.timer = undefined
     if (lane.buffer.length < this.#concurrency) {
       const wanted = 2 * this.#concurrency - lane.buffer.length
-      const due = this.#outbox.due(lane.source, wanted, lane.taken)
+      // One instant for both questions: a delivery due at exactly `now` is either taken here or
+      // timed, never missed between two readings of the clock.
+      const now = this.#now()
+      const due = this.#outbox.due(lane.source, wanted, lane.taken, now)
       for (const delivery of due) {
         lane.taken.add(delivery.id)
         lane.buffer.push(delivery)
       }
-      if (due.length < wanted) this.#armTimer(lane)
+      if (due.length < wanted) this.#armTimer(lane, now)
     }
     while (lane.running < this.#concurrency && lane.buffer.length > 0) {
       const delivery = lane.buffer.shift()!
@@ -141,11 +144,12 @@ export class Worker {
   }
 
   // Sleeps until the lane's next retry is due. Unref'd: a pending retry never keeps the process up.
-  #armTimer(lane: Lane): void {
-    const dueAt = this.#outbox.nextDueAt(lane.source)
+  #armTimer(lane: Lane, now: number): void {
+    const dueAt = this.#outbox.nextDueAt(lane.source, now)
     if (dueAt === undefined) return
-    // setTimeout's limit is 2^31-1 ms; a later due time just wakes the lane early.
-    const delay = Math.min(Math.max(0, dueAt - this.#now()), 2 ** 31 - 1)
+    // setTimeout's limit is 2^31-1 ms; a later due time just wakes the lane early. A timer may
+    // fire a millisecond early: the pump then finds nothing due and arms it again.
+    const delay = Math.min(dueAt - now, 2 ** 31 - 1)
     lane.timer = setTimeout(() => this.#schedulePump(lane), delay)
     lane.timer.unref()
   }

@@ -91,7 +91,7 @@ describe('logs', () => {
       } catch (error) {
         // Say what the relay did instead (the delivery log holds no secret).
         const { body } = await adminGetWith(relay.url, 'SECRET-ADMIN-TOKEN')
-        throw new Error(`${(error as Error).message}; received ${receiver.received.length}; log: ${JSON.stringify(body.deliveries)}`)
+        throw new Error(`${(error as Error).message}; received ${receiver.received.length}; log: ${JSON.stringify(body.deliveries)}\nLINES:\n${lines.join('\n')}`)
       }
       await relay.close()
     } finally {

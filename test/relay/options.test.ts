@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createRelay, loadRelayConfig, RelayConfigError } from '../../src/relay/index'
 import { resolveRelayOptions } from '../../src/relay/options'
@@ -85,6 +86,13 @@ describe('loadRelayConfig', () => {
       field: 'sources[0].writeKey',
       message: `sources[0].writeKey: must be a non-empty string, got undefined (in ${path})`,
     })
+  })
+
+  it('accepts the example config, and a relay starts from it', async () => {
+    const example = await loadRelayConfig(fileURLToPath(new URL('../../examples/tracklet.config.json', import.meta.url)))
+    expect(example.sources.map((s) => s.name)).toEqual(['web'])
+    const relay = await createRelay({ ...example, port: 0, database: ':memory:' })
+    await relay.close()
   })
 
   it('says when the file is not JSON, or missing', async () => {

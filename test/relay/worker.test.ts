@@ -229,3 +229,26 @@ describe('the worker and the SSRF guard', () => {
     expect(second.outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('pending')
   })
 })
+
+describe('the worker’s retry timer', () => {
+  it('never loses a retry due between two readings of the clock', async () => {
+    // A clock that moves on by 1 ms at every reading, as a real one can between two queries.
+    let time = T0
+    const now = () => time++
+    const db = openDatabase(':memory:')
+    opened.push(db)
+    const outbox = new Outbox(db, now)
+    const destination = fakeDestination(unavailable, ok)
+    const worker = new Worker({
+      outbox,
+      destinations: new Map([['web', new Map([['Webhooks', destination as Destination]])]]),
+      schedule: (state) => state.now + 5,
+      concurrency: 1,
+      now,
+    })
+    outbox.enqueue([{ source: 'web', destination: 'Webhooks', messageId: 'm1', type: 'track', json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm1' }) }])
+    worker.wake()
+    await expect.poll(() => outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('delivered')
+    expect(destination.sent).toHaveLength(2)
+  })
+})
