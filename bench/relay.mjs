@@ -88,6 +88,7 @@ function startRelay(receiverUrl) {
       port: 0,
       database: join(dir, 'relay.db'),
       allowPrivateNetworks: true,
+      ...(process.env.BENCH_CONCURRENCY ? { concurrency: Number(process.env.BENCH_CONCURRENCY) } : {}),
       sources: [{ name: 'bench', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiverUrl }] } } }],
     }),
   ], { execArgv: process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [] })

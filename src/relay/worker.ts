@@ -31,6 +31,9 @@ interface Lane {
   pumpScheduled: boolean
 }
 
+// Due deliveries are read at least this many at a time: one query feeds many attempts.
+const READ_AHEAD = 64
+
 // Outcomes are written together, at most this often: one transaction for many attempts. Losing
 // the unwritten ones in a crash only means those messages are sent again (at-least-once).
 const RECORD_INTERVAL_MS = 5
@@ -124,7 +127,7 @@ export class Worker {
     clearTimeout(lane.timer)
     lane.timer = undefined
     if (lane.buffer.length < this.#concurrency) {
-      const wanted = 2 * this.#concurrency - lane.buffer.length
+      const wanted = Math.max(READ_AHEAD, 2 * this.#concurrency) - lane.buffer.length
       // One instant for both questions: a delivery due at exactly `now` is either taken here or
       // timed, never missed between two readings of the clock.
       const now = this.#now()
