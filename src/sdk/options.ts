@@ -17,8 +17,8 @@ export interface AnalyticsOptions {
   /** The Go library's name for `flushAt`. Give one or the other. */
   size?: number
   /**
-   * Send what is queued once this long has passed since the last flush, in milliseconds: a
-   * message waits at most this long before it is sent.
+   * The longest a queued message waits before it is sent, in milliseconds: the timer starts
+   * when the first message after a flush is queued, so that an idle client wakes no one.
    * @default 5000
    */
   flushInterval?: number

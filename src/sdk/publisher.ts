@@ -150,7 +150,10 @@ export class Publisher {
         // #send settles every message itself and is not expected to throw; if it ever does,
         // the batch's messages must still be reported rather than forgotten.
         log('unexpected error while sending a batch: %O', error)
-        this.#settleFailed(batch.messages, (message) => new DeliveryError(`unexpected error: ${String(error)}`, { url: this.#transport.url, status: undefined, attempts: 0 }, { analyticsMessage: message, cause: error }))
+        const info = { url: this.#transport.url, status: undefined, attempts: 0 }
+        this.#settleFailed(batch.messages, (message) =>
+          new DeliveryError(`unexpected error: ${String(error)}`, info, { analyticsMessage: message, cause: error }),
+        )
       })
       .finally(() => {
         this.#outstanding.delete(settled)
@@ -190,10 +193,11 @@ export class Publisher {
           return this.#deliver(second)
         }
         case 'fail': {
-          const status = outcome.kind === 'response' ? outcome.status : undefined
+          const info = { url: this.#transport.url, status: outcome.kind === 'response' ? outcome.status : undefined, attempts }
+          const cause = outcome.kind === 'network-error' ? outcome.error : undefined
           log('drop: %d messages: %s', batch.count, decision.reason)
           return this.#settleFailed(batch.messages, (message) =>
-            new DeliveryError(decision.reason, { url: this.#transport.url, status, attempts }, { analyticsMessage: message }),
+            new DeliveryError(decision.reason, info, { analyticsMessage: message, cause }),
           )
         }
         case 'retry':

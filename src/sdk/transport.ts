@@ -1,5 +1,6 @@
 import { Agent, type Dispatcher } from 'undici'
 import { LIBRARY_NAME, LIBRARY_VERSION } from '../shared/version'
+import { log } from './log'
 import type { AttemptOutcome } from './retry-policy'
 
 export interface TransportOptions {
@@ -115,6 +116,12 @@ export class Transport {
    */
   async close(force: boolean): Promise<void> {
     if (!this.#ownsDispatcher) return
-    await (force ? this.#dispatcher.destroy() : this.#dispatcher.close())
+    try {
+      await (force ? this.#dispatcher.destroy() : this.#dispatcher.close())
+    } catch (error) {
+      // Every message has settled by now: a socket that fails to close is only worth a log line,
+      // and closeAndFlush() must not reject.
+      log('closing the connection pool failed: %O', error)
+    }
   }
 }

@@ -126,6 +126,7 @@ describe('flushing', () => {
     let firstFlushDone = false
     const firstFlush = analytics.flush().then(() => (firstFlushDone = true))
     await until(() => held.length === 1)
+    expect(analytics.stats()).toEqual({ queued: 0, inFlight: 1, delivered: 0, failed: 0 })
     const second = settled()
     analytics.track({ userId: 'u', event: 'second' }, second.callback)
     let secondFlushDone = false
@@ -200,6 +201,21 @@ describe('answers', () => {
     expect(analytics.stats().failed).toBe(1)
   })
 
+  it('reports a network error after its retries with no status and the cause kept', async () => {
+    receiver = await startReceiver()
+    const endpoint = receiver.endpoint
+    await receiver.close()
+    receiver = await startReceiver()
+    const analytics = new Analytics('k', { endpoint, maxRetries: 0 })
+    const { callback, result } = settled()
+    analytics.track({ userId: 'u', event: 'unreachable' }, callback)
+    await analytics.closeAndFlush()
+    const { err } = await result
+    expect(err).toMatchObject({ code: 'ERR_DELIVERY', status: undefined, attempts: 1 })
+    expect(err?.message).toMatch(/network error: ECONNREFUSED/)
+    expect(err?.cause).toMatchObject({ code: 'ECONNREFUSED' })
+  })
+
   it('bounds memory during an outage with ERR_QUEUE_FULL, and delivers the rest after recovery', async () => {
     let down = true
     receiver = await startReceiver((request, response, index) => (down ? status(503)(request, response, index) : response.end('{}')))
@@ -228,6 +244,21 @@ describe('answers', () => {
 })
 
 describe('closeAndFlush', () => {
+  it('holds one shared beforeExit listener while clients have messages, and none once they are closed', async () => {
+    receiver = await startReceiver()
+    const before = process.listenerCount('beforeExit')
+    const first = client()
+    const second = new Analytics('k', { endpoint: receiver.endpoint })
+    expect(process.listenerCount('beforeExit')).toBe(before)
+    first.track({ userId: 'u', event: 'a' })
+    second.track({ userId: 'u', event: 'b' })
+    expect(process.listenerCount('beforeExit')).toBe(before + 1)
+    await first.closeAndFlush()
+    expect(process.listenerCount('beforeExit')).toBe(before + 1)
+    await second.closeAndFlush()
+    expect(process.listenerCount('beforeExit')).toBe(before)
+  })
+
   it('leaves an injected dispatcher open for its owner', async () => {
     receiver = await startReceiver()
     const dispatcher = new Agent()
