@@ -1,0 +1,151 @@
+// The SDK benchmark:  npm run bench  (builds, then runs this file)
+//   node bench/sdk.mjs [--events=100000] [--runs=3] [--diagnose] [--profile]
+//
+// Sends the same `track` events through a hand-written baseline and through the SDK (at its
+// defaults and at flushAt 100) to a local sink in a second process, each variant in its own
+// process, and prints events/s, client CPU seconds, peak RSS and the caller-side cost per call,
+// with ratios against the baseline of the same run. Medians over the runs. Not a test: nothing
+// is asserted, but a run that did not deliver every event exactly once is reported as invalid
+// and the process exits non-zero. --diagnose adds the baseline capped at 20 and at 100 events per
+// body (as many requests as the SDK makes), to tell the cost of more requests from the SDK's own.
+// --profile writes a V8 CPU profile per client to .tmp/profiles (see profile-summary.mjs).
+import { fork } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { makeEvent } from './events.mjs'
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '3' },
+    diagnose: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+  },
+})
+const EVENTS = Number(values.events)
+const RUNS = Number(values.runs)
+const VARIANTS = [
+  { name: 'baseline', args: ['baseline'] },
+  { name: 'sdk (defaults)', args: ['sdk'] },
+  { name: 'sdk (flushAt 100)', args: ['sdk', '100'] },
+  ...(values.diagnose
+    ? [
+        { name: 'baseline (20 per body)', args: ['baseline', '20'] },
+        { name: 'baseline (100 per body)', args: ['baseline', '100'] },
+      ]
+    : []),
+]
+const TARGETS = {
+  'sdk (flushAt 100)': { cpu: 1.3, eventsPerSecond: 0.8, rss: 1.3, caller: 1.3 },
+  'sdk (defaults)': { cpu: 2, caller: 1.3 },
+}
+
+const sink = fork(fileURLToPath(new URL('sink.mjs', import.meta.url)))
+const [{ port }] = await once(sink, 'message')
+const endpoint = `http://127.0.0.1:${port}`
+
+console.log(
+  `${EVENTS.toLocaleString('en')} track events of ${Buffer.byteLength(JSON.stringify(makeEvent(0).properties))} bytes of properties, ` +
+    `${RUNS} run(s), Node ${process.version}; sink in a second process\n`,
+)
+
+const results = new Map(VARIANTS.map(({ name }) => [name, []]))
+let invalid = 0
+for (let run = 0; run < RUNS; run++) {
+  // Rotate the order so that no variant always runs first (on a cold machine) or last.
+  for (let v = 0; v < VARIANTS.length; v++) {
+    const variant = VARIANTS[(run + v) % VARIANTS.length]
+    const result = await runVariant(variant)
+    const problem = checkDelivery(result)
+    const line = `run ${run + 1}  ${pad(variant.name, 24)} ${fmt(result.eventsPerSecond, 0)} events/s  ${fmt(result.cpuSeconds, 2)} s CPU  ${fmt(result.peakRssBytes / 1e6, 0)} MB RSS  ${fmt(result.callerNsPerCall, 0)} ns/call  ${result.sink.requests} requests  ${fmt(result.sink.bodyBytes / result.sink.events, 0)} B/event`
+    console.log(problem === undefined ? line : `${line}  INVALID: ${problem}`)
+    if (problem === undefined) results.get(variant.name).push(result)
+    else invalid += 1
+  }
+}
+sink.disconnect()
+
+printSummary()
+process.exitCode = invalid === 0 ? 0 : 1
+
+async function runVariant(variant) {
+  sink.send({ cmd: 'reset' })
+  await once(sink, 'message')
+  const execArgv = values.profile ? ['--cpu-prof', '--cpu-prof-dir=.tmp/profiles', `--cpu-prof-name=${variant.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`] : []
+  const client = fork(fileURLToPath(new URL('client.mjs', import.meta.url)), [variant.args[0], endpoint, String(EVENTS), ...variant.args.slice(1)], { execArgv })
+  let result
+  client.on('message', (message) => (result = message))
+  const [code] = await once(client, 'exit')
+  if (code !== 0 || result === undefined) {
+    sink.disconnect()
+    throw new Error(`${variant.name}: the client exited with ${code} before reporting`)
+  }
+  sink.send({ cmd: 'report' })
+  const [{ report }] = await once(sink, 'message')
+  return { ...result, sink: report }
+}
+
+/** Honesty: every event delivered exactly once, no body over the limit, nothing failed. */
+function checkDelivery({ events, delivered, failed, sink: received }) {
+  if (failed !== 0 || delivered !== events) return `the client reports ${delivered} delivered and ${failed} failed of ${events}`
+  if (received.events !== events) return `the sink received ${received.events} events, expected ${events}`
+  if (received.uniqueMessageIds !== events) return `the sink received ${received.uniqueMessageIds} distinct messageIds (duplicates)`
+  if (received.maxBodyBytes > 500_000) return `a request body of ${received.maxBodyBytes} bytes, over 500,000`
+  if (received.notBatches > 0) return `${received.notBatches} requests were not batches`
+  return undefined
+}
+
+function printSummary() {
+  const base = median(results.get('baseline'))
+  if (base === undefined) return
+  const NAME = 25
+  const CELL = 21
+  console.log(`\nmedians${' '.repeat(NAME - 7)}${['events/s', 'client CPU (s)', 'peak RSS (MB)', 'caller ns/call'].map((h) => pad(h, CELL)).join('')}requests`)
+  for (const { name } of VARIANTS) {
+    const m = median(results.get(name))
+    if (m === undefined) continue
+    const target = TARGETS[name] ?? {}
+    // A figure, its ratio to the baseline and, where the issue sets a target, whether it is met.
+    const cell = (value, digits, ratio, limit, atLeast = false) => {
+      const verdict = limit === undefined ? '' : (atLeast ? ratio >= limit : ratio <= limit) ? ' ok' : ' MISS'
+      return pad(`${fmt(value, digits)}${name === 'baseline' ? '' : ` ${ratio.toFixed(2)}x${verdict}`}`, CELL)
+    }
+    console.log(
+      pad(name, NAME) +
+        cell(m.eventsPerSecond, 0, m.eventsPerSecond / base.eventsPerSecond, target.eventsPerSecond, true) +
+        cell(m.cpuSeconds, 2, m.cpuSeconds / base.cpuSeconds, target.cpu) +
+        cell(m.peakRssBytes / 1e6, 0, m.peakRssBytes / base.peakRssBytes, target.rss) +
+        cell(m.callerNsPerCall, 0, m.callerNsPerCall / base.callerNsPerCall, target.caller) +
+        String(m.requests),
+    )
+  }
+  console.log(
+    '\ntargets (ratio to baseline): flushAt 100: CPU <= 1.3x, events/s >= 0.8x, RSS <= 1.3x; defaults: CPU <= 2x; caller cost <= 1.3x of build+stringify',
+  )
+}
+
+/** The median of each figure, taken separately over the runs. */
+function median(list) {
+  if (list.length === 0) return undefined
+  const mid = (pick) => {
+    const sorted = list.map(pick).sort((a, b) => a - b)
+    const half = Math.floor(sorted.length / 2)
+    return sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2
+  }
+  return {
+    eventsPerSecond: mid((r) => r.eventsPerSecond),
+    cpuSeconds: mid((r) => r.cpuSeconds),
+    peakRssBytes: mid((r) => r.peakRssBytes),
+    callerNsPerCall: mid((r) => r.callerNsPerCall),
+    requests: mid((r) => r.sink.requests),
+  }
+}
+
+function fmt(value, digits) {
+  return value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+}
+
+function pad(text, width) {
+  return text.padEnd(width)
+}

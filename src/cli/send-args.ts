@@ -1,0 +1,169 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { MESSAGE_TYPES, type MessageType } from '../shared/message'
+import { describe, findMessageProblem, isPlainObject } from '../shared/validate'
+
+/** What `tracklet send` was asked to do, once its arguments are known to be valid. */
+export interface SendRequest {
+  writeKey: string
+  /** `undefined` leaves the SDK's default endpoint. */
+  endpoint: string | undefined
+  type: MessageType
+  /** The call's fields, as the SDK's `type` call takes them (checked with the shared rules). */
+  fields: Record<string, unknown>
+}
+
+/** The outcome of reading the arguments: a request, a request for help, or what was wrong. */
+export type ParsedSendArgs =
+  | { kind: 'send'; request: SendRequest }
+  | { kind: 'help' }
+  | { kind: 'invalid'; problem: string }
+
+/** Flags whose value is JSON text that must be an object. */
+const JSON_FLAGS = ['properties', 'traits', 'context', 'integrations'] as const
+const STRING_FLAGS = ['userId', 'anonymousId', 'messageId', 'timestamp', 'event', 'name', 'category', 'groupId', 'previousId'] as const
+type FieldFlag = (typeof JSON_FLAGS)[number] | (typeof STRING_FLAGS)[number]
+
+const COMMON_FIELDS: readonly FieldFlag[] = ['userId', 'anonymousId', 'messageId', 'timestamp', 'context', 'integrations']
+
+/** The fields each call type takes beyond the common ones, as in the SDK's `*Params` types. */
+const FIELDS_BY_TYPE: Readonly<Record<MessageType, readonly FieldFlag[]>> = {
+  identify: ['traits'],
+  track: ['event', 'properties'],
+  page: ['name', 'category', 'properties'],
+  screen: ['name', 'category', 'properties'],
+  group: ['groupId', 'traits'],
+  alias: ['previousId'],
+}
+
+/** The environment variable read when `--writeKey` is absent (keeps the key out of `ps`). */
+export const WRITE_KEY_ENV = 'TRACKLET_WRITE_KEY'
+
+export const SEND_USAGE = `usage: tracklet send --writeKey=KEY --type=TYPE [fields] [--endpoint=URL]
+
+Sends one message through the SDK (flushAt 1) and waits until it is delivered or has failed.
+
+  --writeKey      the source's write key (or set ${WRITE_KEY_ENV})
+  --type          ${MESSAGE_TYPES.join(' | ')}
+  --endpoint      the tracking API's base URL (default: the SDK's)
+  --userId --anonymousId --messageId --timestamp (ISO 8601 with a zone)
+  --event (track)  --name --category (page, screen)  --groupId (group)  --previousId (alias)
+  --properties --traits --context --integrations   JSON objects, e.g. --properties='{"plan":"pro"}'
+
+Flags take --flag=value or --flag value. Exit codes: 0 delivered, 1 not delivered, 2 bad arguments.`
+
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  writeKey: { type: 'string' },
+  type: { type: 'string' },
+  endpoint: { type: 'string' },
+  ...Object.fromEntries([...STRING_FLAGS, ...JSON_FLAGS].map((flag) => [flag, { type: 'string' }])),
+} as const satisfies ParseArgsConfig['options']
+
+/**
+ * Reads `tracklet send`'s arguments (`--flag=value` or `--flag value`) into a request, checking
+ * the message with the same rules the SDK applies, so that a mistake is reported by flag name
+ * before anything is sent. Never throws.
+ */
+export function parseSendArgs(args: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): ParsedSendArgs {
+  const parsed = readSendArgs(args, env)
+  if (parsed.kind !== 'invalid') return parsed
+  // A problem may quote any argument (a stray one, a misplaced value): never the write key.
+  const problem = writeKeysIn(args, env).reduce((text, key) => text.replaceAll(key, '[write key]'), parsed.problem)
+  return invalid(problem)
+}
+
+function readSendArgs(args: readonly string[], env: Readonly<Record<string, string | undefined>>): ParsedSendArgs {
+  let values: Record<string, string | boolean | undefined>
+  try {
+    values = parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false }).values
+  } catch (error) {
+    return invalid((error as Error).message)
+  }
+  if (values['help'] === true) return { kind: 'help' }
+
+  const writeKey = text(values['writeKey']) ?? env[WRITE_KEY_ENV]
+  if (writeKey === undefined || writeKey === '') {
+    return invalid(`--writeKey is required (or set ${WRITE_KEY_ENV})`)
+  }
+
+  const type = text(values['type'])
+  if (type === undefined) return invalid(`--type is required: one of ${MESSAGE_TYPES.join(', ')}`)
+  if (!isMessageType(type)) {
+    return invalid(`unknown --type ${describe(type)}: use one of ${MESSAGE_TYPES.join(', ')}`)
+  }
+
+  const endpoint = text(values['endpoint'])
+  if (endpoint !== undefined && !isHttpUrl(endpoint)) {
+    return invalid(`--endpoint must be an http: or https: URL, got ${describe(endpoint)}`)
+  }
+
+  const allowed = [...COMMON_FIELDS, ...FIELDS_BY_TYPE[type]]
+  const fields: Record<string, unknown> = {}
+  for (const flag of [...STRING_FLAGS, ...JSON_FLAGS]) {
+    const value = text(values[flag])
+    if (value === undefined) continue
+    if (!allowed.includes(flag)) {
+      return invalid(`--${flag} does not apply to --type=${type} (it takes ${allowed.map((f) => `--${f}`).join(', ')})`)
+    }
+    if (isJsonFlag(flag)) {
+      const parsed = parseJsonObject(flag, value)
+      if (!parsed.ok) return invalid(parsed.problem)
+      fields[flag] = parsed.value
+    } else {
+      fields[flag] = value
+    }
+  }
+
+  const problem = findMessageProblem(type, fields)
+  if (problem !== undefined) return invalid(`invalid ${type} message: ${problem}`)
+  return { kind: 'send', request: { writeKey, endpoint, type, fields } }
+}
+
+/** Every value given as a write key, read leniently so that it is found even in bad arguments. */
+function writeKeysIn(args: readonly string[], env: Readonly<Record<string, string | undefined>>): string[] {
+  const keys = args.flatMap((arg, index) => {
+    if (arg.startsWith('--writeKey=')) return [arg.slice('--writeKey='.length)]
+    return arg === '--writeKey' && index + 1 < args.length ? [args[index + 1] as string] : []
+  })
+  return [...keys, env[WRITE_KEY_ENV] ?? ''].filter((key) => key !== '')
+}
+
+function parseJsonObject(
+  flag: string,
+  value: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; problem: string } {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(value)
+  } catch (error) {
+    return { ok: false, problem: `--${flag} is not valid JSON (${(error as Error).message}): ${describe(value)}` }
+  }
+  if (!isPlainObject(parsed)) return { ok: false, problem: `--${flag} must be a JSON object, got ${describe(parsed)}` }
+  return { ok: true, value: parsed }
+}
+
+function invalid(problem: string): ParsedSendArgs {
+  return { kind: 'invalid', problem }
+}
+
+// parseArgs types every value as string | boolean; the string flags only ever hold strings.
+function text(value: string | boolean | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined
+}
+
+function isMessageType(value: string): value is MessageType {
+  return (MESSAGE_TYPES as readonly string[]).includes(value)
+}
+
+function isJsonFlag(flag: FieldFlag): flag is (typeof JSON_FLAGS)[number] {
+  return (JSON_FLAGS as readonly string[]).includes(flag)
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const { protocol } = new URL(value)
+    return protocol === 'http:' || protocol === 'https:'
+  } catch {
+    return false
+  }
+}

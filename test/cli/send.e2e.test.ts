@@ -1,0 +1,147 @@
+import { execFile } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { buildCli } from './build-cli'
+
+// The real command, built as `npm run build` builds it, run as a user runs it, against a real
+// HTTP receiver: what the platform's cross-library tester does.
+
+const WRITE_KEY = 'wk_e2e_secret_4f1c'
+
+interface Received {
+  method: string | undefined
+  url: string | undefined
+  headers: IncomingHttpHeaders
+  body: { batch: Array<Record<string, unknown>>; sentAt: string }
+}
+
+let cli: Awaited<ReturnType<typeof buildCli>>
+let server: Server
+let endpoint: string
+let received: Received[] = []
+let answerStatus = 200
+
+beforeAll(async () => {
+  cli = await buildCli()
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      received.push({ method: req.method, url: req.url, headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) })
+      res.writeHead(answerStatus, { 'content-type': 'application/json' }).end(answerStatus === 200 ? '{}' : '{"error":"bad batch"}')
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+
+afterAll(async () => {
+  server?.closeAllConnections()
+  server?.close()
+  await cli?.remove()
+})
+
+beforeEach(() => {
+  received = []
+  answerStatus = 200
+})
+
+function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  delete env['DEBUG']
+  delete env['TRACKLET_WRITE_KEY']
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli.cliPath, 'send', ...args], { env }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+describe('tracklet send (the built command)', () => {
+  it('delivers one track message and exits 0', async () => {
+    const result = await runCli([
+      `--writeKey=${WRITE_KEY}`,
+      '--type=track',
+      '--userId=u-42',
+      '--event=Order Completed',
+      '--properties={"revenue":"9.99","items":2}',
+      '--context={"ip":"203.0.113.9"}',
+      '--integrations={"All":false,"Webhooks":true}',
+      '--timestamp=2026-01-02T03:04:05.678Z',
+      `--endpoint=${endpoint}`,
+    ])
+
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/^tracklet send: delivered track \S+\n$/)
+    expect(received).toHaveLength(1)
+    const [request] = received
+    expect(request).toMatchObject({
+      method: 'POST',
+      url: '/v1/batch',
+      headers: { authorization: `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`, 'content-type': expect.stringMatching(/^application\/json/) },
+    })
+    expect(request?.body.batch).toEqual([
+      expect.objectContaining({
+        type: 'track',
+        userId: 'u-42',
+        event: 'Order Completed',
+        properties: { revenue: '9.99', items: 2 },
+        integrations: { All: false, Webhooks: true },
+        timestamp: '2026-01-02T03:04:05.678Z',
+        messageId: expect.any(String),
+        context: expect.objectContaining({ ip: '203.0.113.9', library: { name: 'tracklet', version: expect.any(String) } }),
+      }),
+    ])
+    expect(result.stdout).toContain(String(request?.body.batch[0]?.['messageId']))
+  })
+
+  it('takes --flag value as well as --flag=value', async () => {
+    const result = await runCli(['--writeKey', WRITE_KEY, '--type', 'group', '--anonymousId', 'a-1', '--groupId', 'acme', '--traits', '{"employees":120}', '--endpoint', endpoint])
+
+    expect(result.code).toBe(0)
+    expect(received.map((request) => request.body.batch)).toEqual([
+      [expect.objectContaining({ type: 'group', anonymousId: 'a-1', groupId: 'acme', traits: { employees: 120 } })],
+    ])
+  })
+
+  it('exits non-zero, saying why, when the receiver refuses the batch', async () => {
+    answerStatus = 400
+    const result = await runCli([`--writeKey=${WRITE_KEY}`, '--type=identify', '--userId=u-1', `--endpoint=${endpoint}`])
+
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/^tracklet send: the identify message was not delivered: .*400/)
+    expect(result.stderr).toContain('ERR_DELIVERY')
+    expect(result.stdout).toBe('')
+    expect(received).toHaveLength(1) // a 400 is not retried
+    expect(result.stderr + result.stdout).not.toContain(WRITE_KEY)
+  })
+
+  it('exits 2 and names the flag when an argument is bad, sending nothing', async () => {
+    const badJson = await runCli([`--writeKey=${WRITE_KEY}`, '--type=track', '--userId=u', '--event=E', '--properties={"a":', `--endpoint=${endpoint}`])
+    expect(badJson.code).toBe(2)
+    expect(badJson.stderr).toMatch(/^tracklet send: --properties is not valid JSON/)
+
+    const badType = await runCli([`--writeKey=${WRITE_KEY}`, '--type=click', '--userId=u', `--endpoint=${endpoint}`])
+    expect(badType.code).toBe(2)
+    expect(badType.stderr).toMatch(/^tracklet send: unknown --type "click": use one of identify, track, page, screen, group, alias\n/)
+
+    const noKey = await runCli(['--type=track', '--userId=u', '--event=E', `--endpoint=${endpoint}`])
+    expect(noKey.code).toBe(2)
+    expect(noKey.stderr).toMatch(/^tracklet send: --writeKey is required/)
+
+    expect(received).toEqual([])
+    expect(badJson.stderr + badType.stderr).not.toContain(WRITE_KEY)
+  })
+
+  it('prints its usage with --help and exits 0', async () => {
+    const result = await runCli(['--help'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/^usage: tracklet send --writeKey=KEY --type=TYPE/)
+    expect(result.stdout).toContain('identify | track | page | screen | group | alias')
+  })
+})
