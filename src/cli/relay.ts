@@ -1,4 +1,39 @@
-/** `tracklet relay`: placeholder until the relay's command is written. Returns the exit code. */
-export async function runRelay(_args: string[]): Promise<number> {
-  throw new Error('tracklet relay is not built yet')
+import { stderr, stdout } from 'node:process'
+import { parseArgs } from 'node:util'
+import { createRelay, loadRelayConfig } from '../relay/index'
+
+const USAGE = 'usage: tracklet relay --config tracklet.config.json'
+
+/**
+ * `tracklet relay --config FILE`: loads and validates the config, starts the relay, prints the URL
+ * it listens on, and runs until SIGINT or SIGTERM, when it closes cleanly. Returns the exit code.
+ */
+export async function runRelay(args: string[]): Promise<number> {
+  let configPath: string | undefined
+  try {
+    configPath = parseArgs({ args, options: { config: { type: 'string', short: 'c' } }, strict: true }).values.config
+  } catch (error) {
+    stderr.write(`tracklet relay: ${(error as Error).message}\n${USAGE}\n`)
+    return 2
+  }
+  if (configPath === undefined) {
+    stderr.write(`tracklet relay: --config is required\n${USAGE}\n`)
+    return 2
+  }
+  let relay
+  try {
+    relay = await createRelay(await loadRelayConfig(configPath))
+  } catch (error) {
+    stderr.write(`tracklet relay: ${(error as Error).message}\n`)
+    return 1
+  }
+  stdout.write(`tracklet relay listening on ${relay.url}\n`)
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+  })
+  stdout.write(`tracklet relay: ${signal} received, closing\n`)
+  await relay.close()
+  return 0
 }

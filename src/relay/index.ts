@@ -1,2 +1,7 @@
-// The relay's public API (tracklet/relay). Filled in by the relay's work.
-export {}
+// The relay's public API (tracklet/relay), exported by name: nothing reaches users by accident.
+export { createRelay, type Relay } from './relay'
+export type { RelayOptions, RelaySource, SourceDestinations } from './options'
+export { RelayError, RelayConfigError } from './errors'
+export { BlockedAddressError, classifyAddress, type AddressKind } from './ssrf'
+export { loadRelayConfig } from './config'
+export type { WebhookSettings } from '../webhooks/settings'

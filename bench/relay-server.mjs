@@ -1,0 +1,13 @@
+// The relay under benchmark, in its own process so that its memory and CPU are its own.
+// Started by bench/relay.mjs with the relay options as JSON in argv[2]; reports its URL over IPC,
+// and on 'stop' closes and reports its peak RSS and CPU time.
+import { createRelay } from '../dist/relay/index.js'
+
+const relay = await createRelay(JSON.parse(process.argv[2]))
+process.send({ url: relay.url })
+process.on('message', async (message) => {
+  if (message !== 'stop') return
+  const cpu = process.cpuUsage()
+  await relay.close()
+  process.send({ maxRssBytes: process.resourceUsage().maxRSS * 1024, cpuMs: (cpu.user + cpu.system) / 1000 }, () => process.exit(0))
+})

@@ -1,0 +1,79 @@
+import { describe } from '../shared/validate'
+import type { Audiences, AudienceChange } from './audiences'
+import { requestDeletion } from './deletions'
+import { HttpError } from './http'
+import type { IngestSource } from './ingest'
+import { DELIVERY_STATUSES, type DeliveryStatus, type DeliveryView, type Outbox } from './outbox'
+
+/** The delivery log's page size when none is asked for, and the largest allowed. */
+export const DEFAULT_PAGE_SIZE = 50
+export const MAX_PAGE_SIZE = 500
+
+/** What the admin API works on. */
+export interface AdminContext {
+  outbox: Outbox
+  audiences: Audiences
+  sources: readonly IngestSource[]
+  /** New deliveries were committed: wake the worker. */
+  wake: () => void
+}
+
+/** `POST /v1/deletions { userId }`: a delete message to every source with Webhooks. */
+export function handleDeletion(context: AdminContext, body: Record<string, unknown>): { userId: string; sources: string[] } {
+  const userId = body['userId']
+  if (typeof userId !== 'string' || userId.length === 0) {
+    throw new HttpError(400, 'ERR_INVALID_BODY', `userId must be a non-empty string, got ${describe(userId)}`)
+  }
+  const sources = requestDeletion(context.outbox, context.sources, userId)
+  context.wake()
+  return { userId, sources }
+}
+
+/** `PUT /v1/audiences/:name { source, userIds }`: an audience sync. */
+export function handleAudienceSync(context: AdminContext, audience: string, body: Record<string, unknown>): AudienceChange {
+  const { source: sourceName, userIds } = body
+  const source = context.sources.find((s) => s.name === sourceName)
+  if (source === undefined) {
+    throw new HttpError(400, 'ERR_INVALID_BODY', `source must name a configured source (${context.sources.map((s) => JSON.stringify(s.name)).join(', ')}), got ${describe(sourceName)}`)
+  }
+  if (!Array.isArray(userIds)) throw new HttpError(400, 'ERR_INVALID_BODY', `userIds must be an array of user ids, got ${describe(userIds)}`)
+  const bad = userIds.findIndex((id) => typeof id !== 'string' || id.length === 0)
+  if (bad !== -1) throw new HttpError(400, 'ERR_INVALID_BODY', `userIds[${bad}] must be a non-empty string, got ${describe(userIds[bad])}`)
+  const change = context.audiences.sync(source, audience, userIds as string[])
+  context.wake()
+  return change
+}
+
+/** `GET /v1/deliveries?status=&limit=&after=`: a page of the delivery log, oldest first. */
+export function handleDeliveryLog(context: AdminContext, query: URLSearchParams): { deliveries: DeliveryView[]; next: string | null } {
+  const status = query.get('status') ?? undefined
+  if (status !== undefined && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
+    throw new HttpError(400, 'ERR_INVALID_QUERY', `status must be one of ${DELIVERY_STATUSES.join(', ')}, got ${JSON.stringify(status)}`)
+  }
+  const limit = positiveInteger(query, 'limit', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+  const after = positiveInteger(query, 'after', 0, Number.MAX_SAFE_INTEGER)
+  const deliveries = context.outbox.list({ status: status as DeliveryStatus | undefined, after, limit })
+  // A full page may have more after it: `next` is the cursor to pass as `after`.
+  const next = deliveries.length === limit ? String(deliveries[deliveries.length - 1]!.id) : null
+  return { deliveries, next }
+}
+
+/** `POST /v1/deliveries/:id/retry`: a dead-lettered delivery, due again with a fresh window. */
+export function handleRetry(context: AdminContext, id: string): { id: number; status: 'pending' } {
+  const numeric = /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN
+  const outcome = Number.isNaN(numeric) ? 'not-found' : context.outbox.retry(numeric)
+  if (outcome === 'not-found') throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${JSON.stringify(id)}`)
+  if (outcome === 'not-failed') throw new HttpError(409, 'ERR_NOT_FAILED', `delivery ${id} is not dead-lettered (status failed); only those can be retried`)
+  context.wake()
+  return { id: numeric, status: 'pending' }
+}
+
+function positiveInteger(query: URLSearchParams, key: string, fallback: number, max: number): number {
+  const raw = query.get(key)
+  if (raw === null) return fallback
+  const value = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!(value >= 1 && value <= max) && !(key === 'after' && value === 0)) {
+    throw new HttpError(400, 'ERR_INVALID_QUERY', `${key} must be an integer from ${key === 'after' ? 0 : 1} to ${max}, got ${JSON.stringify(raw)}`)
+  }
+  return value
+}

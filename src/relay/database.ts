@@ -1,0 +1,89 @@
+import Database from 'better-sqlite3'
+import { RelayError } from './errors'
+
+/** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
+export type RelayDatabase = Database.Database
+
+// Each entry upgrades the schema by one version (PRAGMA user_version), so a file written by an
+// older relay is brought up to date in place rather than refused.
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE deliveries (
+    id               INTEGER PRIMARY KEY,
+    source           TEXT    NOT NULL,
+    destination      TEXT    NOT NULL,
+    message_id       TEXT    NOT NULL,
+    type             TEXT    NOT NULL,
+    message          TEXT    NOT NULL,   -- the message's JSON, as accepted
+    status           TEXT    NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    first_attempt_at INTEGER,            -- epoch ms; the retry window starts here
+    next_attempt_at  INTEGER NOT NULL,   -- epoch ms; when a pending delivery is due
+    last_error       TEXT,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+  );
+  -- At-least-once from the client too: a batch the SDK sends again (its answer was lost) does not
+  -- create a second delivery of the same message.
+  CREATE UNIQUE INDEX deliveries_message ON deliveries (source, destination, message_id);
+  -- A delivery stays pending while it is attempted (the worker tracks what it has taken in memory),
+  -- so one that was in flight when the process died is simply due again at the next start.
+  CREATE INDEX deliveries_due ON deliveries (source, next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX deliveries_status ON deliveries (status, id);
+
+  CREATE TABLE attempts (
+    id          INTEGER PRIMARY KEY,
+    delivery_id INTEGER NOT NULL REFERENCES deliveries (id),
+    at          INTEGER NOT NULL,        -- epoch ms when the attempt started
+    url         TEXT    NOT NULL,
+    status      INTEGER,                 -- the HTTP status, when there was an answer
+    error       TEXT,                    -- why it failed, when it did
+    ms          INTEGER NOT NULL         -- how long it took
+  );
+  CREATE INDEX attempts_delivery ON attempts (delivery_id);
+
+  CREATE TABLE audience_members (
+    source   TEXT NOT NULL,
+    audience TEXT NOT NULL,
+    user_id  TEXT NOT NULL,
+    PRIMARY KEY (source, audience, user_id)
+  ) WITHOUT ROWID;
+  `,
+]
+
+/**
+ * Opens (creating when missing) the relay's database at `path` (a file, or `':memory:'`), in WAL
+ * mode with `synchronous = FULL`: a commit is on disk before the relay answers 2xx, and readers
+ * never block the writer.
+ */
+export function openDatabase(path: string): RelayDatabase {
+  let db: RelayDatabase
+  try {
+    db = new Database(path)
+  } catch (error) {
+    throw new RelayError('ERR_RELAY_DATABASE', `cannot open the relay database ${path}: ${(error as Error).message}`, { cause: error })
+  }
+  try {
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = FULL')
+    db.pragma('foreign_keys = ON')
+    // Another process holding the file (a second relay by mistake) makes us wait briefly, not fail.
+    db.pragma('busy_timeout = 5000')
+    migrate(db)
+    return db
+  } catch (error) {
+    db.close()
+    throw new RelayError('ERR_RELAY_DATABASE', `cannot prepare the relay database ${path}: ${(error as Error).message}`, { cause: error })
+  }
+}
+
+function migrate(db: RelayDatabase): void {
+  const version = db.pragma('user_version', { simple: true }) as number
+  if (version > MIGRATIONS.length) {
+    throw new Error(`it was written by a newer relay (schema ${version}, this relay knows ${MIGRATIONS.length})`)
+  }
+  db.transaction(() => {
+    for (const sql of MIGRATIONS.slice(version)) db.exec(sql)
+    db.pragma(`user_version = ${MIGRATIONS.length}`)
+  })()
+}

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto'
+import { isDestinationEnabled } from '../shared/integrations'
+import { serialize } from '../shared/json'
+import { MAX_MESSAGE_BYTES } from '../shared/limits'
+import type { Integrations, MessageType } from '../shared/message'
+import { findWireMessageProblem } from '../shared/validate'
+import { HttpError } from './http'
+import type { NewDelivery, Outbox } from './outbox'
+
+/** A source as ingest sees it: its name and the names of the destinations it has. */
+export interface IngestSource {
+  name: string
+  destinations: readonly string[]
+}
+
+/** A message of a batch that was refused, by its index in the batch, and why. */
+export interface Refusal {
+  index: number
+  reason: string
+}
+
+/** The answer to an ingest request. */
+export interface IngestAnswer {
+  success: boolean
+  /** Messages accepted (valid, and durably written for every destination they go to). */
+  accepted: number
+  refused: Refusal[]
+}
+
+/**
+ * Validates a batch's messages one by one, fills in `messageId` and `timestamp` where missing,
+ * routes each to the source's destinations its `integrations` allow, and commits all their
+ * deliveries in one transaction. Only then does it return: the caller answers 2xx after this.
+ * Invalid or oversized messages are refused on their own; the valid rest is accepted.
+ */
+export function ingest(outbox: Outbox, source: IngestSource, messages: readonly unknown[], now = new Date()): IngestAnswer {
+  const deliveries: NewDelivery[] = []
+  const refused: Refusal[] = []
+  let accepted = 0
+  messages.forEach((raw, index) => {
+    const problem = findWireMessageProblem(raw)
+    if (problem !== undefined) {
+      refused.push({ index, reason: problem })
+      return
+    }
+    // A shallow copy: the fields filled in here never change what the caller parsed.
+    const message = { ...(raw as Record<string, unknown>) }
+    message['messageId'] ??= randomUUID()
+    message['timestamp'] ??= now.toISOString()
+    const serialized = serialize(message)
+    if (!serialized.ok) {
+      refused.push({ index, reason: `the message ${serialized.problem}` })
+      return
+    }
+    if (serialized.bytes > MAX_MESSAGE_BYTES) {
+      refused.push({ index, reason: `the message is ${serialized.bytes} bytes of JSON, over the ${MAX_MESSAGE_BYTES}-byte limit` })
+      return
+    }
+    accepted++
+    const integrations = message['integrations'] as Integrations | undefined
+    for (const destination of source.destinations) {
+      if (!isDestinationEnabled(integrations, destination)) continue
+      deliveries.push({
+        source: source.name,
+        destination,
+        messageId: message['messageId'] as string,
+        type: message['type'] as string,
+        json: serialized.json,
+      })
+    }
+  })
+  try {
+    outbox.enqueue(deliveries)
+  } catch (error) {
+    // Nothing was committed: a 503 tells the SDK to send the batch again.
+    throw new HttpError(503, 'ERR_OUTBOX_UNAVAILABLE', `the messages could not be stored: ${(error as Error).message}`)
+  }
+  return { success: accepted > 0 || refused.length === 0, accepted, refused }
+}
+
+/** The messages of a `POST /v1/batch` body: its `batch` array. */
+export function batchMessages(body: Record<string, unknown>): unknown[] {
+  const batch = body['batch']
+  if (!Array.isArray(batch)) throw new HttpError(400, 'ERR_INVALID_BODY', 'the body must be { "batch": [ messages ] }: batch is missing or not an array')
+  return batch
+}
+
+/**
+ * The message of a single-call body (`POST /v1/track`): the path names its type. A body naming a
+ * different type is refused rather than silently retyped.
+ */
+export function singleMessage(type: MessageType, body: Record<string, unknown>): Record<string, unknown> {
+  if (body['type'] !== undefined && body['type'] !== type) {
+    throw new HttpError(400, 'ERR_INVALID_MESSAGE', `the message's type is ${JSON.stringify(body['type'])} but it was sent to /v1/${type}`)
+  }
+  return { ...body, type }
+}

@@ -1,0 +1,170 @@
+import { describe, isPlainObject } from '../shared/validate'
+import type { WebhookSettings } from '../webhooks/settings'
+import { RelayConfigError } from './errors'
+
+/** The destinations a source sends to, by name. Keys are case sensitive. */
+export interface SourceDestinations {
+  /** The Webhooks destination's settings (see `tracklet/webhooks`); absent means the source does not use it. */
+  Webhooks?: WebhookSettings
+}
+
+/** One source: an application that sends with its own write key. */
+export interface RelaySource {
+  /** A unique name, shown in the delivery log and used by the admin API (`source`). */
+  name: string
+  /** The key the SDK sends as the Basic auth user. Unique across sources; never logged. */
+  writeKey: string
+  /** The destinations this source's messages go to. */
+  destinations?: SourceDestinations
+}
+
+/** Options of {@link createRelay}; also the shape of the CLI's JSON config file. */
+export interface RelayOptions {
+  /** The TCP port to listen on; `0` picks a free one. @default 8787 */
+  port?: number
+  /** The address to listen on. @default '127.0.0.1' */
+  host?: string
+  /** The SQLite file holding the outbox (created when missing), or `':memory:'`. @default 'tracklet.db' */
+  database?: string
+  /** The Bearer token of the admin API. Without it the admin API answers 401 to everyone. */
+  adminToken?: string | undefined
+  /** Let webhooks reach loopback, private, link-local and other non-public addresses. @default false */
+  allowPrivateNetworks?: boolean
+  /** The sources whose write keys are accepted. At least one. */
+  sources: readonly RelaySource[]
+  /** Deliveries in flight at once, per source (so one slow receiver holds up only its own). @default 32 */
+  concurrency?: number
+  /** One webhook request's time limit, in milliseconds. @default 5000 */
+  webhookTimeout?: number
+  /** Time allowed to receive a request's headers, in milliseconds (slow clients are cut off). @default 10000 */
+  headersTimeout?: number
+  /** Time allowed to receive a whole request, in milliseconds. @default 30000 */
+  requestTimeout?: number
+  /** The largest request head, in bytes; larger gets 431. @default 16384 */
+  maxHeaderSize?: number
+}
+
+/** {@link RelayOptions} with every default applied, validated and copied (never the caller's objects). */
+export interface ResolvedRelayOptions {
+  port: number
+  host: string
+  database: string
+  adminToken: string | undefined
+  allowPrivateNetworks: boolean
+  sources: readonly RelaySource[]
+  concurrency: number
+  webhookTimeout: number
+  headersTimeout: number
+  requestTimeout: number
+  maxHeaderSize: number
+}
+
+/** Destination names the relay knows; the keys of `sources[].destinations`. */
+export const DESTINATION_NAMES = ['Webhooks'] as const
+
+const DEFAULTS = Object.freeze({
+  port: 8787,
+  host: '127.0.0.1',
+  database: 'tracklet.db',
+  allowPrivateNetworks: false,
+  concurrency: 32,
+  webhookTimeout: 5000,
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  maxHeaderSize: 16_384,
+})
+
+const KNOWN_OPTIONS = new Set([...Object.keys(DEFAULTS), 'adminToken', 'sources'])
+
+/**
+ * Validates relay options (from code or a parsed config file) and applies the defaults.
+ * Throws a {@link RelayConfigError} naming the first invalid field, such as `sources[0].writeKey`.
+ * Destination settings are checked here for shape only; the destination itself checks them in
+ * full when the relay builds it.
+ */
+export function resolveRelayOptions(input: unknown): ResolvedRelayOptions {
+  if (!isPlainObject(input)) throw new RelayConfigError('options', `must be an object, got ${describe(input)}`)
+  for (const key of Object.keys(input)) {
+    if (!KNOWN_OPTIONS.has(key)) throw new RelayConfigError(key, `is not a relay option (known: ${[...KNOWN_OPTIONS].join(', ')})`)
+  }
+  const adminToken = input['adminToken']
+  if (adminToken !== undefined && !isNonEmptyString(adminToken)) {
+    throw new RelayConfigError('adminToken', `must be a non-empty string, got ${typeof adminToken}`)
+  }
+  return {
+    port: integer(input, 'port', DEFAULTS.port, 0, 65_535),
+    host: string(input, 'host', DEFAULTS.host),
+    database: string(input, 'database', DEFAULTS.database),
+    adminToken,
+    allowPrivateNetworks: boolean(input, 'allowPrivateNetworks', DEFAULTS.allowPrivateNetworks),
+    sources: resolveSources(input['sources']),
+    concurrency: integer(input, 'concurrency', DEFAULTS.concurrency, 1, 10_000),
+    webhookTimeout: integer(input, 'webhookTimeout', DEFAULTS.webhookTimeout, 1, 600_000),
+    headersTimeout: integer(input, 'headersTimeout', DEFAULTS.headersTimeout, 1, 600_000),
+    requestTimeout: integer(input, 'requestTimeout', DEFAULTS.requestTimeout, 1, 3_600_000),
+    maxHeaderSize: integer(input, 'maxHeaderSize', DEFAULTS.maxHeaderSize, 1024, 1_048_576),
+  }
+}
+
+function resolveSources(value: unknown): RelaySource[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new RelayConfigError('sources', `must be a non-empty array of sources, got ${describe(value)}`)
+  }
+  const names = new Set<string>()
+  const writeKeys = new Set<string>()
+  return value.map((source: unknown, index) => {
+    const field = `sources[${index}]`
+    if (!isPlainObject(source)) throw new RelayConfigError(field, `must be an object, got ${describe(source)}`)
+    const { name, writeKey, destinations } = source
+    if (!isNonEmptyString(name)) throw new RelayConfigError(`${field}.name`, `must be a non-empty string, got ${describe(name)}`)
+    if (names.has(name)) throw new RelayConfigError(`${field}.name`, `${JSON.stringify(name)} is used by another source`)
+    // The write key's value is a secret: describe its type, never the value itself.
+    if (!isNonEmptyString(writeKey)) throw new RelayConfigError(`${field}.writeKey`, `must be a non-empty string, got ${typeof writeKey}`)
+    if (writeKeys.has(writeKey)) throw new RelayConfigError(`${field}.writeKey`, 'is the write key of another source')
+    names.add(name)
+    writeKeys.add(writeKey)
+    return { name, writeKey, destinations: resolveDestinations(destinations, `${field}.destinations`) }
+  })
+}
+
+function resolveDestinations(value: unknown, field: string): SourceDestinations {
+  if (value === undefined) return {}
+  if (!isPlainObject(value)) throw new RelayConfigError(field, `must be an object, got ${describe(value)}`)
+  const destinations: SourceDestinations = {}
+  for (const [name, settings] of Object.entries(value)) {
+    if (!(DESTINATION_NAMES as readonly string[]).includes(name)) {
+      throw new RelayConfigError(`${field}.${name}`, `is not a known destination (known: ${DESTINATION_NAMES.join(', ')}; names are case sensitive)`)
+    }
+    if (!isPlainObject(settings)) throw new RelayConfigError(`${field}.${name}`, `must be an object of settings, got ${describe(settings)}`)
+    // A deep copy, so later changes to the caller's objects never reach the running relay.
+    destinations.Webhooks = structuredClone(settings) as unknown as WebhookSettings
+  }
+  return destinations
+}
+
+function isNonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0
+}
+
+function integer(input: Record<string, unknown>, key: string, fallback: number, min: number, max: number): number {
+  const value = input[key]
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new RelayConfigError(key, `must be an integer from ${min} to ${max}, got ${describe(value)}`)
+  }
+  return value
+}
+
+function string(input: Record<string, unknown>, key: string, fallback: string): string {
+  const value = input[key]
+  if (value === undefined) return fallback
+  if (!isNonEmptyString(value)) throw new RelayConfigError(key, `must be a non-empty string, got ${describe(value)}`)
+  return value
+}
+
+function boolean(input: Record<string, unknown>, key: string, fallback: boolean): boolean {
+  const value = input[key]
+  if (value === undefined) return fallback
+  if (typeof value !== 'boolean') throw new RelayConfigError(key, `must be true or false, got ${describe(value)}`)
+  return value
+}

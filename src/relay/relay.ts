@@ -1,0 +1,127 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Agent } from 'undici'
+import { nextAttemptAt } from '../webhooks/retry-schedule'
+import { WebhookDestination } from '../webhooks/destination'
+import { Audiences } from './audiences'
+import { AdminToken, WriteKeys } from './auth'
+import { openDatabase, type RelayDatabase } from './database'
+import type { Destination } from './destination'
+import { RelayConfigError } from './errors'
+import type { IngestSource } from './ingest'
+import { log } from './log'
+import { type RelayOptions, type ResolvedRelayOptions, resolveRelayOptions } from './options'
+import { Outbox } from './outbox'
+import { createRouter } from './router'
+import { guardedAgent } from './ssrf'
+import { Worker } from './worker'
+
+/** A running relay. */
+export interface Relay {
+  /** The base URL it listens on, such as `http://127.0.0.1:8787`. */
+  readonly url: string
+  /**
+   * Stops the relay: no new requests are accepted, deliveries in flight get a moment to finish
+   * (those that do not are attempted again at the next start), then the database is closed.
+   * Idempotent.
+   */
+  close(): Promise<void>
+}
+
+// How long close() waits for deliveries in flight before leaving them to the next start.
+const CLOSE_GRACE_MS = 2000
+
+/**
+ * Starts a relay: opens (or creates) the outbox database, builds each source's destinations,
+ * resumes pending deliveries and listens for HTTP.
+ *
+ * @throws {RelayConfigError} (`ERR_RELAY_CONFIG`) for invalid options, naming the field — also
+ * for destination settings the destination refuses.
+ * @throws {RelayError} (`ERR_RELAY_DATABASE`) when the database cannot be opened.
+ */
+export async function createRelay(options: RelayOptions): Promise<Relay> {
+  const resolved = resolveRelayOptions(options)
+  const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
+  let db: RelayDatabase | undefined
+  try {
+    const destinations = buildDestinations(resolved, agent)
+    db = openDatabase(resolved.database)
+    // Deliveries that were in flight when the relay last stopped are still pending: due at once.
+    const outbox = new Outbox(db)
+
+    const worker = new Worker({ outbox, destinations, schedule: nextAttemptAt, concurrency: resolved.concurrency })
+    const sources: IngestSource[] = resolved.sources.map((s) => ({ name: s.name, destinations: Object.keys(s.destinations ?? {}) }))
+    const router = createRouter({
+      outbox,
+      audiences: new Audiences(db, outbox),
+      sources,
+      wake: () => worker.wake(),
+      writeKeys: new WriteKeys(resolved.sources.map((s, index) => [s.writeKey, sources[index]!] as const)),
+      adminToken: new AdminToken(resolved.adminToken),
+    })
+    const server = createServer(
+      {
+        headersTimeout: resolved.headersTimeout,
+        requestTimeout: resolved.requestTimeout,
+        maxHeaderSize: resolved.maxHeaderSize,
+        // Node checks the two timeouts above only this often (30 s by default).
+        connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(Math.min(resolved.headersTimeout, resolved.requestTimeout) / 4))),
+      },
+      router,
+    )
+    const url = await listen(server, resolved)
+    log('listening on %s with %d sources', url, sources.length)
+    worker.wake()
+    return { url, close: once(() => shutdown(server, worker, agent, db!)) }
+  } catch (error) {
+    db?.close()
+    await agent.close()
+    throw error
+  }
+}
+
+// One Webhooks destination per source, built once; its settings errors are configuration errors.
+function buildDestinations(options: ResolvedRelayOptions, agent: Agent): Map<string, Map<string, Destination>> {
+  const bySource = new Map<string, Map<string, Destination>>()
+  options.sources.forEach((source, index) => {
+    const destinations = new Map<string, Destination>()
+    const settings = source.destinations?.Webhooks
+    if (settings !== undefined) {
+      try {
+        destinations.set('Webhooks', new WebhookDestination(settings, { timeout: options.webhookTimeout, dispatcher: agent }))
+      } catch (error) {
+        throw new RelayConfigError(`sources[${index}].destinations.Webhooks`, (error as Error).message, { cause: error })
+      }
+    }
+    bySource.set(source.name, destinations)
+  })
+  return bySource
+}
+
+function listen(server: Server, options: ResolvedRelayOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject)
+      const { address, port } = server.address() as AddressInfo
+      resolve(`http://${address.includes(':') ? `[${address}]` : address}:${port}`)
+    })
+  })
+}
+
+async function shutdown(server: Server, worker: Worker, agent: Agent, db: RelayDatabase): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  server.closeIdleConnections()
+  await worker.stop(CLOSE_GRACE_MS)
+  // Requests still being answered get the same grace; then their connections are cut.
+  server.closeAllConnections()
+  await closed
+  await agent.destroy()
+  db.close()
+  log('closed')
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let promise: Promise<void> | undefined
+  return () => (promise ??= fn())
+}

@@ -1,0 +1,108 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { MAX_BATCH_BYTES } from '../shared/limits'
+import { MESSAGE_TYPES, type MessageType } from '../shared/message'
+import { type AdminContext, handleAudienceSync, handleDeletion, handleDeliveryLog, handleRetry } from './admin'
+import type { AdminToken, WriteKeys } from './auth'
+import { HttpError, readJsonBody, sendError, sendJson } from './http'
+import { batchMessages, ingest, type IngestSource, singleMessage } from './ingest'
+import { log } from './log'
+
+/** The admin API's body limit: an audience sync can list many user ids. */
+const MAX_ADMIN_BODY_BYTES = 10_000_000
+
+/** Everything the routes work on. */
+export interface RouterContext extends AdminContext {
+  writeKeys: WriteKeys<IngestSource>
+  adminToken: AdminToken
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse, params: string[], url: URL) => Promise<void>
+
+interface Route {
+  method: string
+  pattern: RegExp
+  handler: Handler
+}
+
+/** The relay's routes (DESIGN.md §3), as a `node:http` request listener. */
+export function createRouter(context: RouterContext): (req: IncomingMessage, res: ServerResponse) => void {
+  const ingestRoute = async (req: IncomingMessage, res: ServerResponse, messagesOf: (body: Record<string, unknown>) => unknown[]): Promise<void> => {
+    const source = context.writeKeys.authenticate(req)
+    const body = await readJsonBody(req, MAX_BATCH_BYTES)
+    const answer = ingest(context.outbox, source, messagesOf(body))
+    if (answer.accepted > 0) context.wake()
+    if (answer.refused.length > 0) log('source %s: %d accepted, %d refused', source.name, answer.accepted, answer.refused.length)
+    sendJson(res, answer.success ? 200 : 400, answer)
+  }
+  const admin = async (req: IncomingMessage, res: ServerResponse, status: number, handle: (body: Record<string, unknown>) => unknown): Promise<void> => {
+    context.adminToken.authenticate(req)
+    sendJson(res, status, handle(await readJsonBody(req, MAX_ADMIN_BODY_BYTES)))
+  }
+
+  const routes: Route[] = [
+    { method: 'GET', pattern: /^\/healthz$/, handler: async (_req, res) => sendJson(res, 200, { ok: true }) },
+    { method: 'POST', pattern: /^\/v1\/batch$/, handler: (req, res) => ingestRoute(req, res, batchMessages) },
+    {
+      method: 'POST',
+      pattern: new RegExp(`^/v1/(${MESSAGE_TYPES.join('|')})$`),
+      handler: (req, res, [type]) => ingestRoute(req, res, (body) => [singleMessage(type as MessageType, body)]),
+    },
+    { method: 'POST', pattern: /^\/v1\/deletions$/, handler: (req, res) => admin(req, res, 202, (body) => handleDeletion(context, body)) },
+    {
+      method: 'PUT',
+      pattern: /^\/v1\/audiences\/([^/]+)$/,
+      handler: (req, res, [name]) => admin(req, res, 200, (body) => handleAudienceSync(context, audienceName(name!), body)),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/deliveries$/,
+      handler: async (req, res, _params, url) => {
+        context.adminToken.authenticate(req)
+        sendJson(res, 200, handleDeliveryLog(context, url.searchParams))
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/deliveries\/([^/]+)\/retry$/,
+      handler: async (req, res, [id]) => {
+        context.adminToken.authenticate(req)
+        sendJson(res, 202, handleRetry(context, id!))
+      },
+    },
+  ]
+
+  return (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://relay.invalid')
+    const matching = routes.map((route) => ({ route, match: route.pattern.exec(url.pathname) })).filter((m) => m.match !== null)
+    const found = matching.find((m) => m.route.method === req.method)
+    const run =
+      found !== undefined
+        ? found.route.handler(req, res, found.match!.slice(1), url)
+        : Promise.reject(
+            matching.length === 0
+              ? new HttpError(404, 'ERR_NOT_FOUND', `no such endpoint: ${req.method} ${url.pathname}`)
+              : new HttpError(405, 'ERR_METHOD_NOT_ALLOWED', `${url.pathname} takes ${matching.map((m) => m.route.method).join(', ')}`, {
+                  allow: matching.map((m) => m.route.method).join(', '),
+                }),
+          )
+    run.catch((error: unknown) => {
+      const httpError =
+        error instanceof HttpError ? error : new HttpError(500, 'ERR_INTERNAL', 'the relay failed to handle the request; see its log (DEBUG=tracklet:relay)')
+      if (!(error instanceof HttpError)) log('%s %s failed: %s', req.method, url.pathname, (error as Error).stack ?? error)
+      else log('%s %s → %d %s', req.method, url.pathname, httpError.status, httpError.code)
+      if (res.headersSent) res.destroy()
+      else sendError(res, httpError)
+    })
+  }
+}
+
+function audienceName(encoded: string): string {
+  let name: string
+  try {
+    name = decodeURIComponent(encoded)
+  } catch {
+    throw new HttpError(400, 'ERR_INVALID_AUDIENCE', 'the audience name in the path is not valid percent-encoding')
+  }
+  if (name.trim().length === 0 || name.length > 200) throw new HttpError(400, 'ERR_INVALID_AUDIENCE', 'the audience name must be 1 to 200 characters')
+  return name
+}

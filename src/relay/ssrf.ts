@@ -1,0 +1,123 @@
+import { lookup } from 'node:dns/promises'
+import { BlockList, isIP } from 'node:net'
+import { Agent, buildConnector } from 'undici'
+import { RelayError } from './errors'
+
+/** Why an address is not public. */
+export type AddressKind =
+  | 'unspecified'
+  | 'loopback'
+  | 'private'
+  | 'link-local'
+  | 'unique-local'
+  | 'carrier-grade NAT'
+  | 'multicast'
+  | 'reserved'
+
+// Ranges a webhook must not reach, in the order they are tested (the first match names it).
+const RANGES: readonly [AddressKind, 'ipv4' | 'ipv6', string, number][] = [
+  ['unspecified', 'ipv4', '0.0.0.0', 8],
+  ['loopback', 'ipv4', '127.0.0.0', 8],
+  ['private', 'ipv4', '10.0.0.0', 8],
+  ['private', 'ipv4', '172.16.0.0', 12],
+  ['private', 'ipv4', '192.168.0.0', 16],
+  ['link-local', 'ipv4', '169.254.0.0', 16],
+  ['carrier-grade NAT', 'ipv4', '100.64.0.0', 10],
+  ['reserved', 'ipv4', '192.0.0.0', 24],
+  ['reserved', 'ipv4', '198.18.0.0', 15],
+  ['multicast', 'ipv4', '224.0.0.0', 4],
+  ['reserved', 'ipv4', '240.0.0.0', 4],
+  ['unspecified', 'ipv6', '::', 128],
+  ['loopback', 'ipv6', '::1', 128],
+  ['link-local', 'ipv6', 'fe80::', 10],
+  ['private', 'ipv6', 'fec0::', 10], // deprecated site-local
+  ['unique-local', 'ipv6', 'fc00::', 7],
+  ['multicast', 'ipv6', 'ff00::', 8],
+  ['reserved', 'ipv6', '::', 96], // deprecated IPv4-compatible addresses
+]
+
+const LISTS: readonly [AddressKind, BlockList][] = RANGES.map(([kind, family, network, prefix]) => {
+  const list = new BlockList()
+  list.addSubnet(network, prefix, family)
+  return [kind, list]
+})
+
+/**
+ * Which kind of non-public address `address` is (an IPv4 or IPv6 literal), or `undefined` for a
+ * public one. An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is judged as the IPv4 it carries.
+ */
+export function classifyAddress(address: string): AddressKind | undefined {
+  const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address
+  const family = isIP(bare)
+  if (family === 0) return 'reserved' // not an address at all: never connect to it
+  const mapped = family === 6 ? ipv4Mapped(bare) : undefined
+  const [value, type] = mapped !== undefined ? [mapped, 'ipv4' as const] : [bare, family === 4 ? ('ipv4' as const) : ('ipv6' as const)]
+  for (const [kind, list] of LISTS) if (list.check(value, type)) return kind
+  return undefined
+}
+
+const IPV4_MAPPED = new BlockList()
+IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6')
+
+// `::ffff:a.b.c.d` or `::ffff:7f00:1` (any spelling of the ::ffff:0:0/96 prefix) → `a.b.c.d`.
+function ipv4Mapped(address: string): string | undefined {
+  if (!IPV4_MAPPED.check(address, 'ipv6')) return undefined
+  const tail = address.slice(address.lastIndexOf(':') + 1)
+  if (isIP(tail) === 4) return tail
+  const hex = address.split(':').slice(-2)
+  const high = Number.parseInt(hex[0] ?? '0', 16)
+  const low = Number.parseInt(hex[1] ?? '0', 16)
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.')
+}
+
+/** The `code` of a {@link BlockedAddressError}. */
+export const BLOCKED_ADDRESS_CODE = 'ERR_BLOCKED_ADDRESS'
+
+/** A webhook's host resolved to an address the relay refuses to reach. */
+export class BlockedAddressError extends RelayError {
+  constructor(host: string, address: string, kind: AddressKind) {
+    super(
+      BLOCKED_ADDRESS_CODE,
+      `refused to connect to ${host === address ? address : `${host} (${address})`}: a ${kind} address; set allowPrivateNetworks to reach private networks`,
+    )
+    this.name = 'BlockedAddressError'
+  }
+}
+
+/** How `guardedAgent` resolves a host name (injectable for tests). */
+export type Resolve = (host: string) => Promise<{ address: string; family: number }[]>
+
+const resolveAll: Resolve = (host) => lookup(host, { all: true, verbatim: true })
+
+/**
+ * An undici `Agent` that checks, at connect time, the addresses a webhook's host resolves to and
+ * refuses loopback, private, link-local, unique-local, CGNAT, unspecified and multicast ones. It
+ * then connects to the very address it checked (keeping the host name for TLS), so a DNS answer
+ * that changes between the check and the connect cannot slip through. With `allowPrivateNetworks`
+ * it is a plain agent.
+ */
+export function guardedAgent(options: { allowPrivateNetworks: boolean; resolve?: Resolve }): Agent {
+  if (options.allowPrivateNetworks) return new Agent()
+  const resolve = options.resolve ?? resolveAll
+  const connect = buildConnector({})
+  return new Agent({
+    connect: (connectOptions, callback) => {
+      const host = connectOptions.hostname.replace(/^\[(.*)\]$/, '$1')
+      const checked = isIP(host) !== 0 ? Promise.resolve([{ address: host, family: isIP(host) }]) : resolve(host)
+      checked.then(
+        (addresses) => {
+          const first = addresses[0]
+          if (first === undefined) throw new Error(`${host} resolved to no address`)
+          for (const { address } of addresses) {
+            const kind = classifyAddress(address)
+            if (kind !== undefined) throw new BlockedAddressError(host, address, kind)
+          }
+          connect(
+            { ...connectOptions, hostname: first.address, servername: connectOptions.servername ?? (isIP(host) === 0 ? host : '') },
+            callback,
+          )
+        },
+      ).catch((error: Error) => callback(error, null))
+    },
+  })
+}

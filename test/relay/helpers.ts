@@ -1,0 +1,116 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { request } from 'undici'
+import { createRelay, type Relay, type RelayOptions } from '../../src/relay/index'
+
+export const WRITE_KEY = 'wk-test-web'
+export const ADMIN_TOKEN = 'admin-token-for-tests'
+
+/** A webhook request as the test receiver saw it. */
+export interface Received {
+  headers: IncomingHttpHeaders
+  body: Record<string, unknown>
+  raw: string
+}
+
+export interface Receiver {
+  url: string
+  received: Received[]
+  /** Replaces how the receiver answers from now on. */
+  respond(handler: (req: IncomingMessage, res: ServerResponse) => void): void
+  close(): Promise<void>
+}
+
+/** A real node:http receiver on port 0 that records every webhook and answers 200 unless told otherwise. */
+export async function startReceiver(): Promise<Receiver> {
+  const received: Received[] = []
+  let handler = (_req: IncomingMessage, res: ServerResponse): void => {
+    res.writeHead(200).end('ok')
+  }
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8')
+      received.push({ headers: req.headers, body: JSON.parse(raw) as Record<string, unknown>, raw })
+      handler(req, res)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    respond: (next) => {
+      handler = next
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  }
+}
+
+/** Starts a relay on port 0 with an in-memory database, one source `web` sending to `receiverUrl`. */
+export function startRelay(receiverUrl: string, overrides: Partial<RelayOptions> = {}): Promise<Relay> {
+  return createRelay({
+    port: 0,
+    database: ':memory:',
+    adminToken: ADMIN_TOKEN,
+    allowPrivateNetworks: true,
+    sources: [{ name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiverUrl }] } } }],
+    ...overrides,
+  })
+}
+
+export function basic(writeKey: string): string {
+  return `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`
+}
+
+/** POSTs JSON to the relay and returns the status and parsed answer. */
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = { authorization: basic(WRITE_KEY) },
+  method: 'POST' | 'PUT' = 'POST',
+): Promise<{ status: number; body: any }> {
+  const response = await request(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+  const text = await response.body.text()
+  return { status: response.statusCode, body: text.length > 0 ? JSON.parse(text) : undefined }
+}
+
+/** GETs from the admin API with the admin token. */
+export async function adminGet(url: string): Promise<{ status: number; body: any }> {
+  const response = await request(url, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  return { status: response.statusCode, body: await response.body.json() }
+}
+
+export const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
+
+/** A valid track message. */
+export function track(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: 'track', userId: 'u1', event: 'Signed Up', messageId: `m-${Math.random().toString(36).slice(2)}`, ...overrides }
+}
+
+/** Waits until `check` returns a value that is not undefined (polling; the test timeout bounds it). */
+export async function waitFor<T>(check: () => T | undefined | Promise<T | undefined>, what = 'condition'): Promise<T> {
+  for (let i = 0; ; i++) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (i > 1500) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+/** Waits until the delivery log has a delivery with `status` (any, or the one with `messageId`). */
+export function waitForDelivery(relayUrl: string, status: string, messageId?: string): Promise<any> {
+  return waitFor(async () => {
+    const { body } = await adminGet(`${relayUrl}/v1/deliveries?status=${status}`)
+    return (body.deliveries as any[]).find((d) => messageId === undefined || d.messageId === messageId)
+  }, `a ${status} delivery`)
+}

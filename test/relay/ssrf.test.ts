@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { request } from 'undici'
+import { classifyAddress, type Relay } from '../../src/relay/index'
+import { guardedAgent } from '../../src/relay/ssrf'
+import { post, type Receiver, startReceiver, startRelay, track, waitForDelivery } from './helpers'
+
+describe('classifyAddress', () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['127.255.0.9', 'loopback'],
+    ['::1', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.168.1.1', 'private'],
+    ['169.254.169.254', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['fc00::1', 'unique-local'],
+    ['fd12:3456::1', 'unique-local'],
+    ['100.64.0.1', 'carrier-grade NAT'],
+    ['100.127.255.254', 'carrier-grade NAT'],
+    ['0.0.0.0', 'unspecified'],
+    ['::', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['ff02::1', 'multicast'],
+    ['255.255.255.255', 'reserved'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['::ffff:10.0.0.1', 'private'],
+    ['::ffff:a9fe:a9fe', 'link-local'],
+    ['[::1]', 'loopback'],
+    ['not-an-ip', 'reserved'],
+  ])('%s is %s', (address, kind) => {
+    expect(classifyAddress(address)).toBe(kind)
+  })
+
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (address) => {
+    expect(classifyAddress(address)).toBeUndefined()
+  })
+})
+
+describe('the guarded agent', () => {
+  it('refuses a host name that resolves to a private address, checking every address', async () => {
+    const agent = guardedAgent({
+      allowPrivateNetworks: false,
+      resolve: async () => [
+        { address: '93.184.216.34', family: 4 },
+        { address: '10.0.0.7', family: 4 },
+      ],
+    })
+    try {
+      await expect(request('http://hooks.example.test/a', { dispatcher: agent })).rejects.toThrow(
+        /refused to connect to hooks\.example\.test \(10\.0\.0\.7\): a private address; set allowPrivateNetworks/,
+      )
+    } finally {
+      await agent.close()
+    }
+  })
+})
+
+describe('webhooks to private networks', () => {
+  let receiver: Receiver
+  let relay: Relay | undefined
+  afterEach(async () => {
+    await receiver.close()
+    await relay?.close()
+  })
+
+  it('refuses a loopback receiver without allowPrivateNetworks, dead-lettering with the reason', async () => {
+    receiver = await startReceiver()
+    for (const url of [receiver.url, receiver.url.replace('127.0.0.1', 'localhost')]) {
+      relay = await startRelay(url, { allowPrivateNetworks: false })
+      await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: 'ssrf' })] })
+      // Not retried for hours: the configuration, not the receiver, has to change.
+      const delivery = await waitForDelivery(relay.url, 'failed', 'ssrf')
+      expect(delivery.attempts).toHaveLength(1)
+      expect(delivery.attempts[0].error).toMatch(/refused to connect to .*a loopback address; set allowPrivateNetworks/)
+      expect(delivery.lastError).toMatch(/loopback/)
+      await relay.close()
+      relay = undefined
+    }
+    expect(receiver.received).toEqual([])
+  })
+
+  it('reaches the same receiver with allowPrivateNetworks', async () => {
+    receiver = await startReceiver()
+    relay = await startRelay(receiver.url, { allowPrivateNetworks: true })
+    await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: 'allowed' })] })
+    await waitForDelivery(relay.url, 'delivered', 'allowed')
+    expect(receiver.received.map((r) => r.body['messageId'])).toEqual(['allowed'])
+  })
+})

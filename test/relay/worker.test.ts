@@ -1,0 +1,254 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { DeliverableMessage } from '../../src/shared/message'
+import { openDatabase, type RelayDatabase } from '../../src/relay/database'
+import type { Destination, DestinationResult } from '../../src/relay/destination'
+import { Outbox } from '../../src/relay/outbox'
+import { Worker } from '../../src/relay/worker'
+import { nextAttemptAt, RETRY_WINDOW_MS } from '../../src/webhooks/index'
+
+const T0 = Date.parse('2026-01-01T00:00:00.000Z')
+const opened: RelayDatabase[] = []
+
+afterEach(() => {
+  for (const db of opened.splice(0)) if (db.open) db.close()
+})
+
+/** A clock the test moves by hand. */
+function clock() {
+  let now = T0
+  return { now: () => now, advance: (ms: number) => (now += ms) }
+}
+
+/** A destination that answers with `results` in turn (the last one repeats) and counts calls. */
+function fakeDestination(...results: DestinationResult[]): Destination & { sent: DeliverableMessage[] } {
+  const sent: DeliverableMessage[] = []
+  return {
+    sent,
+    async send(message) {
+      sent.push(message)
+      return results[Math.min(sent.length - 1, results.length - 1)]!
+    },
+  }
+}
+
+const ok: DestinationResult = { ok: true, retryable: false, attempts: [{ url: 'https://a.example/hook', status: 200, ms: 12 }] }
+const unavailable: DestinationResult = { ok: false, retryable: true, attempts: [{ url: 'https://a.example/hook', status: 503, ms: 8 }] }
+const refused: DestinationResult = { ok: false, retryable: false, attempts: [{ url: 'https://a.example/hook', status: 404, ms: 5 }] }
+
+function setup(destination: Destination, options: { path?: string; concurrency?: number; realTime?: boolean } = {}) {
+  const time = options.realTime ? { now: Date.now, advance: () => 0 } : clock()
+  const db = openDatabase(options.path ?? ':memory:')
+  opened.push(db)
+  const outbox = new Outbox(db, time.now)
+  const worker = new Worker({
+    outbox,
+    destinations: new Map([['web', new Map([['Webhooks', destination]])]]),
+    // Real time: retry 20 ms later, so the test sees the worker's own timer wake it.
+    schedule: options.realTime ? (state) => state.now + 20 : (state) => nextAttemptAt(state, () => 0.5),
+    concurrency: options.concurrency ?? 4,
+    now: time.now,
+  })
+  const enqueue = (...ids: string[]) =>
+    outbox.enqueue(ids.map((id) => ({ source: 'web', destination: 'Webhooks', messageId: id, type: 'track', json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: id, timestamp: new Date(T0).toISOString() }) })))
+  const run = async () => {
+    worker.wake()
+    await worker.idle()
+  }
+  return { time, outbox, worker, enqueue, run }
+}
+
+describe('the worker', () => {
+  it('delivers due deliveries and records the attempt with its URL, status and duration', async () => {
+    const destination = fakeDestination(ok)
+    const { outbox, enqueue, run } = setup(destination)
+    enqueue('m1', 'm2')
+    await run()
+    expect(destination.sent.map((m) => m.messageId)).toEqual(['m1', 'm2'])
+    const log = outbox.list({ after: 0, limit: 10 })
+    expect(log.map((d) => d.status)).toEqual(['delivered', 'delivered'])
+    expect(log[0]!.attempts).toEqual([{ at: new Date(T0).toISOString(), url: 'https://a.example/hook', status: 200, ms: 12 }])
+  })
+
+  it('schedules a retryable failure by the retry rule, and attempts it again once due', async () => {
+    const destination = fakeDestination(unavailable, ok)
+    const { outbox, enqueue, run, time } = setup(destination)
+    enqueue('m1')
+    await run()
+    let [delivery] = outbox.list({ after: 0, limit: 10 })
+    // attempt 1 failed: the wait is 1 s with the jitter pinned to the middle (0.75 s).
+    expect(delivery).toMatchObject({ status: 'pending', nextAttemptAt: new Date(T0 + 750).toISOString(), lastError: 'https://a.example/hook: HTTP 503' })
+
+    time.advance(500)
+    await run()
+    expect(destination.sent).toHaveLength(1) // not due yet
+
+    time.advance(250)
+    await run()
+    ;[delivery] = outbox.list({ after: 0, limit: 10 })
+    expect(destination.sent).toHaveLength(2)
+    expect(delivery!.status).toBe('delivered')
+    expect(delivery!.attempts.map((a) => a.status)).toEqual([503, 200])
+  })
+
+  it('dead-letters a delivery with its last error once the 4-hour window is spent', async () => {
+    const destination = fakeDestination(unavailable)
+    const { outbox, enqueue, run, time } = setup(destination)
+    enqueue('m1')
+    await run()
+    for (let i = 0; i < 200 && outbox.list({ status: 'pending', after: 0, limit: 1 }).length > 0; i++) {
+      time.advance(10 * 60 * 1000)
+      await run()
+    }
+    const [delivery] = outbox.list({ after: 0, limit: 10 })
+    expect(delivery!.status).toBe('failed')
+    expect(delivery!.lastError).toBe('retry window spent; last error: https://a.example/hook: HTTP 503')
+    // The last attempt falls on the window's end, not after it.
+    const last = Date.parse(delivery!.attempts.at(-1)!.at)
+    expect(last).toBe(T0 + RETRY_WINDOW_MS)
+  })
+
+  it('dead-letters at once on a failure that is not retryable (a 4xx)', async () => {
+    const destination = fakeDestination(refused)
+    const { outbox, enqueue, run, time } = setup(destination)
+    enqueue('m1')
+    await run()
+    time.advance(RETRY_WINDOW_MS)
+    await run()
+    expect(destination.sent).toHaveLength(1)
+    expect(outbox.list({ after: 0, limit: 10 })[0]).toMatchObject({ status: 'failed', lastError: 'https://a.example/hook: HTTP 404' })
+  })
+
+  it('dead-letters a message the destination throws on (it can never be sent)', async () => {
+    const { outbox, enqueue, run } = setup({ send: () => Promise.reject(new Error('cannot format')) })
+    enqueue('m1')
+    await run()
+    expect(outbox.list({ after: 0, limit: 10 })[0]).toMatchObject({ status: 'failed', lastError: '-: the destination threw: cannot format' })
+  })
+
+  it('keeps at most `concurrency` deliveries in flight', async () => {
+    let inFlight = 0
+    let most = 0
+    const destination: Destination = {
+      async send() {
+        most = Math.max(most, ++inFlight)
+        await new Promise((resolve) => setTimeout(resolve, 2))
+        inFlight--
+        return ok
+      },
+    }
+    const { outbox, enqueue, run } = setup(destination, { concurrency: 3 })
+    enqueue(...Array.from({ length: 20 }, (_, i) => `m${i}`))
+    await run()
+    expect(outbox.list({ status: 'delivered', after: 0, limit: 100 })).toHaveLength(20)
+    expect(most).toBe(3)
+  })
+
+  it('does not let one slow receiver hold up another source', async () => {
+    const time = clock()
+    const db = openDatabase(':memory:')
+    opened.push(db)
+    const outbox = new Outbox(db, time.now)
+    let release: () => void = () => {}
+    const stuck = new Promise<void>((resolve) => (release = resolve))
+    const slow: Destination = { send: async () => (await stuck, ok) }
+    const fast = fakeDestination(ok)
+    const worker = new Worker({
+      outbox,
+      destinations: new Map([
+        ['slow', new Map([['Webhooks', slow]])],
+        ['fast', new Map([['Webhooks', fast as Destination]])],
+      ]),
+      schedule: nextAttemptAt,
+      concurrency: 1,
+      now: time.now,
+    })
+    const delivery = (source: string, id: string) => ({ source, destination: 'Webhooks', messageId: id, type: 'track', json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: id }) })
+    outbox.enqueue([delivery('slow', 's1'), delivery('slow', 's2'), delivery('fast', 'f1'), delivery('fast', 'f2')])
+    worker.wake()
+    await expect.poll(() => fast.sent.length).toBe(2)
+    expect(outbox.list({ status: 'delivered', after: 0, limit: 10 }).map((d) => d.messageId)).toEqual(['f1', 'f2'])
+    release()
+    await worker.idle()
+    expect(outbox.list({ status: 'delivered', after: 0, limit: 10 })).toHaveLength(4)
+  })
+
+  it('attempts again, after a restart, the deliveries that were in flight when the process died', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tracklet-worker-'))
+    try {
+      const path = join(dir, 'outbox.db')
+      const first = setup({ send: () => new Promise(() => {}) }, { path })
+      first.enqueue('m1')
+      first.worker.wake()
+      await expect.poll(() => first.outbox.list({ after: 0, limit: 1 })[0]?.status).toBe('pending')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      first.outbox.db.close() // the process "dies" with m1 claimed
+
+      const destination = fakeDestination(ok)
+      const second = setup(destination, { path })
+      await second.run()
+      expect(destination.sent.map((m) => m.messageId)).toEqual(['m1'])
+      expect(second.outbox.list({ after: 0, limit: 10 })[0]!.status).toBe('delivered')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('wakes itself when a retry falls due, and starts nothing once stopped', async () => {
+    const destination = fakeDestination(unavailable, ok)
+    const { outbox, worker, enqueue, run } = setup(destination, { realTime: true })
+    enqueue('m1')
+    await run()
+    expect(outbox.list({ status: 'pending', after: 0, limit: 1 })).toHaveLength(1)
+    // No wake() from the test: the lane's timer takes the retry when it is due.
+    await expect.poll(() => outbox.list({ status: 'delivered', after: 0, limit: 1 }).length).toBe(1)
+    expect(destination.sent).toHaveLength(2)
+
+    await worker.stop(100)
+    enqueue('m2')
+    worker.wake()
+    await worker.idle()
+    expect(destination.sent).toHaveLength(2)
+  })
+})
+
+describe('the worker and the SSRF guard', () => {
+  it('dead-letters at once when every URL was refused by the guard, but retries other network errors', async () => {
+    const blocked = fakeDestination({ ok: false, retryable: true, attempts: [{ url: 'http://10.0.0.1/', error: 'refused', code: 'ERR_BLOCKED_ADDRESS', ms: 1 }] })
+    const first = setup(blocked)
+    first.enqueue('m1')
+    await first.run()
+    expect(first.outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('failed')
+
+    const refusedConnection = fakeDestination({ ok: false, retryable: true, attempts: [{ url: 'http://hooks.example/', error: 'refused', code: 'ECONNREFUSED', ms: 1 }] })
+    const second = setup(refusedConnection)
+    second.enqueue('m1')
+    await second.run()
+    expect(second.outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('pending')
+  })
+})
+
+describe('the worker’s retry timer', () => {
+  it('never loses a retry due between two readings of the clock', async () => {
+    // A clock that moves on by 1 ms at every reading, as a real one can between two queries.
+    let time = T0
+    const now = () => time++
+    const db = openDatabase(':memory:')
+    opened.push(db)
+    const outbox = new Outbox(db, now)
+    const destination = fakeDestination(unavailable, ok)
+    const worker = new Worker({
+      outbox,
+      destinations: new Map([['web', new Map([['Webhooks', destination as Destination]])]]),
+      schedule: (state) => state.now + 5,
+      concurrency: 1,
+      now,
+    })
+    outbox.enqueue([{ source: 'web', destination: 'Webhooks', messageId: 'm1', type: 'track', json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm1' }) }])
+    worker.wake()
+    await expect.poll(() => outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('delivered')
+    expect(destination.sent).toHaveLength(2)
+  })
+})
