@@ -63,7 +63,7 @@ export class Batch {
     return 'added'
   }
 
-  /** The request body, `{"batch":[...],"sentAt":"..."}`. */
+  /** The request body as text, `{"batch":[...],"sentAt":"..."}`: what `encodeBody` writes. */
   body(sentAt: Date = new Date()): string {
     const messages = this.messages.map((message) => message.json).join(',')
     return `${BODY_OPEN}${messages}],"sentAt":"${sentAt.toISOString()}"}`
