@@ -20,7 +20,8 @@ export class BodyBuffers {
 
   /** A buffer of at least `bytes` bytes, with whatever it held before. */
   acquire(bytes: number): Buffer {
-    if (bytes > this.#size) return Buffer.allocUnsafeSlow(bytes)
+    // Without reuse (`keep` 0), a buffer of the body's own size is all that is needed.
+    if (bytes > this.#size || this.#keep === 0) return Buffer.allocUnsafeSlow(bytes)
     return this.#free.pop() ?? Buffer.allocUnsafeSlow(this.#size)
   }
 

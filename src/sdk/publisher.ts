@@ -44,8 +44,8 @@ export class Publisher {
   #intervalTimer: NodeJS.Timeout | undefined
   /** Bounds the requests in flight; holds batches waiting for a free slot. */
   readonly #requests = new PQueue({ concurrency: MAX_REQUESTS_IN_FLIGHT })
-  /** Request bodies are written into these, reused across requests. */
-  readonly #bodies = new BodyBuffers(MAX_REQUESTS_IN_FLIGHT)
+  /** Request bodies are written into these, reused across requests when the dispatcher is our own. */
+  readonly #bodies: BodyBuffers
   /** One promise per batch handed to `#requests` and not settled yet; none ever rejects. */
   readonly #outstanding = new Set<Promise<void>>()
   /** Aborted when `close()` runs out of time: requests and backoffs stop, messages fail. */
@@ -67,6 +67,7 @@ export class Publisher {
     this.#maxQueueSize = options.maxQueueSize
     this.#policy = { ...DEFAULT_RETRY_POLICY, maxRetries: options.maxRetries }
     this.#transport = options.transport
+    this.#bodies = new BodyBuffers(this.#transport.ownsDispatcher ? MAX_REQUESTS_IN_FLIGHT : 0)
     this.#report = options.report
     this.#current = new Batch(this.#flushAt)
   }

@@ -28,6 +28,15 @@ export class Transport {
   /** Whether the transport created `#dispatcher` and so must close it. */
   readonly #ownsDispatcher: boolean
 
+  /**
+   * Whether the transport created its dispatcher. Only then is it known that nothing keeps a
+   * request's body after the answer (an injected `MockAgent` records bodies, an interceptor may
+   * log them later), which is what reusing body buffers needs.
+   */
+  get ownsDispatcher(): boolean {
+    return this.#ownsDispatcher
+  }
+
   constructor(options: TransportOptions) {
     this.url = `${options.endpoint}/v1/batch`
     const url = new URL(this.url)

@@ -28,4 +28,12 @@ describe('BodyBuffers', () => {
     expect(buffers.acquire(150)).not.toBe(large)
     expect(buffers.acquire(10).length).toBe(100)
   })
+
+  it('with keep 0 (an injected dispatcher) gives each body a buffer of its own size, never reused', () => {
+    const buffers = new BodyBuffers(0, 100)
+    const first = buffers.acquire(10)
+    expect(first.length).toBe(10)
+    buffers.release(first)
+    expect(buffers.acquire(10)).not.toBe(first)
+  })
 })

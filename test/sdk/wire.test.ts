@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import { Agent, request } from 'undici'
+import { Agent, type Dispatcher, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Analytics, type AnalyticsError, MAX_BATCH_BYTES } from '../../src/index'
 import { type Receiver, startReceiver, status } from './helpers/receiver'
@@ -61,6 +61,31 @@ describe('the request', () => {
     expect(short!.json.batch[0]).toMatchObject({ event: 'short' })
     expect(short!.body.length).toBe(Number(short!.headers['content-length']))
     expect(short!.body.length).toBeLessThan(long!.body.length)
+  })
+
+  it('never overwrites a body an injected dispatcher may still hold (a MockAgent records them)', async () => {
+    receiver = await startReceiver()
+    /** An Agent that keeps every request body it is handed, as call-history recorders do. */
+    class RecordingAgent extends Agent {
+      readonly bodies: Buffer[] = []
+      override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+        this.bodies.push(options.body as Buffer)
+        return super.dispatch(options, handler)
+      }
+    }
+    const dispatcher = new RecordingAgent()
+    const analytics = new Analytics('k', { endpoint: receiver.endpoint, dispatcher, flushAt: 1 })
+    try {
+      analytics.track({ userId: 'u', event: 'first', properties: { text: 'x'.repeat(2000) } })
+      await analytics.flush()
+      analytics.track({ userId: 'u', event: 'second' })
+      await analytics.flush()
+      // What the dispatcher kept is still exactly what the receiver got.
+      expect(dispatcher.bodies.map((body) => body.toString('utf8'))).toEqual(receiver.requests.map((request) => request.body.toString('utf8')))
+    } finally {
+      await analytics.closeAndFlush()
+      await dispatcher.close()
+    }
   })
 
   it('keeps a path prefix of the endpoint and reuses one keep-alive connection', async () => {
