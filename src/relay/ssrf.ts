@@ -44,30 +44,40 @@ const LISTS: readonly [AddressKind, BlockList][] = RANGES.map(([kind, family, ne
 
 /**
  * Which kind of non-public address `address` is (an IPv4 or IPv6 literal), or `undefined` for a
- * public one. An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is judged as the IPv4 it carries.
+ * public one. An IPv6 address that carries an IPv4 address in its last 32 bits is judged as that
+ * IPv4 address: IPv4-mapped (`::ffff:127.0.0.1`) and NAT64 (`64:ff9b::7f00:1`, RFC 6052, and the
+ * local-use `64:ff9b:1::/48`, RFC 8215), since a NAT64 gateway forwards it to that very address.
  */
 export function classifyAddress(address: string): AddressKind | undefined {
   const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address
   const family = isIP(bare)
   if (family === 0) return 'reserved' // not an address at all: never connect to it
-  const mapped = family === 6 ? ipv4Mapped(bare) : undefined
+  const mapped = family === 6 ? embeddedIpv4(bare) : undefined
   const [value, type] = mapped !== undefined ? [mapped, 'ipv4' as const] : [bare, family === 4 ? ('ipv4' as const) : ('ipv6' as const)]
   for (const [kind, list] of LISTS) if (list.check(value, type)) return kind
   return undefined
 }
 
-const IPV4_MAPPED = new BlockList()
-IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6')
+// IPv6 prefixes whose addresses carry an IPv4 address in their last 32 bits.
+const IPV4_CARRIERS = new BlockList()
+IPV4_CARRIERS.addSubnet('::ffff:0:0', 96, 'ipv6') // IPv4-mapped
+IPV4_CARRIERS.addSubnet('64:ff9b::', 96, 'ipv6') // NAT64, the well-known prefix (RFC 6052)
+// Local-use NAT64 (RFC 8215). A network picks its own prefix inside it; the /96 layout (IPv4 in
+// the last 32 bits) is the one deployed. With a shorter prefix the last 32 bits are mostly zero
+// and read as 0.0.0.0, which is refused too, so this range never passes as public by mistake.
+IPV4_CARRIERS.addSubnet('64:ff9b:1::', 48, 'ipv6')
 
-// `::ffff:a.b.c.d` or `::ffff:7f00:1` (any spelling of the ::ffff:0:0/96 prefix) → `a.b.c.d`.
-function ipv4Mapped(address: string): string | undefined {
-  if (!IPV4_MAPPED.check(address, 'ipv6')) return undefined
+// `::ffff:a.b.c.d`, `64:ff9b::7f00:1` (any spelling of a carrier prefix) → `a.b.c.d`.
+function embeddedIpv4(address: string): string | undefined {
+  if (!IPV4_CARRIERS.check(address, 'ipv6')) return undefined
   const tail = address.slice(address.lastIndexOf(':') + 1)
   if (isIP(tail) === 4) return tail
-  const hex = address.split(':').slice(-2)
-  const high = Number.parseInt(hex[0] ?? '0', 16)
-  const low = Number.parseInt(hex[1] ?? '0', 16)
-  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.')
+  // The last two groups; an empty one (from `::`) is zero.
+  const [high, low] = address
+    .split(':')
+    .slice(-2)
+    .map((group) => Number.parseInt(group || '0', 16))
+  return [high! >> 8, high! & 0xff, low! >> 8, low! & 0xff].join('.')
 }
 
 /** The `code` of a {@link BlockedAddressError}. */
