@@ -53,14 +53,15 @@ async function waitFor(condition, timeoutMs) {
 }
 
 function summarise({ message }) {
+  const who = `userId=${message.userId ?? message['User ID']}`
   switch (message.type) {
-    case 'track': return `event=${JSON.stringify(message.event)}`
-    case 'identify': return `traits=${JSON.stringify(message.traits)}`
-    case 'page': return `properties.path=${message.properties?.path}`
-    case 'screen': return `name=${JSON.stringify(message.name)}`
-    case 'group': return `groupId=${message.groupId}`
+    case 'track': return `${who} event=${JSON.stringify(message.event)} properties=${JSON.stringify(message.properties)}`
+    case 'identify': return `${who} traits=${JSON.stringify(message.traits)}`
+    case 'page': return `${who} properties.path=${message.properties?.path}`
+    case 'screen': return `${who} name=${JSON.stringify(message.name)} context.os=${JSON.stringify(message.context?.os)}`
+    case 'group': return `${who} groupId=${message.groupId} traits=${JSON.stringify(message.traits)}`
     case 'alias': return `"Previous ID"=${message['Previous ID']} "User ID"=${message['User ID']}`
-    default: return ''
+    default: return `${who} (no version field: ${!('version' in message)})`
   }
 }
 

@@ -13,6 +13,7 @@ export interface QueuedMessage {
 // `{"batch":[` + messages joined by `,` + `],"sentAt":"<24-character ISO time>"}`
 const BODY_OPEN = '{"batch":['
 const SENT_AT_LENGTH = '2026-01-01T00:00:00.000Z'.length
+const COMMA = 0x2c
 const BODY_OVERHEAD = BODY_OPEN.length + '],"sentAt":""}'.length + SENT_AT_LENGTH
 
 /** Why a message did not fit. */
@@ -62,10 +63,28 @@ export class Batch {
     return 'added'
   }
 
-  /** The request body, `{"batch":[...],"sentAt":"..."}`. */
+  /** The request body as text, `{"batch":[...],"sentAt":"..."}`: what `encodeBody` writes. */
   body(sentAt: Date = new Date()): string {
     const messages = this.messages.map((message) => message.json).join(',')
     return `${BODY_OPEN}${messages}],"sentAt":"${sentAt.toISOString()}"}`
+  }
+
+  /**
+   * The same body as `body()`, written as UTF-8 into `target` (at least `bodyBytes` long);
+   * returns the part of `target` it fills. Each message's JSON is copied in as is: encoding
+   * straight into a reused buffer spares the joined string and a fresh buffer per request.
+   */
+  encodeBody(target: Buffer, sentAt: Date = new Date()): Buffer {
+    let offset = target.write(BODY_OPEN, 0, 'latin1')
+    const { messages } = this
+    for (let i = 0; i < messages.length; i++) {
+      const { json, bytes } = messages[i]!
+      if (i > 0) target[offset++] = COMMA
+      // As many bytes as characters means pure ASCII: a plain copy, no UTF-8 encoding needed.
+      offset += bytes === json.length ? target.write(json, offset, 'latin1') : target.write(json, offset, 'utf8')
+    }
+    offset += target.write(`],"sentAt":"${sentAt.toISOString()}"}`, offset, 'latin1')
+    return target.subarray(0, offset)
   }
 
   /** Two batches with the first and second half of the messages (for a 413 answer). */

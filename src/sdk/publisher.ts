@@ -1,6 +1,7 @@
 import PQueue from 'p-queue'
 import type { Message } from '../shared/message'
 import { Batch, type QueuedMessage } from './batch'
+import { BodyBuffers } from './body-buffers'
 import { unwatchBeforeExit, watchBeforeExit } from './before-exit'
 import { type AnalyticsError, ClosedError, DeliveryError } from './errors'
 import { log } from './log'
@@ -43,6 +44,8 @@ export class Publisher {
   #intervalTimer: NodeJS.Timeout | undefined
   /** Bounds the requests in flight; holds batches waiting for a free slot. */
   readonly #requests = new PQueue({ concurrency: MAX_REQUESTS_IN_FLIGHT })
+  /** Request bodies are written into these, reused across requests. */
+  readonly #bodies = new BodyBuffers(MAX_REQUESTS_IN_FLIGHT)
   /** One promise per batch handed to `#requests` and not settled yet; none ever rejects. */
   readonly #outstanding = new Set<Promise<void>>()
   /** Aborted when `close()` runs out of time: requests and backoffs stop, messages fail. */
@@ -174,7 +177,12 @@ export class Publisher {
     const firstAttemptAt = Date.now()
     for (let attempts = 1; ; attempts++) {
       if (signal.aborted) return this.#failClosed(batch)
-      const outcome = await this.#transport.send(batch.body(), signal)
+      const buffer = this.#bodies.acquire(batch.bodyBytes)
+      const outcome = await this.#transport.send(batch.encodeBody(buffer), signal)
+      // Reuse the buffer only after a complete 2xx answer: the server has read the whole body,
+      // so no socket write still points into it. After an error or a timeout the dispatcher may
+      // still hold it (a write queued, a retry interceptor): the collector takes it then.
+      if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) this.#bodies.release(buffer)
       if (signal.aborted && outcome.kind !== 'response') return this.#failClosed(batch)
       const now = Date.now()
       const decision = decideRetry(

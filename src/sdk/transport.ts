@@ -47,7 +47,7 @@ export class Transport {
    * Sends one body. Resolves with the outcome — an answer, a network error or a timeout — and
    * never rejects. `signal` aborts the request (the client is closing).
    */
-  send(body: string, signal: AbortSignal): Promise<AttemptOutcome> {
+  send(body: Buffer, signal: AbortSignal): Promise<AttemptOutcome> {
     // `dispatch` with a small handler rather than `request()`: no response stream, no signal
     // plumbing inside undici — a few tens of microseconds less per request, which is most of
     // the cost of a small batch.

@@ -22,6 +22,18 @@ describe('Batch', () => {
     expect(batch.bodyBytes).toBe(Buffer.byteLength(body))
   })
 
+  it('encodes the same body as UTF-8 bytes into a used buffer, ASCII and multi-byte alike', () => {
+    const batch = new Batch(10)
+    for (const json of ['{"a":1}', '{"b":"é€😀"}', '{"c":"plain"}']) batch.add(queued(json))
+    const sentAt = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678))
+    // A buffer that held a longer body before: nothing of it may show through.
+    const target = Buffer.alloc(1000, 'x')
+    const body = batch.encodeBody(target, sentAt)
+    expect(body.toString('utf8')).toBe(batch.body(sentAt))
+    expect(body.length).toBe(batch.bodyBytes)
+    expect(body.buffer).toBe(target.buffer)
+  })
+
   it('takes at most its count', () => {
     const batch = new Batch(2)
     expect(batch.add(queued('1'))).toBe('added')

@@ -47,6 +47,22 @@ describe('the request', () => {
     expect(request!.body.length).toBe(Number(request!.headers['content-length']))
   })
 
+  it('sends each body exactly when a shorter one follows a longer one in a reused buffer', async () => {
+    receiver = await startReceiver()
+    const analytics = client({ flushAt: 1 })
+    analytics.track({ userId: 'u', event: 'long', properties: { text: 'é'.repeat(5000) } })
+    await analytics.flush()
+    analytics.track({ userId: 'u', event: 'short' })
+    await analytics.flush()
+
+    const [long, short] = receiver.requests
+    expect(long!.json.batch[0]).toMatchObject({ event: 'long', properties: { text: 'é'.repeat(5000) } })
+    expect(short!.json.batch).toHaveLength(1)
+    expect(short!.json.batch[0]).toMatchObject({ event: 'short' })
+    expect(short!.body.length).toBe(Number(short!.headers['content-length']))
+    expect(short!.body.length).toBeLessThan(long!.body.length)
+  })
+
   it('keeps a path prefix of the endpoint and reuses one keep-alive connection', async () => {
     const ports = new Set<number | undefined>()
     receiver = await startReceiver((_request, response) => {
