@@ -4,8 +4,9 @@ import { serialize } from '../shared/json'
 import { MAX_MESSAGE_BYTES } from '../shared/limits'
 import type { Integrations, MessageType } from '../shared/message'
 import { findWireMessageProblem } from '../shared/validate'
+import type { GroupCommit } from './group-commit'
 import { HttpError } from './http'
-import type { NewDelivery, Outbox } from './outbox'
+import type { NewDelivery } from './outbox'
 
 /** A source as ingest sees it: its name and the names of the destinations it has. */
 export interface IngestSource {
@@ -30,10 +31,13 @@ export interface IngestAnswer {
 /**
  * Validates a batch's messages one by one, fills in `messageId` and `timestamp` where missing,
  * routes each to the source's destinations its `integrations` allow, and commits all their
- * deliveries in one transaction. Only then does it return: the caller answers 2xx after this.
- * Invalid or oversized messages are refused on their own; the valid rest is accepted.
+ * deliveries in one transaction (shared with the other requests of the moment: {@link GroupCommit}).
+ * Only then does it resolve: the caller answers 2xx after this. Invalid or oversized messages are
+ * refused on their own; the valid rest is accepted.
+ *
+ * @throws {HttpError} 503 `ERR_OUTBOX_UNAVAILABLE` when the commit failed: nothing was stored.
  */
-export function ingest(outbox: Outbox, source: IngestSource, messages: readonly unknown[], now = new Date()): IngestAnswer {
+export async function ingest(commits: GroupCommit, source: IngestSource, messages: readonly unknown[], now = new Date()): Promise<IngestAnswer> {
   const deliveries: NewDelivery[] = []
   const refused: Refusal[] = []
   let accepted = 0
@@ -70,7 +74,7 @@ export function ingest(outbox: Outbox, source: IngestSource, messages: readonly 
     }
   })
   try {
-    outbox.enqueue(deliveries)
+    await commits.commit(deliveries)
   } catch (error) {
     // Nothing was committed: a 503 tells the SDK to send the batch again.
     throw new HttpError(503, 'ERR_OUTBOX_UNAVAILABLE', `the messages could not be stored: ${(error as Error).message}`)

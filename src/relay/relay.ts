@@ -8,6 +8,7 @@ import { AdminToken, WriteKeys } from './auth'
 import { openDatabase, type RelayDatabase } from './database'
 import type { Destination } from './destination'
 import { RelayConfigError } from './errors'
+import { GroupCommit } from './group-commit'
 import type { IngestSource } from './ingest'
 import { log } from './log'
 import { type RelayOptions, type ResolvedRelayOptions, resolveRelayOptions } from './options'
@@ -50,6 +51,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     const outbox = new Outbox(db)
 
     const worker = new Worker({ outbox, destinations, schedule: nextAttemptAt, concurrency: resolved.concurrency })
+    const commits = new GroupCommit(outbox)
     const sources: IngestSource[] = resolved.sources.map((s) => ({ name: s.name, destinations: Object.keys(s.destinations ?? {}) }))
     const router = createRouter({
       outbox,
@@ -58,6 +60,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       wake: () => worker.wake(),
       writeKeys: new WriteKeys(resolved.sources.map((s, index) => [s.writeKey, sources[index]!] as const)),
       adminToken: new AdminToken(resolved.adminToken),
+      commits,
     })
     const server = createServer(
       {
@@ -72,7 +75,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     const url = await listen(server, resolved)
     log('listening on %s with %d sources', url, sources.length)
     worker.wake()
-    return { url, close: once(() => shutdown(server, worker, agent, db!)) }
+    return { url, close: once(() => shutdown(server, worker, commits, agent, db!)) }
   } catch (error) {
     db?.close()
     await agent.close()
@@ -109,7 +112,7 @@ function listen(server: Server, options: ResolvedRelayOptions): Promise<string> 
   })
 }
 
-async function shutdown(server: Server, worker: Worker, agent: Agent, db: RelayDatabase): Promise<void> {
+async function shutdown(server: Server, worker: Worker, commits: GroupCommit, agent: Agent, db: RelayDatabase): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()))
   server.closeIdleConnections()
   await worker.stop(CLOSE_GRACE_MS)
@@ -117,6 +120,9 @@ async function shutdown(server: Server, worker: Worker, agent: Agent, db: RelayD
   server.closeAllConnections()
   await closed
   await agent.destroy()
+  // A group still waiting is committed (its requests' connections are gone, but the client may
+  // not have sent them anywhere else; at-least-once).
+  commits.flush()
   db.close()
   log('closed')
 }

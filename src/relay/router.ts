@@ -3,6 +3,7 @@ import { MAX_BATCH_BYTES } from '../shared/limits'
 import { MESSAGE_TYPES, type MessageType } from '../shared/message'
 import { type AdminContext, handleAudienceSync, handleDeletion, handleDeliveryLog, handleRetry } from './admin'
 import type { AdminToken, WriteKeys } from './auth'
+import type { GroupCommit } from './group-commit'
 import { HttpError, readJsonBody, sendError, sendJson } from './http'
 import { batchMessages, ingest, type IngestSource, singleMessage } from './ingest'
 import { log } from './log'
@@ -14,6 +15,8 @@ const MAX_ADMIN_BODY_BYTES = 10_000_000
 export interface RouterContext extends AdminContext {
   writeKeys: WriteKeys<IngestSource>
   adminToken: AdminToken
+  /** Where ingest commits its deliveries, together with other requests of the moment. */
+  commits: GroupCommit
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse, params: string[], url: URL) => Promise<void>
@@ -29,7 +32,7 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
   const ingestRoute = async (req: IncomingMessage, res: ServerResponse, messagesOf: (body: Record<string, unknown>) => unknown[]): Promise<void> => {
     const source = context.writeKeys.authenticate(req)
     const body = await readJsonBody(req, MAX_BATCH_BYTES)
-    const answer = ingest(context.outbox, source, messagesOf(body))
+    const answer = await ingest(context.commits, source, messagesOf(body))
     if (answer.accepted > 0) context.wake()
     if (answer.refused.length > 0) log('source %s: %d accepted, %d refused', source.name, answer.accepted, answer.refused.length)
     sendJson(res, answer.success ? 200 : 400, answer)

@@ -34,6 +34,10 @@ const RANGES: readonly [AddressKind, 'ipv4' | 'ipv6', string, number][] = [
   ['unique-local', 'ipv6', 'fc00::', 7],
   ['multicast', 'ipv6', 'ff00::', 8],
   ['reserved', 'ipv6', '::', 96], // deprecated IPv4-compatible addresses
+  // Local-use NAT64 (RFC 8215): where the IPv4 address sits depends on the prefix length the
+  // network chose, which the address does not tell. A non-public IPv4 address in the last 32 bits
+  // (the /96 layout) is named as such; any other address in the range is refused as well.
+  ['reserved', 'ipv6', '64:ff9b:1::', 48],
 ]
 
 const LISTS: readonly [AddressKind, BlockList][] = RANGES.map(([kind, family, network, prefix]) => {
@@ -44,29 +48,44 @@ const LISTS: readonly [AddressKind, BlockList][] = RANGES.map(([kind, family, ne
 
 /**
  * Which kind of non-public address `address` is (an IPv4 or IPv6 literal), or `undefined` for a
- * public one. An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is judged as the IPv4 it carries.
+ * public one. An IPv6 address that carries an IPv4 address in its last 32 bits is judged as that
+ * IPv4 address: IPv4-mapped (`::ffff:127.0.0.1`) and NAT64 (`64:ff9b::7f00:1`, RFC 6052), since a
+ * NAT64 gateway forwards it to that very address. The local-use NAT64 range `64:ff9b:1::/48`
+ * (RFC 8215) is refused whole: named by its last 32 bits when they are a non-public IPv4 address,
+ * `reserved` otherwise.
  */
 export function classifyAddress(address: string): AddressKind | undefined {
   const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address
   const family = isIP(bare)
   if (family === 0) return 'reserved' // not an address at all: never connect to it
-  const mapped = family === 6 ? ipv4Mapped(bare) : undefined
-  const [value, type] = mapped !== undefined ? [mapped, 'ipv4' as const] : [bare, family === 4 ? ('ipv4' as const) : ('ipv6' as const)]
-  for (const [kind, list] of LISTS) if (list.check(value, type)) return kind
+  if (family === 4) return kindOf(bare, 'ipv4')
+  const embedded = embeddedIpv4(bare)
+  return (embedded === undefined ? undefined : kindOf(embedded, 'ipv4')) ?? kindOf(bare, 'ipv6')
+}
+
+function kindOf(address: string, type: 'ipv4' | 'ipv6'): AddressKind | undefined {
+  for (const [kind, list] of LISTS) if (list.check(address, type)) return kind
   return undefined
 }
 
-const IPV4_MAPPED = new BlockList()
-IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6')
+// IPv6 prefixes whose addresses carry an IPv4 address in their last 32 bits.
+const IPV4_CARRIERS = new BlockList()
+IPV4_CARRIERS.addSubnet('::ffff:0:0', 96, 'ipv6') // IPv4-mapped
+IPV4_CARRIERS.addSubnet('64:ff9b::', 96, 'ipv6') // NAT64, the well-known prefix (RFC 6052)
+IPV4_CARRIERS.addSubnet('64:ff9b:1::', 48, 'ipv6') // local-use NAT64, read as the /96 layout
 
-// `::ffff:a.b.c.d` or `::ffff:7f00:1` (any spelling of the ::ffff:0:0/96 prefix) → `a.b.c.d`.
-function ipv4Mapped(address: string): string | undefined {
-  if (!IPV4_MAPPED.check(address, 'ipv6')) return undefined
+// `::ffff:a.b.c.d`, `64:ff9b::7f00:1` (any spelling of a carrier prefix) → `a.b.c.d`.
+function embeddedIpv4(address: string): string | undefined {
+  if (!IPV4_CARRIERS.check(address, 'ipv6')) return undefined
   const tail = address.slice(address.lastIndexOf(':') + 1)
   if (isIP(tail) === 4) return tail
-  const hex = address.split(':').slice(-2)
-  const high = Number.parseInt(hex[0] ?? '0', 16)
-  const low = Number.parseInt(hex[1] ?? '0', 16)
+  // The last two of the eight groups, once `::` is expanded to the zero groups it stands for.
+  const [head = '', rest] = address.split('::')
+  const headGroups = head === '' ? [] : head.split(':')
+  const restGroups = rest === undefined || rest === '' ? [] : rest.split(':')
+  const groups = rest === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - restGroups.length).fill('0'), ...restGroups]
+  const high = Number.parseInt(groups[6] ?? '0', 16)
+  const low = Number.parseInt(groups[7] ?? '0', 16)
   return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.')
 }
 

@@ -28,13 +28,25 @@ describe('classifyAddress', () => {
     ['::ffff:7f00:1', 'loopback'],
     ['::ffff:10.0.0.1', 'private'],
     ['::ffff:a9fe:a9fe', 'link-local'],
+    // NAT64: the gateway forwards to the IPv4 address in the last 32 bits.
+    ['64:ff9b::127.0.0.1', 'loopback'],
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['64:ff9b::a00:1', 'private'],
+    ['64:ff9b::a9fe:a9fe', 'link-local'],
+    ['64:ff9b::', 'unspecified'],
+    ['64:ff9b:1::192.168.0.1', 'private'],
+    ['64:ff9b:1:ab::a9fe:a9fe', 'link-local'],
+    ['64:ff9b:1::', 'unspecified'],
+    // Local-use NAT64: where the IPv4 address sits is not knowable, so a public reading is refused too.
+    ['64:ff9b:1::1.1.1.1', 'reserved'],
+    ['64:ff9b:1:0:c0:a801:100::', 'reserved'], // 192.168.1.1 in the /64 layout; its last 32 bits read 1.0.0.0
     ['[::1]', 'loopback'],
     ['not-an-ip', 'reserved'],
   ])('%s is %s', (address, kind) => {
     expect(classifyAddress(address)).toBe(kind)
   })
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (address) => {
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '64:ff9b::808:808'])('%s is public', (address) => {
     expect(classifyAddress(address)).toBeUndefined()
   })
 })

@@ -1,0 +1,54 @@
+import type { NewDelivery, Outbox } from './outbox'
+
+interface Waiting {
+  deliveries: readonly NewDelivery[]
+  resolve: () => void
+  reject: (error: Error) => void
+}
+
+/**
+ * Group commit for ingest: the deliveries of every request that reaches the commit in the same
+ * turn of the event loop are written in one transaction, so one wait for the disk serves them all.
+ *
+ * Each request's promise settles only after the transaction holding its deliveries: resolved once
+ * it is committed, rejected (with the commit's error) if it failed — then nothing of the group
+ * was stored, and every request in it must be refused. A 2xx still means "committed".
+ *
+ * No timer: the group is written in a `setImmediate`, after Node has handled every socket that
+ * was ready. While a commit waits for the disk, new requests queue up in the kernel, and the next
+ * turn gathers them all, so the group grows with the load and adds no delay when idle.
+ */
+export class GroupCommit {
+  readonly #outbox: Outbox
+  #waiting: Waiting[] = []
+  #scheduled: NodeJS.Immediate | undefined
+
+  constructor(outbox: Outbox) {
+    this.#outbox = outbox
+  }
+
+  /** Resolves once `deliveries` are committed; rejects if the transaction holding them failed. */
+  commit(deliveries: readonly NewDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ deliveries, resolve, reject })
+      this.#scheduled ??= setImmediate(() => this.flush())
+    })
+  }
+
+  /** Writes the waiting group now (also called before the database closes). */
+  flush(): void {
+    clearImmediate(this.#scheduled)
+    this.#scheduled = undefined
+    const group = this.#waiting
+    if (group.length === 0) return
+    this.#waiting = []
+    try {
+      this.#outbox.enqueue(group.length === 1 ? group[0]!.deliveries : group.flatMap((w) => w.deliveries))
+    } catch (error) {
+      for (const w of group) w.reject(error as Error)
+      return
+    }
+    for (const w of group) w.resolve()
+  }
+}

@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { openDatabase, type RelayDatabase } from '../../src/relay/database'
+import { GroupCommit } from '../../src/relay/group-commit'
+import { ingest } from '../../src/relay/ingest'
+import { type NewDelivery, Outbox } from '../../src/relay/outbox'
+
+const source = { name: 'web', destinations: ['Webhooks'] }
+const track = (messageId: string) => ({ type: 'track', userId: 'u1', event: 'E', messageId })
+const delivery = (messageId: string): NewDelivery => ({ source: 'web', destination: 'Webhooks', messageId, type: 'track', json: JSON.stringify(track(messageId)) })
+
+let db: RelayDatabase
+afterEach(() => db.close())
+
+function setup() {
+  db = openDatabase(':memory:')
+  const outbox = new Outbox(db)
+  const enqueue = vi.spyOn(outbox, 'enqueue')
+  const stored = () => (db.prepare('SELECT message_id FROM deliveries ORDER BY id').pluck().all() as string[])
+  return { outbox, commits: new GroupCommit(outbox), enqueue, stored }
+}
+
+// Makes any transaction holding the message id 'poison' fail, as a full disk would.
+function poison() {
+  db.exec(`CREATE TRIGGER fail_poison BEFORE INSERT ON deliveries WHEN NEW.message_id = 'poison'
+           BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`)
+}
+
+describe('GroupCommit', () => {
+  it('writes the deliveries of concurrent requests in one transaction and settles each only after it', async () => {
+    const { commits, enqueue, stored } = setup()
+    const settled: string[] = []
+    const first = commits.commit([delivery('a1'), delivery('a2')]).then(() => settled.push('first'))
+    const second = commits.commit([delivery('b1')]).then(() => settled.push('second'))
+    await Promise.resolve()
+    expect(settled).toEqual([]) // nothing is answered before the commit
+    expect(enqueue).not.toHaveBeenCalled()
+
+    await Promise.all([first, second])
+    expect(enqueue).toHaveBeenCalledTimes(1)
+    expect(enqueue.mock.calls[0]![0].map((d) => d.messageId)).toEqual(['a1', 'a2', 'b1'])
+    expect(settled).toEqual(['first', 'second'])
+    expect(stored()).toEqual(['a1', 'a2', 'b1'])
+  })
+
+  it('starts a new group for requests that come after a commit', async () => {
+    const { commits, enqueue, stored } = setup()
+    await commits.commit([delivery('a1')])
+    await commits.commit([delivery('b1')])
+    expect(enqueue).toHaveBeenCalledTimes(2)
+    expect(stored()).toEqual(['a1', 'b1'])
+  })
+
+  it('rejects every request of a failed group and stores none of it', async () => {
+    const { commits, stored } = setup()
+    poison()
+    const results = await Promise.allSettled([commits.commit([delivery('a1')]), commits.commit([delivery('b1'), delivery('poison')])])
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+    expect(results[0]).toMatchObject({ reason: { message: 'disk I/O error' } })
+    expect(stored()).toEqual([])
+
+    // The next group is unaffected.
+    await commits.commit([delivery('c1')])
+    expect(stored()).toEqual(['c1'])
+  })
+
+  it('answers a request with nothing to write at once, without a transaction', async () => {
+    const { commits, enqueue } = setup()
+    await commits.commit([])
+    expect(enqueue).not.toHaveBeenCalled()
+  })
+
+  it('flush() commits a waiting group at once (closing the relay)', async () => {
+    const { commits, stored } = setup()
+    const waiting = commits.commit([delivery('a1')])
+    commits.flush()
+    expect(stored()).toEqual(['a1'])
+    await waiting
+  })
+})
+
+describe('ingest with group commit', () => {
+  it('answers two concurrent batches from one transaction, each with its own answer', async () => {
+    const { commits, enqueue, stored } = setup()
+    const [a, b] = await Promise.all([
+      ingest(commits, source, [track('a1'), { type: 'track' }]),
+      ingest(commits, source, [track('b1'), track('b2')]),
+    ])
+    expect(enqueue).toHaveBeenCalledTimes(1)
+    expect(a).toEqual({ success: true, accepted: 1, refused: [{ index: 1, reason: 'track needs userId or anonymousId' }] })
+    expect(b).toEqual({ success: true, accepted: 2, refused: [] })
+    expect(stored()).toEqual(['a1', 'b1', 'b2'])
+  })
+
+  it('answers 503 to every batch of a failed group, and stores nothing of any', async () => {
+    const { commits, stored } = setup()
+    poison()
+    const results = await Promise.allSettled([ingest(commits, source, [track('a1')]), ingest(commits, source, [track('poison')])])
+    for (const result of results) {
+      expect(result).toMatchObject({ status: 'rejected', reason: { status: 503, code: 'ERR_OUTBOX_UNAVAILABLE' } })
+    }
+    expect(stored()).toEqual([])
+  })
+})
