@@ -115,11 +115,14 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
    * once it has settled or `timeout` ms have passed — what is left then fails with `ERR_CLOSED`.
    * Releases timers and sockets (an injected `dispatcher` is left open). Never rejects; calling
    * it again returns the same promise.
+   * `timeout: Infinity` (or anything past a Node timer's limit of about 24.8 days) waits for as
+   * long as delivery takes.
    * @throws {TypeError} for a `timeout` that is not a number of at least 0 (a mistake in the code,
    * like an invalid constructor option).
    */
-  closeAndFlush(options: CloseOptions = {}): Promise<void> {
-    const timeout = options.timeout ?? DEFAULT_CLOSE_TIMEOUT
+  closeAndFlush(options?: CloseOptions): Promise<void> {
+    // `?.`: a JavaScript caller passing null gets the defaults, not a TypeError.
+    const timeout = options?.timeout ?? DEFAULT_CLOSE_TIMEOUT
     if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
       throw new TypeError(`timeout must be a number of milliseconds of at least 0, got ${describe(timeout)}`)
     }

@@ -121,9 +121,15 @@ function checkInteger(value: unknown, name: string, min: number): number {
   return value
 }
 
+/**
+ * The longest delay a Node timer honours (2^31 - 1 ms, about 24.8 days): `setTimeout` quietly
+ * turns a longer one into 1 ms, which would make a generous limit fire at once.
+ */
+export const MAX_TIMER_MS = 2_147_483_647
+
 function checkPositive(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`${name} must be a positive number of milliseconds, got ${describe(value)}`)
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
+    throw new TypeError(`${name} must be a positive number of milliseconds, at most ${MAX_TIMER_MS}, got ${describe(value)}`)
   }
   return value
 }

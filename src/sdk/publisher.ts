@@ -5,6 +5,7 @@ import { BodyBuffers } from './body-buffers'
 import { unwatchBeforeExit, watchBeforeExit } from './before-exit'
 import { type AnalyticsError, ClosedError, DeliveryError } from './errors'
 import { log } from './log'
+import { MAX_TIMER_MS } from './options'
 import { type AttemptOutcome, decideRetry, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy'
 import type { Transport } from './transport'
 import type { MessageCallback } from './types'
@@ -122,12 +123,16 @@ export class Publisher {
   async close(timeout: number): Promise<void> {
     this.#drain()
     let timedOut = false
-    const timer = setTimeout(() => {
-      timedOut = true
-      log('close: timeout of %d ms reached, failing %d messages', timeout, this.#queued + this.#inFlight)
-      this.#giveUp.abort()
-    }, timeout)
-    timer.unref()
+    // Past a timer's limit (Infinity included) there is no deadline: setTimeout would otherwise
+    // turn it into 1 ms and fail everything at once.
+    const timer =
+      timeout > MAX_TIMER_MS
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true
+            log('close: timeout of %d ms reached, failing %d messages', timeout, this.#queued + this.#inFlight)
+            this.#giveUp.abort()
+          }, timeout).unref()
     await this.flush()
     clearTimeout(timer)
     this.#stopWatchingExit()

@@ -49,7 +49,8 @@ export class Transport {
     }
     this.#timeout = options.timeout
     this.#ownsDispatcher = options.dispatcher === undefined
-    this.#dispatcher = options.dispatcher ?? new Agent()
+    // Connecting counts against the request's timeout too (undici's own default is 10 s).
+    this.#dispatcher = options.dispatcher ?? new Agent({ connect: { timeout: options.timeout } })
   }
 
   /**
@@ -76,16 +77,24 @@ export class Transport {
         signal.removeEventListener('abort', onClose)
         resolve(outcome)
       }
-      const abort = (reason: Error): void => {
-        if (controller === undefined) pendingAbort = reason
-        else controller.abort(reason)
+      const abort = (reason: Error, outcome: AttemptOutcome): void => {
+        if (controller !== undefined) return controller.abort(reason)
+        // Still connecting: undici hands over its controller only once the connection is up,
+        // which can take until its own connect timeout. Settle now, so neither the request's
+        // timeout nor closeAndFlush's deadline waits for that; the request is aborted the moment
+        // it starts, so it is never sent.
+        pendingAbort = reason
+        finish(outcome)
       }
-      const onClose = (): void => abort(new Error('the client is closing'))
+      const onClose = (): void => {
+        const reason = new Error('the client is closing')
+        abort(reason, { kind: 'network-error', error: reason })
+      }
       // A plain timer (rather than undici's own timeouts) limits the whole request, and fake
       // timers drive it in tests.
       const timer = setTimeout(() => {
         timedOut = true
-        abort(new Error(`request timed out after ${this.#timeout} ms`))
+        abort(new Error(`request timed out after ${this.#timeout} ms`), { kind: 'timeout' })
       }, this.#timeout)
       timer.unref()
       signal.addEventListener('abort', onClose, { once: true })

@@ -333,6 +333,50 @@ describe('closeAndFlush', () => {
     await analytics.closeAndFlush()
   })
 
+  it('resolves by its timeout while a connection is still being opened', async () => {
+    receiver = await startReceiver()
+    // A connector that never completes: undici hands over no request controller until it does.
+    const neverConnects = new Agent({ connect: () => undefined })
+    const analytics = new Analytics('k', { endpoint: receiver.endpoint, dispatcher: neverConnects })
+    const { callback, result } = settled()
+    analytics.track({ userId: 'u', event: 'stuck connecting' }, callback)
+    await analytics.closeAndFlush({ timeout: 100 })
+    expect((await result).err?.code).toBe('ERR_CLOSED')
+    expect(receiver.requests).toHaveLength(0)
+    await neverConnects.destroy()
+  })
+
+  it('counts connecting against the request timeout', async () => {
+    receiver = await startReceiver()
+    const neverConnects = new Agent({ connect: () => undefined })
+    const analytics = new Analytics('k', { endpoint: receiver.endpoint, dispatcher: neverConnects, timeout: 50, maxRetries: 0 })
+    const { callback, result } = settled()
+    analytics.track({ userId: 'u', event: 'stuck connecting' }, callback)
+    const { err } = await result
+    expect(err?.code).toBe('ERR_DELIVERY')
+    expect(err?.message).toMatch(/timed out/)
+    await analytics.closeAndFlush({ timeout: 0 })
+    await neverConnects.destroy()
+  })
+
+  it('waits as long as delivery takes with timeout: Infinity (not 1 ms, as a raw setTimeout would)', async () => {
+    receiver = await startReceiver((_request, response) => setTimeout(() => response.end('{}'), 100))
+    const analytics = client()
+    const { callback, result } = settled()
+    analytics.track({ userId: 'u', event: 'slow but fine' }, callback)
+    await analytics.closeAndFlush({ timeout: Number.POSITIVE_INFINITY })
+    expect((await result).err).toBeUndefined()
+    expect(analytics.stats()).toMatchObject({ delivered: 1, failed: 0 })
+  })
+
+  it('takes null options (from JavaScript) as the defaults', async () => {
+    receiver = await startReceiver()
+    const analytics = client()
+    analytics.track({ userId: 'u', event: 'e' })
+    await analytics.closeAndFlush(null as unknown as undefined)
+    expect(receiver.messages()).toHaveLength(1)
+  })
+
   it('takes a timeout of 0 as "give up now", and refuses a negative one with a TypeError', async () => {
     receiver = await startReceiver(() => undefined)
     const analytics = client()
