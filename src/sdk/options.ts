@@ -17,8 +17,8 @@ export interface AnalyticsOptions {
   /** The Go library's name for `flushAt`. Give one or the other. */
   size?: number
   /**
-   * The longest a queued message waits before it is sent, in milliseconds: the timer starts
-   * when the first message after a flush is queued, so that an idle client wakes no one.
+   * Send what is queued once this many milliseconds have passed since the last flush (as the Go
+   * library's `FlushAfter`); no timer runs while nothing is queued.
    * @default 5000
    */
   flushInterval?: number

@@ -27,7 +27,7 @@ export interface PublisherOptions {
 
 /**
  * Queues accepted messages into batches and sends them: at `flushAt` messages, at the body's
- * byte limit, `flushInterval` after a message was queued, on `flush()` and `close()`, and when the
+ * byte limit, once `flushInterval` has passed since the last flush, on `flush()` and `close()`, and when the
  * event loop is about to empty. Bounds the messages held and the requests in flight, retries per
  * `decideRetry`, and settles every message exactly once: delivered, or failed and reported.
  */
@@ -41,8 +41,10 @@ export class Publisher {
   readonly #report: SettleReporter
   /** The batch being filled by calls. */
   #current: Batch
-  /** Sends `#current` once `flushInterval` has passed since its first message. */
+  /** Sends `#current` once `flushInterval` has passed since the last flush. */
   #intervalTimer: NodeJS.Timeout | undefined
+  /** When the last flush was (or the publisher was made): the interval counts from here. */
+  #lastFlushAt = Date.now()
   /** Bounds the requests in flight; holds batches waiting for a free slot. */
   readonly #requests = new PQueue({ concurrency: MAX_REQUESTS_IN_FLIGHT })
   /** Request bodies are written into these, reused across requests when the dispatcher is our own. */
@@ -103,7 +105,10 @@ export class Publisher {
     }
     if (this.#current.isFull) this.#dispatch()
     else if (this.#intervalTimer === undefined) {
-      this.#intervalTimer = setTimeout(() => this.#dispatch(), this.#flushInterval)
+      // Armed only while something is queued, so an idle client wakes no one; a message queued
+      // after a long quiet spell is sent at once, as the interval has already passed.
+      const due = Math.max(0, this.#lastFlushAt + this.#flushInterval - Date.now())
+      this.#intervalTimer = setTimeout(() => this.#dispatch(), due)
       // Never hold the process for a timer: `beforeExit` sends what is left.
       this.#intervalTimer.unref()
     }
@@ -150,6 +155,7 @@ export class Publisher {
   #dispatch(): void {
     clearTimeout(this.#intervalTimer)
     this.#intervalTimer = undefined
+    this.#lastFlushAt = Date.now()
     if (this.#current.count === 0) return
     const batch = this.#current
     this.#current = new Batch(this.#flushAt)

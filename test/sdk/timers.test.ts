@@ -45,7 +45,7 @@ afterEach(async () => {
 })
 
 describe('with fake timers', () => {
-  it('sends what is queued flushInterval after the first queued message', async () => {
+  it('sends what is queued flushInterval after the last flush', async () => {
     const analytics = new Analytics('k', { endpoint: ENDPOINT, dispatcher: answerWith({ status: 200 }), flushInterval: 5000 })
     analytics.track({ userId: 'u', event: 'one' })
     await vi.advanceTimersByTimeAsync(4999)
@@ -58,6 +58,31 @@ describe('with fake timers', () => {
     expect(requests).toHaveLength(1)
     await vi.advanceTimersByTimeAsync(1)
     expect(requests).toHaveLength(2)
+    await analytics.closeAndFlush()
+  })
+
+  it('counts the interval from the last flush, not from when a message was queued', async () => {
+    const analytics = new Analytics('k', { endpoint: ENDPOINT, dispatcher: answerWith({ status: 200 }), flushInterval: 5000 })
+    // Queued 4 s after the client was made (its start counts as the last flush): sent 1 s later.
+    await vi.advanceTimersByTimeAsync(4000)
+    analytics.track({ userId: 'u', event: 'late in the interval' })
+    await vi.advanceTimersByTimeAsync(999)
+    expect(requests).toHaveLength(0)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(requests).toHaveLength(1)
+    // An explicit flush restarts the interval.
+    await vi.advanceTimersByTimeAsync(3000)
+    await analytics.flush()
+    analytics.track({ userId: 'u', event: 'after a flush' })
+    await vi.advanceTimersByTimeAsync(4999)
+    expect(requests).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(requests).toHaveLength(2)
+    // After a quiet spell longer than the interval, what is queued goes at once.
+    await vi.advanceTimersByTimeAsync(60_000)
+    analytics.track({ userId: 'u', event: 'after a quiet minute' })
+    await vi.advanceTimersByTimeAsync(0)
+    expect(requests).toHaveLength(3)
     await analytics.closeAndFlush()
   })
 
