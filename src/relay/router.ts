@@ -74,28 +74,36 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
     },
   ]
 
-  return (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://relay.invalid')
+  const dispatch = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = parseRequestUrl(req)
     const matching = routes.map((route) => ({ route, match: route.pattern.exec(url.pathname) })).filter((m) => m.match !== null)
     const found = matching.find((m) => m.route.method === req.method)
-    const run =
-      found !== undefined
-        ? found.route.handler(req, res, found.match!.slice(1), url)
-        : Promise.reject(
-            matching.length === 0
-              ? new HttpError(404, 'ERR_NOT_FOUND', `no such endpoint: ${req.method} ${url.pathname}`)
-              : new HttpError(405, 'ERR_METHOD_NOT_ALLOWED', `${url.pathname} takes ${matching.map((m) => m.route.method).join(', ')}`, {
-                  allow: matching.map((m) => m.route.method).join(', '),
-                }),
-          )
-    run.catch((error: unknown) => {
+    if (found !== undefined) return found.route.handler(req, res, found.match!.slice(1), url)
+    if (matching.length === 0) throw new HttpError(404, 'ERR_NOT_FOUND', `no such endpoint: ${req.method} ${url.pathname}`)
+    const allow = matching.map((m) => m.route.method).join(', ')
+    throw new HttpError(405, 'ERR_METHOD_NOT_ALLOWED', `${url.pathname} takes ${allow}`, { allow })
+  }
+
+  // Every throw, synchronous or not, ends here: a request must never take the process down.
+  return (req, res) => {
+    dispatch(req, res).catch((error: unknown) => {
+      const path = (req.url ?? '/').split('?')[0]
       const httpError =
         error instanceof HttpError ? error : new HttpError(500, 'ERR_INTERNAL', 'the relay failed to handle the request; see its log (DEBUG=tracklet:relay)')
-      if (!(error instanceof HttpError)) log('%s %s failed: %s', req.method, url.pathname, (error as Error).stack ?? error)
-      else log('%s %s → %d %s', req.method, url.pathname, httpError.status, httpError.code)
+      if (!(error instanceof HttpError)) log('%s %s failed: %s', req.method, path, (error as Error).stack ?? error)
+      else log('%s %s → %d %s', req.method, path, httpError.status, httpError.code)
       if (res.headersSent) res.destroy()
       else sendError(res, httpError)
     })
+  }
+}
+
+// The request target as a URL; one the parser refuses (`GET http://[`) is the client's mistake.
+function parseRequestUrl(req: IncomingMessage): URL {
+  try {
+    return new URL(req.url ?? '/', 'http://relay.invalid')
+  } catch {
+    throw new HttpError(400, 'ERR_INVALID_URL', 'the request target is not a valid URL')
   }
 }
 
