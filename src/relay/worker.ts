@@ -141,7 +141,7 @@ export class Worker {
     while (lane.running < this.#concurrency && lane.buffer.length > 0) {
       const delivery = lane.buffer.shift()!
       lane.running++
-      void lane.queue.add(() => this.#attempt(lane, delivery))
+      lane.queue.add(() => this.#attempt(lane, delivery)).catch((error: unknown) => this.#abandon(lane, delivery, error))
     }
     this.#checkIdle()
   }
@@ -159,25 +159,50 @@ export class Worker {
 
   async #attempt(lane: Lane, delivery: DueDelivery): Promise<void> {
     const at = this.#now()
-    const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
-    let result: DestinationResult
-    if (destination === undefined) {
-      result = { ok: false, retryable: false, attempts: [{ url: '-', error: `the source no longer has the ${delivery.destination} destination`, ms: 0 }] }
-    } else {
-      try {
-        result = await destination.send(delivery.message)
-      } catch (error) {
-        // A destination reports delivery failures in its result; it throws only for a message it
-        // can never send (one it cannot format), which retrying would not change.
-        result = { ok: false, retryable: false, attempts: [{ url: '-', error: `the destination threw: ${(error as Error).message}`, ms: this.#now() - at }] }
-      }
+    const result = await this.#send(delivery, at)
+    let outcome: AttemptOutcome
+    try {
+      outcome = this.#outcomeOf(delivery, at, result)
+    } catch (error) {
+      // A bug or a bad value while judging the attempt: dead-letter the delivery with the error
+      // (it can be retried by hand) rather than leave it taken forever or crash the process.
+      outcome = this.#crashed(delivery, at, error, result.attempts)
     }
+    this.#settle(lane, outcome)
+  }
+
+  // The last resort of a queued attempt: nothing it throws may become an unhandled rejection.
+  #abandon(lane: Lane, delivery: DueDelivery, error: unknown): void {
+    this.#settle(lane, this.#crashed(delivery, this.#now(), error))
+  }
+
+  // Frees the attempt's slot and queues its outcome; the delivery stays taken until that is written.
+  #settle(lane: Lane, outcome: AttemptOutcome): void {
     if (this.#closed) return
     lane.running--
-    this.#outcomes.push({ lane, outcome: this.#outcomeOf(delivery, at, result) })
+    this.#outcomes.push({ lane, outcome })
     this.#recordTimer ??= setTimeout(() => this.#record(), RECORD_INTERVAL_MS)
-    // The slot is free now; the delivery stays taken until its outcome is written.
     this.#schedulePump(lane)
+  }
+
+  #crashed(delivery: DueDelivery, at: number, error: unknown, requests: AttemptOutcome['requests'] = []): AttemptOutcome {
+    const message = error instanceof Error ? error.message : String(error)
+    log('delivery %d of source %s dead-lettered: the worker failed on its outcome: %s', delivery.id, delivery.source, error instanceof Error ? (error.stack ?? message) : message)
+    return { id: delivery.id, at, requests, next: { status: 'failed', error: `the relay failed to handle the attempt: ${message}` } }
+  }
+
+  async #send(delivery: DueDelivery, at: number): Promise<DestinationResult> {
+    const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
+    if (destination === undefined) {
+      return { ok: false, retryable: false, attempts: [{ url: '-', error: `the source no longer has the ${delivery.destination} destination`, ms: 0 }] }
+    }
+    try {
+      return await destination.send(delivery.message)
+    } catch (error) {
+      // A destination reports delivery failures in its result; it throws only for a message it
+      // can never send (one it cannot format), which retrying would not change.
+      return { ok: false, retryable: false, attempts: [{ url: '-', error: `the destination threw: ${(error as Error).message}`, ms: this.#now() - at }] }
+    }
   }
 
   #outcomeOf(delivery: DueDelivery, at: number, result: DestinationResult): AttemptOutcome {
@@ -187,12 +212,15 @@ export class Worker {
       return { ...base, next: { status: 'delivered' } }
     }
     const error = describeFailure(result)
+    if (result.retryAfterMs !== undefined && !isValidRetryAfter(result.retryAfterMs)) {
+      log('delivery %d of source %s: ignoring a Retry-After of %s ms (not a finite number ≥ 0)', delivery.id, delivery.source, result.retryAfterMs)
+    }
     if (result.retryable && !isBlocked(result)) {
       const nextAttemptAt = this.#schedule({
         attempt: delivery.attempts + 1,
         firstAttemptAt: delivery.firstAttemptAt ?? at,
         now: this.#now(),
-        ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),
+        ...(isValidRetryAfter(result.retryAfterMs) ? { retryAfterMs: result.retryAfterMs } : {}),
       })
       if (nextAttemptAt !== undefined) {
         log('delivery %d of source %s failed (%s); next attempt at %d', delivery.id, delivery.source, error, nextAttemptAt)
@@ -235,6 +263,12 @@ export class Worker {
     this.#idleWaiters = []
     for (const resolve of waiters) resolve()
   }
+}
+
+// A destination's Retry-After is honoured only when it is a real wait; anything else (NaN,
+// Infinity, negative) would make the retry rule throw, so the rule's own backoff applies.
+function isValidRetryAfter(ms: number | undefined): ms is number {
+  return ms !== undefined && Number.isFinite(ms) && ms >= 0
 }
 
 // Every URL was refused by the SSRF guard: a configuration matter that retrying will not change,
