@@ -38,6 +38,12 @@ const READ_AHEAD = 64
 // the unwritten ones in a crash only means those messages are sent again (at-least-once).
 const RECORD_INTERVAL_MS = 5
 
+// After a failed write of outcomes (a full disk, a busy database), the write is tried again after
+// this long, doubling up to the maximum. Meanwhile the deliveries stay taken and no new attempt
+// starts: sending again what could not be recorded would only repeat it, without end.
+const RECORD_RETRY_MIN_MS = 50
+const RECORD_RETRY_MAX_MS = 30_000
+
 /**
  * Takes due deliveries from the outbox and attempts them, bounded per source; records each
  * attempt and schedules the next by the retry rule, or dead-letters. Woken when new deliveries are
@@ -58,6 +64,8 @@ export class Worker {
   #outcomes: { lane: Lane; outcome: AttemptOutcome }[] = []
   /** The timer that writes `#outcomes`. */
   #recordTimer: NodeJS.Timeout | undefined
+  /** The wait before the next write after the last one failed, ms; 0 while writes succeed. */
+  #recordRetryMs = 0
   /** No new attempts start (closing). */
   #stopping = false
   /** Outcomes arriving now are dropped: their deliveries are still pending for the next start. */
@@ -111,6 +119,8 @@ export class Worker {
     clearTimeout(timer)
     this.#record()
     this.#closed = true
+    // Outcomes that could not be written now are left: their deliveries are pending for the next start.
+    clearTimeout(this.#recordTimer)
   }
 
   #schedulePump(lane: Lane): void {
@@ -123,7 +133,7 @@ export class Worker {
   }
 
   #pump(lane: Lane): void {
-    if (this.#stopping) return this.#checkIdle()
+    if (this.#stopping || this.#recordRetryMs > 0) return this.#checkIdle()
     clearTimeout(lane.timer)
     lane.timer = undefined
     if (lane.buffer.length < this.#concurrency) {
@@ -237,17 +247,28 @@ export class Worker {
     clearTimeout(this.#recordTimer)
     this.#recordTimer = undefined
     const batch = this.#outcomes
-    if (batch.length === 0) return
+    if (batch.length === 0 || this.#closed) return
     this.#outcomes = []
     try {
       this.#outbox.record(batch.map((b) => b.outcome))
     } catch (error) {
-      // The deliveries stay pending in the outbox; they are attempted again (at-least-once).
-      log('could not record %d outcomes: %s', batch.length, (error as Error).message)
+      // Keep the outcomes (their deliveries stay taken, so none is sent again) and write later.
+      this.#outcomes = batch.concat(this.#outcomes)
+      this.#recordRetryMs = Math.min(RECORD_RETRY_MAX_MS, Math.max(RECORD_RETRY_MIN_MS, 2 * this.#recordRetryMs))
+      log('ERROR could not record %d outcomes: %s; attempts paused, writing again in %d ms', batch.length, (error as Error).message, this.#recordRetryMs)
+      this.#recordTimer = setTimeout(() => this.#record(), this.#recordRetryMs)
+      return
     }
+    const recovered = this.#recordRetryMs > 0
+    this.#recordRetryMs = 0
     for (const { lane, outcome } of batch) lane.taken.delete(outcome.id)
-    // A recorded failure may be due again soon: let each lane re-arm its timer.
-    for (const lane of new Set(batch.map((b) => b.lane))) this.#schedulePump(lane)
+    if (recovered) {
+      log('recorded %d outcomes after earlier failures; attempts resume', batch.length)
+      this.wake()
+    } else {
+      // A recorded failure may be due again soon: let each lane re-arm its timer.
+      for (const lane of new Set(batch.map((b) => b.lane))) this.#schedulePump(lane)
+    }
     this.#checkIdle()
   }
 

@@ -79,3 +79,17 @@ describe('the worker, when handling an attempt’s outcome fails', () => {
     expect(destination.sends).toBe(2)
   })
 })
+
+describe('the worker, when writing outcomes fails', () => {
+  it('keeps the outcome and writes it once the outbox recovers, without sending again meanwhile', async () => {
+    const destination = counting(unavailable)
+    const { worker, delivery, outbox } = setup(destination)
+    outbox.failures = 3
+    worker.wake()
+    await worker.idle()
+    expect(outbox.recordCalls).toBe(4)
+    expect(destination.sends).toBe(1)
+    expect(delivery()).toMatchObject({ status: 'pending', nextAttemptAt: new Date(T0 + 750).toISOString(), lastError: 'https://a.example/hook: HTTP 503' })
+    expect(delivery().attempts).toHaveLength(1)
+  })
+})
