@@ -209,6 +209,21 @@ export class Outbox {
   }
 
   /**
+   * Dead-letters the pending deliveries of every source not in `configured` (renamed or removed
+   * since they were written): no worker lane would ever take them. Their `last_error` names the
+   * source; once it is configured again they can be retried by hand. Returns how many there were.
+   */
+  failUnconfiguredSources(configured: readonly string[]): number {
+    const now = this.#now()
+    const placeholders = configured.map(() => '?').join(',')
+    return this.db
+      .prepare(`
+        UPDATE deliveries SET status = 'failed', last_error = 'source "' || source || '" is no longer configured', updated_at = ?
+        WHERE status = 'pending'${configured.length === 0 ? '' : ` AND source NOT IN (${placeholders})`}`)
+      .run(now, ...configured).changes
+  }
+
+  /**
    * Puts a dead-lettered delivery back in the queue with a fresh retry window, due at once.
    * Its attempts so far stay in the log.
    */

@@ -49,6 +49,8 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     db = openDatabase(resolved.database)
     // Deliveries that were in flight when the relay last stopped are still pending: due at once.
     const outbox = new Outbox(db)
+    const orphaned = outbox.failUnconfiguredSources(resolved.sources.map((s) => s.name))
+    if (orphaned > 0) log('dead-lettered %d pending deliveries of sources no longer configured', orphaned)
 
     const worker = new Worker({ outbox, destinations, schedule: nextAttemptAt, concurrency: resolved.concurrency })
     const commits = new GroupCommit(outbox)

@@ -1,0 +1,49 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { openDatabase } from '../../src/relay/database'
+import type { Relay } from '../../src/relay/index'
+import { Outbox } from '../../src/relay/outbox'
+import { admin, adminGet, post, type Receiver, startReceiver, startRelay } from './helpers'
+
+let dir: string | undefined
+let relay: Relay | undefined
+let receiver: Receiver | undefined
+
+afterEach(async () => {
+  await relay?.close()
+  await receiver?.close()
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+  relay = receiver = dir = undefined
+})
+
+const delivery = (source: string, messageId: string) => ({
+  source,
+  destination: 'Webhooks',
+  messageId,
+  type: 'track',
+  json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId }),
+})
+
+describe('pending deliveries of a source no longer in the configuration', () => {
+  it('are dead-lettered at start-up, naming the source, and can be retried by hand', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tracklet-unconfigured-'))
+    const database = join(dir, 'outbox.db')
+    // The relay last ran with a source "old-web", since renamed to "web"; "old-web" left one pending.
+    const db = openDatabase(database)
+    new Outbox(db).enqueue([delivery('old-web', 'm-old'), delivery('web', 'm-web')])
+    db.close()
+
+    receiver = await startReceiver()
+    relay = await startRelay(receiver.url, { database })
+    const { body } = await adminGet(`${relay.url}/v1/deliveries`)
+    const [old, current] = body.deliveries
+    expect(old).toMatchObject({ messageId: 'm-old', status: 'failed', lastError: 'source "old-web" is no longer configured' })
+    expect(current).toMatchObject({ messageId: 'm-web' })
+    expect(current.status).not.toBe('failed')
+
+    const retry = await post(`${relay.url}/v1/deliveries/${old.id}/retry`, {}, admin)
+    expect(retry.status).toBe(202)
+  })
+})
