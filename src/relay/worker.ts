@@ -1,6 +1,7 @@
 import PQueue from 'p-queue'
 import type { Destination, DestinationResult, RetrySchedule } from './destination'
 import { log } from './log'
+import { redactUrl } from './redact'
 import { BLOCKED_ADDRESS_CODE } from './ssrf'
 import type { AttemptOutcome, DueDelivery, Outbox } from './outbox'
 
@@ -221,7 +222,9 @@ export class Worker {
       log('delivery %d of source %s delivered', delivery.id, delivery.source)
       return { ...base, next: { status: 'delivered' } }
     }
+    // The stored error (admin-only) keeps whole URLs; the log shows them without query strings.
     const error = describeFailure(result)
+    const logged = describeFailure(result, redactUrl)
     if (result.retryAfterMs !== undefined && !isValidRetryAfter(result.retryAfterMs)) {
       log('delivery %d of source %s: ignoring a Retry-After of %s ms (not a finite number ≥ 0)', delivery.id, delivery.source, result.retryAfterMs)
     }
@@ -233,13 +236,13 @@ export class Worker {
         ...(isValidRetryAfter(result.retryAfterMs) ? { retryAfterMs: result.retryAfterMs } : {}),
       })
       if (nextAttemptAt !== undefined) {
-        log('delivery %d of source %s failed (%s); next attempt at %d', delivery.id, delivery.source, error, nextAttemptAt)
+        log('delivery %d of source %s failed (%s); next attempt at %d', delivery.id, delivery.source, logged, nextAttemptAt)
         return { ...base, next: { status: 'pending', nextAttemptAt, error } }
       }
-      log('delivery %d of source %s dead-lettered: retry window spent (%s)', delivery.id, delivery.source, error)
+      log('delivery %d of source %s dead-lettered: retry window spent (%s)', delivery.id, delivery.source, logged)
       return { ...base, next: { status: 'failed', error: `retry window spent; last error: ${error}` } }
     }
-    log('delivery %d of source %s dead-lettered: not retryable (%s)', delivery.id, delivery.source, error)
+    log('delivery %d of source %s dead-lettered: not retryable (%s)', delivery.id, delivery.source, logged)
     return { ...base, next: { status: 'failed', error } }
   }
 
@@ -298,10 +301,13 @@ function isBlocked(result: DestinationResult): boolean {
   return result.attempts.length > 0 && result.attempts.every((a) => a.code === BLOCKED_ADDRESS_CODE)
 }
 
-/** One line saying why each request of a failed attempt failed: `URL: HTTP 503; URL: timeout`. */
-export function describeFailure(result: DestinationResult): string {
+/**
+ * One line saying why each request of a failed attempt failed: `URL: HTTP 503; URL: timeout`.
+ * `showUrl` decides how each URL appears (whole by default).
+ */
+export function describeFailure(result: DestinationResult, showUrl: (url: string) => string = (url) => url): string {
   if (result.attempts.length === 0) return 'no request was made'
   return result.attempts
-    .map((a) => `${a.url}: ${a.error ?? (a.status === undefined ? 'failed' : `HTTP ${a.status}`)}`)
+    .map((a) => `${showUrl(a.url)}: ${a.error ?? (a.status === undefined ? 'failed' : `HTTP ${a.status}`)}`)
     .join('; ')
 }
