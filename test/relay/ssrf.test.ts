@@ -40,13 +40,28 @@ describe('classifyAddress', () => {
     // Local-use NAT64: where the IPv4 address sits is not knowable, so a public reading is refused too.
     ['64:ff9b:1::1.1.1.1', 'reserved'],
     ['64:ff9b:1:0:c0:a801:100::', 'reserved'], // 192.168.1.1 in the /64 layout; its last 32 bits read 1.0.0.0
+    // SIIT (::ffff:0:0:0/96, RFC 6145): judged as the IPv4 address in the last 32 bits.
+    ['::ffff:0:127.0.0.1', 'loopback'],
+    ['::ffff:0:a00:1', 'private'],
+    ['0:0:0:0:ffff:0:a9fe:a9fe', 'link-local'],
+    // 6to4 (2002::/16): the IPv4 address of the relay sits in bits 16–48.
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:a00:1:1::1', 'private'],
+    ['2002:c0a8:101::8.8.8.8', 'private'],
+    ['2002:a9fe:a9fe::', 'link-local'],
+    // Teredo (2001::/32) reaches a host behind a NAT the address does not tell: refused whole.
+    ['2001::1', 'reserved'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'reserved'],
+    // The discard-only prefix (RFC 6666).
+    ['100::', 'reserved'],
+    ['100::1:2:3:4', 'reserved'],
     ['[::1]', 'loopback'],
     ['not-an-ip', 'reserved'],
   ])('%s is %s', (address, kind) => {
     expect(classifyAddress(address)).toBe(kind)
   })
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '64:ff9b::808:808'])('%s is public', (address) => {
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '64:ff9b::808:808', '::ffff:0:8.8.8.8', '2002:808:808::1', '2001:4860:4860::8888', '100:0:0:1::1'])('%s is public', (address) => {
     expect(classifyAddress(address)).toBeUndefined()
   })
 })
