@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { MAX_BATCH_BYTES } from '../shared/limits'
 import { MESSAGE_TYPES, type MessageType } from '../shared/message'
 import { type AdminContext, handleAudienceSync, handleDeletion, handleDeliveryLog, handleRetry } from './admin'
+import { snakeCase } from './audiences'
 import type { AdminToken, WriteKeys } from './auth'
 import type { GroupCommit } from './group-commit'
 import { HttpError, readJsonBody, sendError, sendJson } from './http'
@@ -115,5 +116,9 @@ function audienceName(encoded: string): string {
     throw new HttpError(400, 'ERR_INVALID_AUDIENCE', 'the audience name in the path is not valid percent-encoding')
   }
   if (name.trim().length === 0 || name.length > 200) throw new HttpError(400, 'ERR_INVALID_AUDIENCE', 'the audience name must be 1 to 200 characters')
+  // The trait is the name in snake_case, which keeps only ASCII letters and digits.
+  if (snakeCase(name) === '') {
+    throw new HttpError(400, 'ERR_INVALID_AUDIENCE', `the audience name ${JSON.stringify(name)} has no ASCII letter or digit: its snake_case trait name would be empty`)
+  }
   return name
 }

@@ -123,6 +123,16 @@ describe('PUT /v1/audiences/:name', () => {
     expect(bad.body.error.message).toBe('userIds[1] must be a non-empty string, got number 7')
   })
 
+  it('refuses an audience name with no letter or digit to make a trait of, and stores nothing', async () => {
+    for (const name of ['!!!', '%20-%20', '%C3%84%C3%96']) {
+      const answer = await post(`${relay.url}/v1/audiences/${name}`, { source: 'web', userIds: ['a'] }, admin, 'PUT')
+      expect(answer.status).toBe(400)
+      expect(answer.body.error.code).toBe('ERR_INVALID_AUDIENCE')
+      expect(answer.body.error.message).toContain('its snake_case trait name would be empty')
+    }
+    expect((await adminGet(`${relay.url}/v1/deliveries`)).body.deliveries).toEqual([])
+  })
+
   it('names the trait in snake_case', () => {
     expect(snakeCase('High Value Users')).toBe('high_value_users')
     expect(snakeCase('highValueUsers')).toBe('high_value_users')
