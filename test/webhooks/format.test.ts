@@ -12,7 +12,7 @@ describe('formatMessage: the body per type (the platform table)', () => {
     })
   })
 
-  it('page and screen carry only the table's fields (a page's name and category, a screen's category and properties are not)', () => {
+  it('page and screen carry only the fields of the table (not a page name or category, nor a screen category or properties)', () => {
     expect(formatMessage({ ...common, type: 'page', userId: 'u-1', name: 'Pricing', category: 'Docs' })).toEqual({
       version: 1, type: 'page', userId: 'u-1', properties: {}, timestamp: '2026-01-02T03:04:05.678Z', context, messageId: 'msg-1',
     })
