@@ -53,14 +53,15 @@ function formatDelete(message: DeleteMessage, timestamp: string): WebhookBody {
 function formatCall(message: Message, timestamp: string): WebhookBody {
   const body: WebhookBody = { version: 1, type: message.type }
   switch (message.type) {
+    // Exactly the platform's fields per type: a page's name and category, a screen's category and
+    // properties are not in its table, and receivers written against it compare whole bodies.
     case 'page':
-      assign(body, { userId: message.userId, name: message.name, category: message.category })
+      assign(body, { userId: message.userId })
       body['properties'] = objectOrEmpty(message.properties)
       break
     case 'screen':
-      assign(body, { userId: message.userId, name: message.name, category: message.category })
+      assign(body, { userId: message.userId, name: message.name })
       body['context'] = objectOrEmpty(message.context)
-      assign(body, { properties: message.properties })
       break
     case 'identify':
       assign(body, { userId: message.userId })

@@ -1,31 +1,20 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { MockAgent } from 'undici'
 import { Analytics, type AnalyticsError, MAX_MESSAGE_BYTES } from '../../src/index'
+import { MOCK_ENDPOINT, type MockApi, mockApi } from './helpers/mock-api'
 import { settled } from './helpers/settle'
 
 describe('failures reach the callback and the error event, never the caller', () => {
-  let agent: MockAgent
+  let api: MockApi
   let analytics: Analytics
-  let sent: unknown[]
 
   beforeEach(() => {
-    sent = []
-    agent = new MockAgent()
-    agent.disableNetConnect()
-    agent
-      .get('http://api.test')
-      .intercept({ path: '/v1/batch', method: 'POST' })
-      .reply(200, (options) => {
-        sent.push(...(JSON.parse(String(options.body)) as { batch: unknown[] }).batch)
-        return {}
-      })
-      .persist()
-    analytics = new Analytics('key', { endpoint: 'http://api.test', dispatcher: agent })
+    api = mockApi()
+    analytics = new Analytics('key', { endpoint: MOCK_ENDPOINT, dispatcher: api.agent })
   })
 
   afterEach(async () => {
     await analytics.closeAndFlush()
-    await agent.close()
+    await api.agent.close()
   })
 
   async function refusal(call: (callback: ReturnType<typeof settled>['callback']) => void): Promise<AnalyticsError> {
@@ -114,30 +103,17 @@ describe('failures reach the callback and the error event, never the caller', ()
 })
 
 describe('the 32,000-byte message limit counts UTF-8 bytes of the JSON', () => {
-  let agent: MockAgent
+  let api: MockApi
   let analytics: Analytics
-  let sentBytes: number[]
 
   beforeEach(() => {
-    sentBytes = []
-    agent = new MockAgent()
-    agent.disableNetConnect()
-    agent
-      .get('http://api.test')
-      .intercept({ path: '/v1/batch', method: 'POST' })
-      .reply(200, (options) => {
-        for (const message of (JSON.parse(String(options.body)) as { batch: unknown[] }).batch) {
-          sentBytes.push(Buffer.byteLength(JSON.stringify(message)))
-        }
-        return {}
-      })
-      .persist()
-    analytics = new Analytics('key', { endpoint: 'http://api.test', dispatcher: agent })
+    api = mockApi()
+    analytics = new Analytics('key', { endpoint: MOCK_ENDPOINT, dispatcher: api.agent })
   })
 
   afterEach(async () => {
     await analytics.closeAndFlush()
-    await agent.close()
+    await api.agent.close()
   })
 
   const base = { userId: 'u', event: 'e', messageId: 'fixed-id', timestamp: '2026-01-01T00:00:00.000Z' }
@@ -166,7 +142,7 @@ describe('the 32,000-byte message limit counts UTF-8 bytes of the JSON', () => {
     const { err } = await over.result
     expect(err?.code).toBe('ERR_MESSAGE_TOO_LARGE')
     expect(err?.message).toBe(`track message is ${over.bytes} bytes of JSON, over the 32000-byte limit`)
-    expect(sentBytes).toEqual([under.bytes])
+    expect(api.messages().map((message) => Buffer.byteLength(JSON.stringify(message)))).toEqual([under.bytes])
   })
 
   it('refuses multi-byte text whose character count is far under the limit', async () => {

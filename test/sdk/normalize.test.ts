@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { MockAgent } from 'undici'
 import { Analytics } from '../../src/index'
 import { normalizeMessage } from '../../src/sdk/normalize'
+import { MOCK_ENDPOINT, type MockApi, mockApi } from './helpers/mock-api'
 import { settled } from './helpers/settle'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -49,28 +49,17 @@ describe('normalizeMessage', () => {
 })
 
 describe('calls', () => {
-  let agent: MockAgent
+  let api: MockApi
   let analytics: Analytics
-  const bodies: string[] = []
 
   beforeEach(() => {
-    bodies.length = 0
-    agent = new MockAgent()
-    agent.disableNetConnect()
-    agent
-      .get('http://api.test')
-      .intercept({ path: '/v1/batch', method: 'POST' })
-      .reply(200, (options) => {
-        bodies.push(String(options.body))
-        return {}
-      })
-      .persist()
-    analytics = new Analytics('key', { endpoint: 'http://api.test', dispatcher: agent, integrations: { All: false } })
+    api = mockApi()
+    analytics = new Analytics('key', { endpoint: MOCK_ENDPOINT, dispatcher: api.agent, integrations: { All: false } })
   })
 
   afterEach(async () => {
     await analytics.closeAndFlush()
-    await agent.close()
+    await api.agent.close()
   })
 
   it('sends every call type with its fields', async () => {
@@ -82,7 +71,7 @@ describe('calls', () => {
     analytics.alias({ previousId: 'anon-7', userId: '42' })
     analytics.track({ anonymousId: 'a1', event: 'Viewed', integrations: { Webhooks: true } })
     await analytics.flush()
-    const sent = bodies.flatMap((body) => (JSON.parse(body) as { batch: Record<string, unknown>[] }).batch)
+    const sent = api.messages()
     expect(sent.map((message) => message['type'])).toEqual(['identify', 'track', 'page', 'screen', 'group', 'alias', 'track'])
     expect(sent[0]).toMatchObject({ userId: '42', traits: { plan: 'pro' }, integrations: { All: false } })
     expect(sent[4]).toMatchObject({ groupId: 'acme', traits: { employees: 120 } })
@@ -101,7 +90,7 @@ describe('calls', () => {
     const { err, message } = await result
     expect(err).toBeUndefined()
     expect(message.properties).toEqual({ revenue: '9.99', items: ['a'] })
-    expect(bodies[0]).toContain('"properties":{"revenue":"9.99","items":["a"]}')
+    expect(api.bodies[0]).toContain('"properties":{"revenue":"9.99","items":["a"]}')
   })
 
   it('gives the callback the message as sent, with its messageId', async () => {
@@ -110,6 +99,6 @@ describe('calls', () => {
     await analytics.flush()
     const { message } = await result
     expect(message).toMatchObject({ type: 'identify', messageId: 'my-id', userId: '42' })
-    expect(JSON.parse(bodies[0]!).batch[0]).toEqual(message)
+    expect(JSON.parse(api.bodies[0]!).batch[0]).toEqual(message)
   })
 })

@@ -31,6 +31,12 @@ describe('toUtcTimestamp', () => {
   it('refuses what does not name an instant', () => {
     expect(toUtcTimestamp('2020-01-02T03:04:05')).toBeUndefined()
     expect(toUtcTimestamp('2020-13-45T03:04:05Z')).toBeUndefined()
+    // Days that do not exist are refused, not rolled over into the next month.
+    expect(toUtcTimestamp('2026-02-30T00:00:00Z')).toBeUndefined()
+    expect(toUtcTimestamp('2026-04-31T00:00:00Z')).toBeUndefined()
+    expect(toUtcTimestamp('2026-01-01T24:00:00Z')).toBeUndefined()
+    expect(toUtcTimestamp('2024-02-29T12:00:00Z')).toBe('2024-02-29T12:00:00.000Z')
+    expect(toUtcTimestamp('2026-12-31T23:59:59.999+14:00')).toBe('2026-12-31T09:59:59.999Z')
     expect(toUtcTimestamp(new Date(Number.NaN))).toBeUndefined()
     expect(toUtcTimestamp(1234)).toBeUndefined()
   })

@@ -12,9 +12,12 @@ describe('formatMessage: the body per type (the platform table)', () => {
     })
   })
 
-  it('page keeps its name and category when given', () => {
-    expect(formatMessage({ ...common, type: 'page', userId: 'u-1', name: 'Pricing', category: 'Docs' })).toMatchObject({
-      name: 'Pricing', category: 'Docs', properties: {},
+  it('page and screen carry only the fields of the table (not a page name or category, nor a screen category or properties)', () => {
+    expect(formatMessage({ ...common, type: 'page', userId: 'u-1', name: 'Pricing', category: 'Docs' })).toEqual({
+      version: 1, type: 'page', userId: 'u-1', properties: {}, timestamp: '2026-01-02T03:04:05.678Z', context, messageId: 'msg-1',
+    })
+    expect(formatMessage({ ...common, type: 'screen', userId: 'u-1', name: 'Home', category: 'Main', properties: { a: 1 } })).toEqual({
+      version: 1, type: 'screen', userId: 'u-1', name: 'Home', context, timestamp: '2026-01-02T03:04:05.678Z', messageId: 'msg-1',
     })
   })
 

@@ -16,6 +16,10 @@ describe('parseRetryAfter', () => {
     ['-5', undefined],
     ['1.5', undefined],
     ['soon', undefined],
+    // A receiver cannot ask for more than the 4-hour window, nor for an infinite wait.
+    ['86400', 4 * 60 * 60 * 1000],
+    ['9'.repeat(400), 4 * 60 * 60 * 1000],
+    ['Wed, 21 Oct 2099 07:30:00 GMT', 4 * 60 * 60 * 1000],
   ])('%j → %s ms', (value, expected) => {
     expect(parseRetryAfter(value, now)).toBe(expected)
   })
