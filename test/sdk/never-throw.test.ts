@@ -3,20 +3,21 @@ import { Analytics, type AnalyticsError, MAX_MESSAGE_BYTES } from '../../src/ind
 import { MOCK_ENDPOINT, type MockApi, mockApi } from './helpers/mock-api'
 import { settled } from './helpers/settle'
 
+// Every test gets a client with default options, talking to a mock tracking API.
+let api: MockApi
+let analytics: Analytics
+
+beforeEach(() => {
+  api = mockApi()
+  analytics = new Analytics('key', { endpoint: MOCK_ENDPOINT, dispatcher: api.agent })
+})
+
+afterEach(async () => {
+  await analytics.closeAndFlush()
+  await api.agent.close()
+})
+
 describe('failures reach the callback and the error event, never the caller', () => {
-  let api: MockApi
-  let analytics: Analytics
-
-  beforeEach(() => {
-    api = mockApi()
-    analytics = new Analytics('key', { endpoint: MOCK_ENDPOINT, dispatcher: api.agent })
-  })
-
-  afterEach(async () => {
-    await analytics.closeAndFlush()
-    await api.agent.close()
-  })
-
   async function refusal(call: (callback: ReturnType<typeof settled>['callback']) => void): Promise<AnalyticsError> {
     const errors: AnalyticsError[] = []
     analytics.on('error', (error) => errors.push(error))
@@ -103,19 +104,6 @@ describe('failures reach the callback and the error event, never the caller', ()
 })
 
 describe('the 32,000-byte message limit counts UTF-8 bytes of the JSON', () => {
-  let api: MockApi
-  let analytics: Analytics
-
-  beforeEach(() => {
-    api = mockApi()
-    analytics = new Analytics('key', { endpoint: MOCK_ENDPOINT, dispatcher: api.agent })
-  })
-
-  afterEach(async () => {
-    await analytics.closeAndFlush()
-    await api.agent.close()
-  })
-
   const base = { userId: 'u', event: 'e', messageId: 'fixed-id', timestamp: '2026-01-01T00:00:00.000Z' }
   const library = { library: { name: 'tracklet', version: '0.1.0' } }
   const emptyBytes = Buffer.byteLength(JSON.stringify({ ...base, properties: { pad: '' }, type: 'track', context: library }))
