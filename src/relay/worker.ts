@@ -1,7 +1,7 @@
 import PQueue from 'p-queue'
 import type { Destination, DestinationResult, RetrySchedule } from './destination'
 import { log } from './log'
-import { redactUrl } from './redact'
+import { redactUrl } from '../shared/redact-url'
 import { BLOCKED_ADDRESS_CODE } from './ssrf'
 import type { AttemptOutcome, DueDelivery, Outbox } from './outbox'
 

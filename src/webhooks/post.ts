@@ -1,5 +1,6 @@
 import createDebug from 'debug'
 import { request, type Dispatcher } from 'undici'
+import { redactUrl } from '../shared/redact-url'
 import { parseRetryAfter } from './retry-after'
 
 const debug = createDebug('tracklet:webhooks')
@@ -63,16 +64,17 @@ export async function post(req: PostRequest): Promise<DeliveryAttempt> {
     if (retryAfterMs !== undefined) attempt.retryAfterMs = retryAfterMs
     // Release the connection: drain a small body, destroy the socket under a large or slow one.
     await response.body.dump({ limit: DRAIN_LIMIT_BYTES, signal: controller.signal }).catch((error: unknown) => {
-      debug('discarding the response body of %s failed: %s', redact(req.target), describeError(error).error)
+      debug('discarding the response body of %s failed: %s', redactUrl(req.url), describeError(error).error)
     })
-    debug('POST %s → %d in %d ms', redact(req.target), attempt.status, attempt.ms)
+    // Guarded: the common path should not parse the URL for a log line nobody reads.
+    if (debug.enabled) debug('POST %s → %d in %d ms', redactUrl(req.url), attempt.status, attempt.ms)
     return attempt
   } catch (error) {
     const ms = elapsed(started)
     const described = controller.signal.aborted
       ? { error: `timed out after ${req.timeout} ms without a response`, code: TIMEOUT_CODE }
       : describeError(error)
-    debug('POST %s failed after %d ms: %s', redact(req.target), ms, described.error)
+    debug('POST %s failed after %d ms: %s', redactUrl(req.url), ms, described.error)
     return { url: req.url, ...described, ms }
   } finally {
     clearTimeout(timer)
@@ -83,10 +85,6 @@ function elapsed(started: number): number {
   return Math.round(performance.now() - started)
 }
 
-// The query string of a webhook URL often carries a token; logs get the origin and path only.
-function redact(target: URL): string {
-  return `${target.origin}${target.pathname}`
-}
 
 /**
  * A network error as a sentence naming each cause and its code, such as
