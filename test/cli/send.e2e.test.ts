@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { buildCli } from './build-cli'
+import { buildCli } from '../support/build-cli'
 
 // The real command, built as `npm run build` builds it, run as a user runs it, against a real
 // HTTP receiver: what the platform's cross-library tester does.

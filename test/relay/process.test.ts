@@ -3,20 +3,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { buildCli } from './cli-build'
+import { buildCli } from '../support/build-cli'
 import { adminGet, post, type Receiver, startReceiver, track, waitFor, WRITE_KEY, ADMIN_TOKEN } from './helpers'
 
 let cli: string
-let removeCli: () => void
+let removeCli: () => Promise<void>
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-process-'))
 const children: ChildProcess[] = []
 let receiver: Receiver | undefined
 
 beforeAll(async () => {
-  ;({ cli, remove: removeCli } = await buildCli())
+  ;({ cliPath: cli, remove: removeCli } = await buildCli())
 }, 60_000)
-afterAll(() => {
-  removeCli()
+afterAll(async () => {
+  await removeCli()
   rmSync(dir, { recursive: true, force: true })
 })
 afterEach(async () => {

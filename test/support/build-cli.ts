@@ -9,7 +9,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /**
  * Builds the `tracklet` command exactly as `npm run build` does (the CLI entry of the project's
  * tsup config), into a fresh folder under `.tmp/` — inside the project, so that the bundle's
- * external imports (undici, debug) resolve from its node_modules. Never touches `dist/`.
+ * external imports (undici, debug, better-sqlite3) resolve from its node_modules. Never touches `dist/`.
  */
 export async function buildCli(): Promise<{ cliPath: string; remove: () => Promise<void> }> {
   const configs: Options[] = Array.isArray(projectConfig) ? projectConfig : [projectConfig as Options]
