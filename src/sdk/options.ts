@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici'
 import type { Integrations } from '../shared/message'
-import { describe, isPlainObject } from '../shared/validate'
+import { describe, findIntegrationsProblem, isPlainObject } from '../shared/validate'
 
 /** Options of `new Analytics(writeKey, options)`. Every option is optional. */
 export interface AnalyticsOptions {
@@ -145,12 +145,8 @@ function checkEndpoint(value: unknown): string {
 
 function checkIntegrations(value: unknown): Integrations | undefined {
   if (value === undefined) return undefined
-  if (!isPlainObject(value)) throw new TypeError(`integrations must be an object, got ${describe(value)}`)
-  for (const [name, flag] of Object.entries(value)) {
-    if (typeof flag !== 'boolean' && !isPlainObject(flag)) {
-      throw new TypeError(`integrations.${name} must be true, false or an object of options, got ${describe(flag)}`)
-    }
-  }
+  const problem = findIntegrationsProblem(value)
+  if (problem !== undefined) throw new TypeError(problem)
   return Object.freeze({ ...(value as Integrations) })
 }
 

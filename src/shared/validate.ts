@@ -72,7 +72,11 @@ function findTimestampProblem(timestamp: unknown): string | undefined {
   return `timestamp must be a Date or an ISO 8601 string with a time zone, got ${describe(timestamp)}`
 }
 
-function findIntegrationsProblem(integrations: unknown): string | undefined {
+/**
+ * What is wrong with `integrations` flags (an object of `true`, `false` or options objects), or
+ * `undefined`. Shared by message validation and the SDK's `integrations` option.
+ */
+export function findIntegrationsProblem(integrations: unknown): string | undefined {
   if (integrations === undefined) return undefined
   if (!isPlainObject(integrations)) return `integrations must be an object, got ${describe(integrations)}`
   for (const [name, flag] of Object.entries(integrations)) {
