@@ -81,7 +81,8 @@ async function startSdk(endpoint, flushAt) {
     },
     finish: async () => {
       await analytics.closeAndFlush({ timeout: 60_000 })
-      if (firstError !== undefined) console.error(`bench: ${errors} SDK errors, the first: ${firstError.code}: ${firstError.message}`)
+      if (firstError !== undefined)
+        console.error(`bench: ${errors} SDK errors, the first: ${firstError.code}: ${firstError.message}`)
     },
     delivered: () => analytics.stats().delivered,
     failed: () => analytics.stats().failed,

@@ -6,7 +6,10 @@ import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 
-const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' } }, allowPositionals: true })
+const { values, positionals } = parseArgs({
+  options: { top: { type: 'string', default: '25' } },
+  allowPositionals: true,
+})
 const TOP = Number(values.top)
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 

@@ -9,5 +9,7 @@ process.on('message', async (message) => {
   if (message !== 'stop') return
   const cpu = process.cpuUsage()
   await relay.close()
-  process.send({ maxRssBytes: process.resourceUsage().maxRSS * 1024, cpuMs: (cpu.user + cpu.system) / 1000 }, () => process.exit(0))
+  process.send({ maxRssBytes: process.resourceUsage().maxRSS * 1024, cpuMs: (cpu.user + cpu.system) / 1000 }, () =>
+    process.exit(0),
+  )
 })

@@ -24,7 +24,11 @@ const WRITE_KEY = 'bench-write-key'
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-bench-'))
 
 function message(i) {
-  return { userId: `user-${i % 5000}`, event: 'Order Completed', properties: { orderId: `o-${i}`, revenue: 9.99, currency: 'EUR', items: ['a', 'b'] } }
+  return {
+    userId: `user-${i % 5000}`,
+    event: 'Order Completed',
+    properties: { orderId: `o-${i}`, revenue: 9.99, currency: 'EUR', items: ['a', 'b'] },
+  }
 }
 
 function percentile(sorted, p) {
@@ -48,7 +52,8 @@ function baseline() {
   const started = performance.now()
   for (let i = 0; i < N; i += BATCH) {
     const rows = []
-    for (let j = i; j < Math.min(N, i + BATCH); j++) rows.push({ type: 'track', messageId: `m-${j}`, timestamp: new Date().toISOString(), ...message(j) })
+    for (let j = i; j < Math.min(N, i + BATCH); j++)
+      rows.push({ type: 'track', messageId: `m-${j}`, timestamp: new Date().toISOString(), ...message(j) })
     insertBatch(rows)
   }
   const ms = performance.now() - started
@@ -90,15 +95,21 @@ function startReceiver() {
 }
 
 function startRelay(receiverUrl) {
-  const child = fork(new URL('./relay-server.mjs', import.meta.url), [
-    JSON.stringify({
-      port: 0,
-      database: join(dir, 'relay.db'),
-      allowPrivateNetworks: true,
-      ...(process.env.BENCH_CONCURRENCY ? { concurrency: Number(process.env.BENCH_CONCURRENCY) } : {}),
-      sources: [{ name: 'bench', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiverUrl }] } } }],
-    }),
-  ], { execArgv: process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [] })
+  const child = fork(
+    new URL('./relay-server.mjs', import.meta.url),
+    [
+      JSON.stringify({
+        port: 0,
+        database: join(dir, 'relay.db'),
+        allowPrivateNetworks: true,
+        ...(process.env.BENCH_CONCURRENCY ? { concurrency: Number(process.env.BENCH_CONCURRENCY) } : {}),
+        sources: [
+          { name: 'bench', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiverUrl }] } } },
+        ],
+      }),
+    ],
+    { execArgv: process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [] },
+  )
   const next = () => new Promise((resolve) => child.once('message', resolve))
   return next().then(({ url }) => ({ url, stop: () => (child.send('stop'), next()) }))
 }
@@ -116,7 +127,8 @@ async function send(analytics, count, prefix, pace) {
   for (let i = 0; i < count; i++) {
     analytics.track({ ...message(i), messageId: `${prefix}-${i}` }, settle)
     // Yield now and then so sending overlaps with the calls, as in a live application.
-    if (i % pace.every === pace.every - 1) await new Promise((resolve) => (pace.ms > 0 ? setTimeout(resolve, pace.ms) : setImmediate(resolve)))
+    if (i % pace.every === pace.every - 1)
+      await new Promise((resolve) => (pace.ms > 0 ? setTimeout(resolve, pace.ms) : setImmediate(resolve)))
   }
   return { acknowledgedAt: await all, failed }
 }
@@ -161,10 +173,22 @@ const pacedLatency = paced.latencies.sort((a, b) => a - b)
 const baselineRate = N / (Math.min(...baselineMs) / 1000)
 const ingestRate = (N - failed) / (ingestMs / 1000)
 const own = process.cpuUsage()
-console.log(`tracklet relay bench: ${N.toLocaleString('en-US')} messages from ${CLIENTS} SDK client${CLIENTS === 1 ? '' : 's'} (flushAt ${FLUSH_AT}), Node ${process.version}, ${availableParallelism()} CPUs`)
-console.log(`  baseline   SQLite inserts, ${BATCH} rows/transaction (WAL, synchronous=FULL), before/after: ${baselineMs.map((ms) => rate(N, ms)).join(' / ')} rows/s`)
-console.log(`  ingest     SDK → relay, acknowledged after commit: ${rate(N - failed, ingestMs)} msgs/s (${(ingestRate / baselineRate).toFixed(2)}× the faster baseline)${failed ? `, ${failed} failed` : ''}`)
+console.log(
+  `tracklet relay bench: ${N.toLocaleString('en-US')} messages from ${CLIENTS} SDK client${CLIENTS === 1 ? '' : 's'} (flushAt ${FLUSH_AT}), Node ${process.version}, ${availableParallelism()} CPUs`,
+)
+console.log(
+  `  baseline   SQLite inserts, ${BATCH} rows/transaction (WAL, synchronous=FULL), before/after: ${baselineMs.map((ms) => rate(N, ms)).join(' / ')} rows/s`,
+)
+console.log(
+  `  ingest     SDK → relay, acknowledged after commit: ${rate(N - failed, ingestMs)} msgs/s (${(ingestRate / baselineRate).toFixed(2)}× the faster baseline)${failed ? `, ${failed} failed` : ''}`,
+)
 console.log(`  delivery   relay → webhook receiver, first call to last delivery: ${rate(N, deliveredMs)} msgs/s`)
-console.log(`  latency    call → webhook, during the burst (backlog): p50 ${percentile(burstLatency, 50)} ms, p99 ${percentile(burstLatency, 99)} ms`)
-console.log(`  latency    call → webhook, paced ${PACED} at ~1,000/s (one client, flushAt 20): p50 ${percentile(pacedLatency, 50)} ms, p99 ${percentile(pacedLatency, 99)} ms`)
-console.log(`  relay      peak RSS ${(maxRssBytes / 1e6).toFixed(0)} MB, CPU ${(cpuMs / 1000).toFixed(1)} s; this process (SDK + receiver) CPU ${((own.user + own.system) / 1e6).toFixed(1)} s`)
+console.log(
+  `  latency    call → webhook, during the burst (backlog): p50 ${percentile(burstLatency, 50)} ms, p99 ${percentile(burstLatency, 99)} ms`,
+)
+console.log(
+  `  latency    call → webhook, paced ${PACED} at ~1,000/s (one client, flushAt 20): p50 ${percentile(pacedLatency, 50)} ms, p99 ${percentile(pacedLatency, 99)} ms`,
+)
+console.log(
+  `  relay      peak RSS ${(maxRssBytes / 1e6).toFixed(0)} MB, CPU ${(cpuMs / 1000).toFixed(1)} s; this process (SDK + receiver) CPU ${((own.user + own.system) / 1e6).toFixed(1)} s`,
+)

@@ -86,8 +86,18 @@ process.exitCode = invalid === 0 ? 0 : 1
 async function runVariant(variant) {
   sink.send({ cmd: 'reset' })
   await once(sink, 'message')
-  const execArgv = values.profile ? ['--cpu-prof', '--cpu-prof-dir=.tmp/profiles', `--cpu-prof-name=${variant.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`] : []
-  const client = fork(fileURLToPath(new URL('client.mjs', import.meta.url)), [variant.args[0], endpoint, String(EVENTS), ...variant.args.slice(1)], { execArgv })
+  const execArgv = values.profile
+    ? [
+        '--cpu-prof',
+        '--cpu-prof-dir=.tmp/profiles',
+        `--cpu-prof-name=${variant.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`,
+      ]
+    : []
+  const client = fork(
+    fileURLToPath(new URL('client.mjs', import.meta.url)),
+    [variant.args[0], endpoint, String(EVENTS), ...variant.args.slice(1)],
+    { execArgv },
+  )
   let result
   client.on('message', (message) => (result = message))
   const [code] = await once(client, 'exit')
@@ -102,9 +112,11 @@ async function runVariant(variant) {
 
 /** Honesty: every event delivered exactly once, no body over the limit, nothing failed. */
 function checkDelivery({ events, delivered, failed, sink: received }) {
-  if (failed !== 0 || delivered !== events) return `the client reports ${delivered} delivered and ${failed} failed of ${events}`
+  if (failed !== 0 || delivered !== events)
+    return `the client reports ${delivered} delivered and ${failed} failed of ${events}`
   if (received.events !== events) return `the sink received ${received.events} events, expected ${events}`
-  if (received.uniqueMessageIds !== events) return `the sink received ${received.uniqueMessageIds} distinct messageIds (duplicates)`
+  if (received.uniqueMessageIds !== events)
+    return `the sink received ${received.uniqueMessageIds} distinct messageIds (duplicates)`
   if (received.maxBodyBytes > 500_000) return `a request body of ${received.maxBodyBytes} bytes, over 500,000`
   if (received.notBatches > 0) return `${received.notBatches} requests were not batches`
   return undefined
@@ -126,7 +138,9 @@ function printSummary() {
     const target = TARGETS[name] ?? {}
     const cells = FIGURES.map(({ pick, digits, target: key, atLeast, noRatio }) => {
       const value = median(valid.map(pick))
-      const ratios = runs.flatMap((result, run) => (result === undefined || baseline[run] === undefined ? [] : [pick(result) / pick(baseline[run])]))
+      const ratios = runs.flatMap((result, run) =>
+        result === undefined || baseline[run] === undefined ? [] : [pick(result) / pick(baseline[run])],
+      )
       if (name === 'baseline' || noRatio || ratios.length === 0) return pad(fmt(value, digits), CELL)
       const ratio = median(ratios)
       const limit = key === undefined ? undefined : target[key]

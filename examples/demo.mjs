@@ -32,7 +32,9 @@ function startReceiver() {
     })
   })
   return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ server, received, url: `http://127.0.0.1:${server.address().port}/webhook` })),
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, received, url: `http://127.0.0.1:${server.address().port}/webhook` }),
+    ),
   )
 }
 
@@ -55,13 +57,20 @@ async function waitFor(condition, timeoutMs) {
 function summarise({ message }) {
   const who = `userId=${message.userId ?? message['User ID']}`
   switch (message.type) {
-    case 'track': return `${who} event=${JSON.stringify(message.event)} properties=${JSON.stringify(message.properties)}`
-    case 'identify': return `${who} traits=${JSON.stringify(message.traits)}`
-    case 'page': return `${who} properties.path=${message.properties?.path}`
-    case 'screen': return `${who} name=${JSON.stringify(message.name)} context.os=${JSON.stringify(message.context?.os)}`
-    case 'group': return `${who} groupId=${message.groupId} traits=${JSON.stringify(message.traits)}`
-    case 'alias': return `"Previous ID"=${message['Previous ID']} "User ID"=${message['User ID']}`
-    default: return `${who} (no version field: ${!('version' in message)})`
+    case 'track':
+      return `${who} event=${JSON.stringify(message.event)} properties=${JSON.stringify(message.properties)}`
+    case 'identify':
+      return `${who} traits=${JSON.stringify(message.traits)}`
+    case 'page':
+      return `${who} properties.path=${message.properties?.path}`
+    case 'screen':
+      return `${who} name=${JSON.stringify(message.name)} context.os=${JSON.stringify(message.context?.os)}`
+    case 'group':
+      return `${who} groupId=${message.groupId} traits=${JSON.stringify(message.traits)}`
+    case 'alias':
+      return `"Previous ID"=${message['Previous ID']} "User ID"=${message['User ID']}`
+    default:
+      return `${who} (no version field: ${!('version' in message)})`
   }
 }
 
@@ -72,7 +81,13 @@ const relay = await createRelay({
   database: join(dataDir, 'tracklet.db'),
   adminToken,
   allowPrivateNetworks: true, // the receiver is on loopback
-  sources: [{ name: 'demo', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiver.url }], sharedSecret } } }],
+  sources: [
+    {
+      name: 'demo',
+      writeKey: WRITE_KEY,
+      destinations: { Webhooks: { webhooks: [{ url: receiver.url }], sharedSecret } },
+    },
+  ],
 })
 console.log(`relay listening on ${relay.url}; receiver on ${receiver.url}\n`)
 
@@ -81,9 +96,25 @@ try {
   const analytics = new Analytics(WRITE_KEY, { endpoint: relay.url })
   analytics.on('error', (error) => console.error(`SDK error: ${error.code}: ${error.message}`))
   analytics.identify({ userId: '42', traits: { email: 'ada@example.com', plan: 'pro' } })
-  analytics.track({ userId: '42', event: 'Order Completed', properties: { revenue: '9.99', shippingMethod: 'Premium' } })
-  analytics.page({ userId: '42', name: 'Pricing', properties: { url: 'https://example.com/pricing', path: '/pricing', title: 'Pricing', referrer: '' } })
-  analytics.screen({ userId: '42', name: 'Home', context: { device: { model: 'Pixel 9', type: 'android' }, os: { name: 'Android', version: '16' }, app: { build: '7', name: 'Demo', version: '1.0' } } })
+  analytics.track({
+    userId: '42',
+    event: 'Order Completed',
+    properties: { revenue: '9.99', shippingMethod: 'Premium' },
+  })
+  analytics.page({
+    userId: '42',
+    name: 'Pricing',
+    properties: { url: 'https://example.com/pricing', path: '/pricing', title: 'Pricing', referrer: '' },
+  })
+  analytics.screen({
+    userId: '42',
+    name: 'Home',
+    context: {
+      device: { model: 'Pixel 9', type: 'android' },
+      os: { name: 'Android', version: '16' },
+      app: { build: '7', name: 'Demo', version: '1.0' },
+    },
+  })
   analytics.group({ userId: '42', groupId: 'acme', traits: { name: 'Acme', employees: 120, 'total billed': 830 } })
   analytics.alias({ previousId: 'anon-7', userId: '42' })
   // Not for Webhooks: All is off and Webhooks is not named, so the relay routes it nowhere.
@@ -93,7 +124,10 @@ try {
   console.log(`SDK: ${stats.delivered} delivered to the relay, ${stats.failed} failed`)
 
   await admin(relay, 'POST', '/v1/deletions', { userId: 'gone-1' })
-  const audience = await admin(relay, 'PUT', '/v1/audiences/High%20Value%20Customers', { source: 'demo', userIds: ['42', '43'] })
+  const audience = await admin(relay, 'PUT', '/v1/audiences/High%20Value%20Customers', {
+    source: 'demo',
+    userIds: ['42', '43'],
+  })
   console.log(`audience sync "High Value Customers": ${JSON.stringify(audience)}`)
 
   // 6 calls + 1 deletion + 2 audience identifies; the "Internal Only" track must not arrive.
@@ -101,7 +135,9 @@ try {
   const arrived = await waitFor(() => receiver.received.length >= expected, 15_000)
   console.log(`\nthe receiver got ${receiver.received.length} webhook(s):`)
   for (const entry of receiver.received) {
-    console.log(`  ${entry.verified ? 'signature ok ' : 'BAD SIGNATURE'}  ${entry.message.type.padEnd(8)} ${summarise(entry)}`)
+    console.log(
+      `  ${entry.verified ? 'signature ok ' : 'BAD SIGNATURE'}  ${entry.message.type.padEnd(8)} ${summarise(entry)}`,
+    )
   }
   const allVerified = receiver.received.every((entry) => entry.verified)
   const leaked = receiver.received.some((entry) => entry.message.event === 'Internal Only')
@@ -110,7 +146,9 @@ try {
     exitCode = 1
   } else {
     const log = await admin(relay, 'GET', '/v1/deliveries?status=delivered')
-    console.log(`\nall ${expected} arrived and verified; the relay's log shows ${log.deliveries?.length ?? log.length} delivered`)
+    console.log(
+      `\nall ${expected} arrived and verified; the relay's log shows ${log.deliveries?.length ?? log.length} delivered`,
+    )
   }
 } finally {
   await relay.close()

@@ -39,7 +39,8 @@ const EXAMPLES = [
         return `expected the ${reported[1]} jobs reported (at least 5), received ${jobs.length}`
       }
       const expected = jobs.map((_, index) => index + 1)
-      if (JSON.stringify([...jobs].sort((a, b) => a - b)) !== JSON.stringify(expected)) return `jobs missing or repeated: ${jobs}`
+      if (JSON.stringify([...jobs].sort((a, b) => a - b)) !== JSON.stringify(expected))
+        return `jobs missing or repeated: ${jobs}`
       return undefined
     },
   },
@@ -78,7 +79,11 @@ const endpoint = `http://127.0.0.1:${receiver.address().port}`
 let failures = 0
 for (const example of EXAMPLES) {
   const writeKey = `wk_example_${example.file.replace(/\W/g, '_')}_secret`
-  const run = await runExample(example.file, { TRACKLET_ENDPOINT: endpoint, TRACKLET_WRITE_KEY: writeKey, ...example.env })
+  const run = await runExample(example.file, {
+    TRACKLET_ENDPOINT: endpoint,
+    TRACKLET_WRITE_KEY: writeKey,
+    ...example.env,
+  })
   const messages = receivedByKey.get(writeKey) ?? []
   const problem =
     (run.code === 0 ? undefined : `exited with ${run.code}${run.signal ? ` (${run.signal})` : ''}`) ??
@@ -112,10 +117,15 @@ function expectMessages(messages, expected) {
     return `expected ${expected.length} messages, received ${messages.length}: ${JSON.stringify(messages.map(brief))}`
   }
   for (const want of expected) {
-    if (!messages.some((message) => includes(message, want))) return `missing ${JSON.stringify(want)} in ${JSON.stringify(messages.map(brief))}`
+    if (!messages.some((message) => includes(message, want)))
+      return `missing ${JSON.stringify(want)} in ${JSON.stringify(messages.map(brief))}`
   }
   for (const message of messages) {
-    if (typeof message.messageId !== 'string' || typeof message.timestamp !== 'string' || message.context?.library?.name !== 'tracklet') {
+    if (
+      typeof message.messageId !== 'string' ||
+      typeof message.timestamp !== 'string' ||
+      message.context?.library?.name !== 'tracklet'
+    ) {
       return `a message lacks messageId, timestamp or context.library: ${JSON.stringify(message)}`
     }
   }
@@ -124,7 +134,11 @@ function expectMessages(messages, expected) {
 
 function includes(actual, want) {
   if (typeof want !== 'object' || want === null) return Object.is(actual, want)
-  return typeof actual === 'object' && actual !== null && Object.entries(want).every(([key, value]) => includes(actual[key], value))
+  return (
+    typeof actual === 'object' &&
+    actual !== null &&
+    Object.entries(want).every(([key, value]) => includes(actual[key], value))
+  )
 }
 
 function brief({ type, event, name, userId, anonymousId }) {

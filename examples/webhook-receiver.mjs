@@ -62,7 +62,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     secret,
     onMessage: (message) => console.log(new Date().toISOString(), JSON.stringify(message)),
   })
-  console.log(`Listening on ${receiver.url} (${secret === undefined ? 'no WEBHOOK_SECRET: signatures not checked' : 'checking X-Signature'})`)
+  console.log(
+    `Listening on ${receiver.url} (${secret === undefined ? 'no WEBHOOK_SECRET: signatures not checked' : 'checking X-Signature'})`,
+  )
   process.once('SIGINT', () => receiver.close())
   process.once('SIGTERM', () => receiver.close())
 }

@@ -20,10 +20,27 @@ export type ParsedSendArgs =
 
 /** Flags whose value is JSON text that must be an object. */
 const JSON_FLAGS = ['properties', 'traits', 'context', 'integrations'] as const
-const STRING_FLAGS = ['userId', 'anonymousId', 'messageId', 'timestamp', 'event', 'name', 'category', 'groupId', 'previousId'] as const
+const STRING_FLAGS = [
+  'userId',
+  'anonymousId',
+  'messageId',
+  'timestamp',
+  'event',
+  'name',
+  'category',
+  'groupId',
+  'previousId',
+] as const
 type FieldFlag = (typeof JSON_FLAGS)[number] | (typeof STRING_FLAGS)[number]
 
-const COMMON_FIELDS: readonly FieldFlag[] = ['userId', 'anonymousId', 'messageId', 'timestamp', 'context', 'integrations']
+const COMMON_FIELDS: readonly FieldFlag[] = [
+  'userId',
+  'anonymousId',
+  'messageId',
+  'timestamp',
+  'context',
+  'integrations',
+]
 
 /** The fields each call type takes beyond the common ones, as in the SDK's `*Params` types. */
 const FIELDS_BY_TYPE: Readonly<Record<MessageType, readonly FieldFlag[]>> = {
@@ -64,7 +81,10 @@ const OPTIONS = {
  * the message with the same rules the SDK applies, so that a mistake is reported by flag name
  * before anything is sent. Never throws.
  */
-export function parseSendArgs(args: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): ParsedSendArgs {
+export function parseSendArgs(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = {},
+): ParsedSendArgs {
   const parsed = readSendArgs(args, env)
   if (parsed.kind !== 'invalid') return parsed
   // A problem may quote any argument (a stray one, a misplaced value): never the write key.

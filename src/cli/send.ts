@@ -41,7 +41,9 @@ export async function runSend(args: string[]): Promise<number> {
   await analytics.closeAndFlush()
 
   if (outcome.error !== undefined) {
-    stderr.write(redact(`tracklet send: the ${request.type} message was not delivered: ${describeError(outcome.error)}\n`))
+    stderr.write(
+      redact(`tracklet send: the ${request.type} message was not delivered: ${describeError(outcome.error)}\n`),
+    )
     return EXIT_NOT_DELIVERED
   }
   stdout.write(`tracklet send: delivered ${request.type} ${outcome.messageId}\n`)

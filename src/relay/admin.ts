@@ -19,7 +19,10 @@ export interface AdminContext {
 }
 
 /** `POST /v1/deletions { userId }`: a delete message to every source with Webhooks. */
-export function handleDeletion(context: AdminContext, body: Record<string, unknown>): { userId: string; sources: string[] } {
+export function handleDeletion(
+  context: AdminContext,
+  body: Record<string, unknown>,
+): { userId: string; sources: string[] } {
   const userId = body['userId']
   if (typeof userId !== 'string' || userId.length === 0) {
     throw new HttpError(400, 'ERR_INVALID_BODY', `userId must be a non-empty string, got ${describe(userId)}`)
@@ -30,25 +33,46 @@ export function handleDeletion(context: AdminContext, body: Record<string, unkno
 }
 
 /** `PUT /v1/audiences/:name { source, userIds }`: an audience sync. */
-export function handleAudienceSync(context: AdminContext, audience: string, body: Record<string, unknown>): AudienceChange {
+export function handleAudienceSync(
+  context: AdminContext,
+  audience: string,
+  body: Record<string, unknown>,
+): AudienceChange {
   const { source: sourceName, userIds } = body
   const source = context.sources.find((s) => s.name === sourceName)
   if (source === undefined) {
-    throw new HttpError(400, 'ERR_INVALID_BODY', `source must name a configured source (${context.sources.map((s) => JSON.stringify(s.name)).join(', ')}), got ${describe(sourceName)}`)
+    throw new HttpError(
+      400,
+      'ERR_INVALID_BODY',
+      `source must name a configured source (${context.sources.map((s) => JSON.stringify(s.name)).join(', ')}), got ${describe(sourceName)}`,
+    )
   }
-  if (!Array.isArray(userIds)) throw new HttpError(400, 'ERR_INVALID_BODY', `userIds must be an array of user ids, got ${describe(userIds)}`)
+  if (!Array.isArray(userIds))
+    throw new HttpError(400, 'ERR_INVALID_BODY', `userIds must be an array of user ids, got ${describe(userIds)}`)
   const bad = userIds.findIndex((id) => typeof id !== 'string' || id.length === 0)
-  if (bad !== -1) throw new HttpError(400, 'ERR_INVALID_BODY', `userIds[${bad}] must be a non-empty string, got ${describe(userIds[bad])}`)
+  if (bad !== -1)
+    throw new HttpError(
+      400,
+      'ERR_INVALID_BODY',
+      `userIds[${bad}] must be a non-empty string, got ${describe(userIds[bad])}`,
+    )
   const change = context.audiences.sync(source, audience, userIds as string[])
   context.wake()
   return change
 }
 
 /** `GET /v1/deliveries?status=&limit=&after=`: a page of the delivery log, oldest first. */
-export function handleDeliveryLog(context: AdminContext, query: URLSearchParams): { deliveries: DeliveryView[]; next: string | null } {
+export function handleDeliveryLog(
+  context: AdminContext,
+  query: URLSearchParams,
+): { deliveries: DeliveryView[]; next: string | null } {
   const status = query.get('status') ?? undefined
   if (status !== undefined && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
-    throw new HttpError(400, 'ERR_INVALID_QUERY', `status must be one of ${DELIVERY_STATUSES.join(', ')}, got ${JSON.stringify(status)}`)
+    throw new HttpError(
+      400,
+      'ERR_INVALID_QUERY',
+      `status must be one of ${DELIVERY_STATUSES.join(', ')}, got ${JSON.stringify(status)}`,
+    )
   }
   const limit = positiveInteger(query, 'limit', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
   const after = positiveInteger(query, 'after', 0, Number.MAX_SAFE_INTEGER)
@@ -63,7 +87,12 @@ export function handleRetry(context: AdminContext, id: string): { id: number; st
   const numeric = /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN
   const outcome = Number.isNaN(numeric) ? 'not-found' : context.outbox.retry(numeric)
   if (outcome === 'not-found') throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${JSON.stringify(id)}`)
-  if (outcome === 'not-failed') throw new HttpError(409, 'ERR_NOT_FAILED', `delivery ${id} is not dead-lettered (status failed); only those can be retried`)
+  if (outcome === 'not-failed')
+    throw new HttpError(
+      409,
+      'ERR_NOT_FAILED',
+      `delivery ${id} is not dead-lettered (status failed); only those can be retried`,
+    )
   context.wake()
   return { id: numeric, status: 'pending' }
 }
@@ -73,7 +102,11 @@ function positiveInteger(query: URLSearchParams, key: string, fallback: number, 
   if (raw === null) return fallback
   const value = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN
   if (!(value >= 1 && value <= max) && !(key === 'after' && value === 0)) {
-    throw new HttpError(400, 'ERR_INVALID_QUERY', `${key} must be an integer from ${key === 'after' ? 0 : 1} to ${max}, got ${JSON.stringify(raw)}`)
+    throw new HttpError(
+      400,
+      'ERR_INVALID_QUERY',
+      `${key} must be an integer from ${key === 'after' ? 0 : 1} to ${max}, got ${JSON.stringify(raw)}`,
+    )
   }
   return value
 }

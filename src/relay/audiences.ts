@@ -62,7 +62,13 @@ export class Audiences {
     const queue = (userId: string, member: boolean): void => {
       const message = { type: 'identify', userId, messageId: randomUUID(), timestamp, traits: { [trait]: member } }
       for (const destination of source.destinations) {
-        deliveries.push({ source: source.name, destination, messageId: message.messageId, type: 'identify', json: JSON.stringify(message) })
+        deliveries.push({
+          source: source.name,
+          destination,
+          messageId: message.messageId,
+          type: 'identify',
+          json: JSON.stringify(message),
+        })
       }
     }
     for (const id of added) queue(id, true)

@@ -24,7 +24,10 @@ export class WriteKeys<Source> {
   authenticate(req: IncomingMessage): Source {
     const writeKey = basicUser(req.headers.authorization)
     if (writeKey === undefined) {
-      throw unauthorized('send the write key as the user of Basic auth: Authorization: Basic base64(writeKey + ":")', 'Basic realm="tracklet"')
+      throw unauthorized(
+        'send the write key as the user of Basic auth: Authorization: Basic base64(writeKey + ":")',
+        'Basic realm="tracklet"',
+      )
     }
     const candidate = digest(writeKey)
     let found: Source | undefined
@@ -47,7 +50,8 @@ export class AdminToken {
 
   /** Throws a 401 {@link HttpError} unless `req` carries the admin token. */
   authenticate(req: IncomingMessage): void {
-    if (this.#digest === undefined) throw unauthorized('the admin API is closed: the relay has no adminToken configured', 'Bearer')
+    if (this.#digest === undefined)
+      throw unauthorized('the admin API is closed: the relay has no adminToken configured', 'Bearer')
     const header = req.headers.authorization
     const match = header === undefined ? null : /^Bearer\s+(.+)$/i.exec(header)
     if (match === null) throw unauthorized('send the admin token: Authorization: Bearer <adminToken>', 'Bearer')

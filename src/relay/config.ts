@@ -27,7 +27,10 @@ export async function loadRelayConfig(path: string): Promise<RelayOptions> {
   try {
     options = resolveRelayOptions(parsed)
   } catch (error) {
-    if (error instanceof RelayConfigError) throw new RelayConfigError(error.field, `${error.message.slice(error.field.length + 2)} (in ${path})`, { cause: error })
+    if (error instanceof RelayConfigError)
+      throw new RelayConfigError(error.field, `${error.message.slice(error.field.length + 2)} (in ${path})`, {
+        cause: error,
+      })
     throw error
   }
   const { database } = options

@@ -61,7 +61,9 @@ export function openDatabase(path: string): RelayDatabase {
   try {
     db = new Database(path)
   } catch (error) {
-    throw new RelayError('ERR_RELAY_DATABASE', `cannot open the relay database ${path}: ${(error as Error).message}`, { cause: error })
+    throw new RelayError('ERR_RELAY_DATABASE', `cannot open the relay database ${path}: ${(error as Error).message}`, {
+      cause: error,
+    })
   }
   try {
     db.pragma('journal_mode = WAL')
@@ -73,7 +75,11 @@ export function openDatabase(path: string): RelayDatabase {
     return db
   } catch (error) {
     db.close()
-    throw new RelayError('ERR_RELAY_DATABASE', `cannot prepare the relay database ${path}: ${(error as Error).message}`, { cause: error })
+    throw new RelayError(
+      'ERR_RELAY_DATABASE',
+      `cannot prepare the relay database ${path}: ${(error as Error).message}`,
+      { cause: error },
+    )
   }
 }
 

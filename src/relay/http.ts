@@ -19,9 +19,18 @@ export class HttpError extends Error {
 export const MAX_JSON_DEPTH = 64
 
 /** Answers `body` as JSON with `status`. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const json = JSON.stringify(body)
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json), ...headers })
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(json),
+    ...headers,
+  })
   res.end(json)
 }
 
@@ -40,7 +49,11 @@ export function sendError(res: ServerResponse, error: HttpError): void {
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {
   const contentType = req.headers['content-type']
   if (contentType === undefined || !isJsonContentType(contentType)) {
-    throw new HttpError(415, 'ERR_CONTENT_TYPE', `the body must be JSON, sent with Content-Type: application/json (got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType.slice(0, 100))})`)
+    throw new HttpError(
+      415,
+      'ERR_CONTENT_TYPE',
+      `the body must be JSON, sent with Content-Type: application/json (got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType.slice(0, 100))})`,
+    )
   }
   const declared = Number(req.headers['content-length'])
   if (declared > maxBytes) throw tooLarge(maxBytes, `Content-Length is ${declared}`)
@@ -70,7 +83,9 @@ function isJsonContentType(value: string): boolean {
 function tooLarge(maxBytes: number, detail: string): HttpError {
   // The rest of the body is not read: closing the connection after the answer is the only way
   // not to, so say so.
-  return new HttpError(413, 'ERR_BODY_TOO_LARGE', `the body is over the ${maxBytes}-byte limit (${detail})`, { connection: 'close' })
+  return new HttpError(413, 'ERR_BODY_TOO_LARGE', `the body is over the ${maxBytes}-byte limit (${detail})`, {
+    connection: 'close',
+  })
 }
 
 function readText(req: IncomingMessage, maxBytes: number): Promise<string> {
@@ -118,7 +133,8 @@ export function jsonDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (inString) {
-      if (c === 0x5c) i++ // a backslash escapes the next character
+      if (c === 0x5c)
+        i++ // a backslash escapes the next character
       else if (c === 0x22) inString = false
     } else if (c === 0x22) {
       inString = true

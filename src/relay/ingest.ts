@@ -37,7 +37,12 @@ export interface IngestAnswer {
  *
  * @throws {HttpError} 503 `ERR_OUTBOX_UNAVAILABLE` when the commit failed: nothing was stored.
  */
-export async function ingest(commits: GroupCommit, source: IngestSource, messages: readonly unknown[], now = new Date()): Promise<IngestAnswer> {
+export async function ingest(
+  commits: GroupCommit,
+  source: IngestSource,
+  messages: readonly unknown[],
+  now = new Date(),
+): Promise<IngestAnswer> {
   const deliveries: NewDelivery[] = []
   const refused: Refusal[] = []
   let accepted = 0
@@ -57,7 +62,10 @@ export async function ingest(commits: GroupCommit, source: IngestSource, message
       return
     }
     if (serialized.bytes > MAX_MESSAGE_BYTES) {
-      refused.push({ index, reason: `the message is ${serialized.bytes} bytes of JSON, over the ${MAX_MESSAGE_BYTES}-byte limit` })
+      refused.push({
+        index,
+        reason: `the message is ${serialized.bytes} bytes of JSON, over the ${MAX_MESSAGE_BYTES}-byte limit`,
+      })
       return
     }
     accepted++
@@ -85,7 +93,12 @@ export async function ingest(commits: GroupCommit, source: IngestSource, message
 /** The messages of a `POST /v1/batch` body: its `batch` array. */
 export function batchMessages(body: Record<string, unknown>): unknown[] {
   const batch = body['batch']
-  if (!Array.isArray(batch)) throw new HttpError(400, 'ERR_INVALID_BODY', 'the body must be { "batch": [ messages ] }: batch is missing or not an array')
+  if (!Array.isArray(batch))
+    throw new HttpError(
+      400,
+      'ERR_INVALID_BODY',
+      'the body must be { "batch": [ messages ] }: batch is missing or not an array',
+    )
   return batch
 }
 
@@ -95,7 +108,11 @@ export function batchMessages(body: Record<string, unknown>): unknown[] {
  */
 export function singleMessage(type: MessageType, body: Record<string, unknown>): Record<string, unknown> {
   if (body['type'] !== undefined && body['type'] !== type) {
-    throw new HttpError(400, 'ERR_INVALID_MESSAGE', `the message's type is ${JSON.stringify(body['type'])} but it was sent to /v1/${type}`)
+    throw new HttpError(
+      400,
+      'ERR_INVALID_MESSAGE',
+      `the message's type is ${JSON.stringify(body['type'])} but it was sent to /v1/${type}`,
+    )
   }
   return { ...body, type }
 }

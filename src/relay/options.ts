@@ -85,7 +85,8 @@ const KNOWN_OPTIONS = new Set([...Object.keys(DEFAULTS), 'adminToken', 'sources'
 export function resolveRelayOptions(input: unknown): ResolvedRelayOptions {
   if (!isPlainObject(input)) throw new RelayConfigError('options', `must be an object, got ${describe(input)}`)
   for (const key of Object.keys(input)) {
-    if (!KNOWN_OPTIONS.has(key)) throw new RelayConfigError(key, `is not a relay option (known: ${[...KNOWN_OPTIONS].join(', ')})`)
+    if (!KNOWN_OPTIONS.has(key))
+      throw new RelayConfigError(key, `is not a relay option (known: ${[...KNOWN_OPTIONS].join(', ')})`)
   }
   const adminToken = input['adminToken']
   if (adminToken !== undefined && !isNonEmptyString(adminToken)) {
@@ -116,10 +117,13 @@ function resolveSources(value: unknown): RelaySource[] {
     const field = `sources[${index}]`
     if (!isPlainObject(source)) throw new RelayConfigError(field, `must be an object, got ${describe(source)}`)
     const { name, writeKey, destinations } = source
-    if (!isNonEmptyString(name)) throw new RelayConfigError(`${field}.name`, `must be a non-empty string, got ${describe(name)}`)
-    if (names.has(name)) throw new RelayConfigError(`${field}.name`, `${JSON.stringify(name)} is used by another source`)
+    if (!isNonEmptyString(name))
+      throw new RelayConfigError(`${field}.name`, `must be a non-empty string, got ${describe(name)}`)
+    if (names.has(name))
+      throw new RelayConfigError(`${field}.name`, `${JSON.stringify(name)} is used by another source`)
     // The write key's value is a secret: describe its type, never the value itself.
-    if (!isNonEmptyString(writeKey)) throw new RelayConfigError(`${field}.writeKey`, `must be a non-empty string, got ${typeof writeKey}`)
+    if (!isNonEmptyString(writeKey))
+      throw new RelayConfigError(`${field}.writeKey`, `must be a non-empty string, got ${typeof writeKey}`)
     if (writeKeys.has(writeKey)) throw new RelayConfigError(`${field}.writeKey`, 'is the write key of another source')
     names.add(name)
     writeKeys.add(writeKey)
@@ -133,9 +137,13 @@ function resolveDestinations(value: unknown, field: string): SourceDestinations 
   const destinations: SourceDestinations = {}
   for (const [name, settings] of Object.entries(value)) {
     if (!(DESTINATION_NAMES as readonly string[]).includes(name)) {
-      throw new RelayConfigError(`${field}.${name}`, `is not a known destination (known: ${DESTINATION_NAMES.join(', ')}; names are case sensitive)`)
+      throw new RelayConfigError(
+        `${field}.${name}`,
+        `is not a known destination (known: ${DESTINATION_NAMES.join(', ')}; names are case sensitive)`,
+      )
     }
-    if (!isPlainObject(settings)) throw new RelayConfigError(`${field}.${name}`, `must be an object of settings, got ${describe(settings)}`)
+    if (!isPlainObject(settings))
+      throw new RelayConfigError(`${field}.${name}`, `must be an object of settings, got ${describe(settings)}`)
     // A deep copy, so later changes to the caller's objects never reach the running relay.
     destinations.Webhooks = structuredClone(settings) as unknown as WebhookSettings
   }

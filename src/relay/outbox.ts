@@ -45,7 +45,10 @@ export interface AttemptOutcome {
   at: number
   requests: readonly AttemptRecord[]
   /** Whether the delivery is now done, due again at `nextAttemptAt`, or dead-lettered. */
-  next: { status: 'delivered' } | { status: 'pending'; nextAttemptAt: number; error: string } | { status: 'failed'; error: string }
+  next:
+    | { status: 'delivered' }
+    | { status: 'pending'; nextAttemptAt: number; error: string }
+    | { status: 'failed'; error: string }
 }
 
 /** A delivery as the admin API lists it. */
@@ -127,7 +130,9 @@ export class Outbox {
       UPDATE deliveries SET status = ?, attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, ?),
         next_attempt_at = ?, last_error = ?, updated_at = ?
       WHERE id = ?`)
-    this.#insertAttempt = db.prepare('INSERT INTO attempts (delivery_id, at, url, status, error, ms) VALUES (?, ?, ?, ?, ?, ?)')
+    this.#insertAttempt = db.prepare(
+      'INSERT INTO attempts (delivery_id, at, url, status, error, ms) VALUES (?, ?, ?, ?, ?, ?)',
+    )
     this.#retry = db.prepare(`
       UPDATE deliveries SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = ?, updated_at = ?
       WHERE id = ? AND status = 'failed'`)
@@ -146,9 +151,13 @@ export class Outbox {
     this.#recordAll = db.transaction((outcomes: readonly AttemptOutcome[]) => {
       const now = this.#now()
       for (const o of outcomes) {
-        const [nextAt, error] = o.next.status === 'pending' ? [o.next.nextAttemptAt, o.next.error] : [now, o.next.status === 'failed' ? o.next.error : null]
+        const [nextAt, error] =
+          o.next.status === 'pending'
+            ? [o.next.nextAttemptAt, o.next.error]
+            : [now, o.next.status === 'failed' ? o.next.error : null]
         this.#update.run(o.next.status, o.at, nextAt, error, now, o.id)
-        for (const r of o.requests) this.#insertAttempt.run(o.id, o.at, r.url, r.status ?? null, r.error ?? null, Math.round(r.ms))
+        for (const r of o.requests)
+          this.#insertAttempt.run(o.id, o.at, r.url, r.status ?? null, r.error ?? null, Math.round(r.ms))
       }
     })
   }
@@ -243,7 +252,9 @@ export class Outbox {
     if (rows.length === 0) return []
     const placeholders = rows.map(() => '?').join(',')
     const attemptRows = this.db
-      .prepare(`SELECT delivery_id, at, url, status, error, ms FROM attempts WHERE delivery_id IN (${placeholders}) ORDER BY id`)
+      .prepare(
+        `SELECT delivery_id, at, url, status, error, ms FROM attempts WHERE delivery_id IN (${placeholders}) ORDER BY id`,
+      )
       .all(...rows.map((r) => r.id)) as AttemptRow[]
     const attemptsById = new Map<number, DeliveryView['attempts']>()
     for (const a of attemptRows) {

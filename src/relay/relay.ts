@@ -54,7 +54,10 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
 
     const worker = new Worker({ outbox, destinations, schedule: nextAttemptAt, concurrency: resolved.concurrency })
     const commits = new GroupCommit(outbox)
-    const sources: IngestSource[] = resolved.sources.map((s) => ({ name: s.name, destinations: Object.keys(s.destinations ?? {}) }))
+    const sources: IngestSource[] = resolved.sources.map((s) => ({
+      name: s.name,
+      destinations: Object.keys(s.destinations ?? {}),
+    }))
     const router = createRouter({
       outbox,
       audiences: new Audiences(db, outbox),
@@ -70,7 +73,10 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
         requestTimeout: resolved.requestTimeout,
         maxHeaderSize: resolved.maxHeaderSize,
         // Node checks the two timeouts above only this often (30 s by default).
-        connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(Math.min(resolved.headersTimeout, resolved.requestTimeout) / 4))),
+        connectionsCheckingInterval: Math.max(
+          50,
+          Math.min(30_000, Math.floor(Math.min(resolved.headersTimeout, resolved.requestTimeout) / 4)),
+        ),
       },
       router,
     )
@@ -93,9 +99,14 @@ function buildDestinations(options: ResolvedRelayOptions, agent: Agent): Map<str
     const settings = source.destinations?.Webhooks
     if (settings !== undefined) {
       try {
-        destinations.set('Webhooks', new WebhookDestination(settings, { timeout: options.webhookTimeout, dispatcher: agent }))
+        destinations.set(
+          'Webhooks',
+          new WebhookDestination(settings, { timeout: options.webhookTimeout, dispatcher: agent }),
+        )
       } catch (error) {
-        throw new RelayConfigError(`sources[${index}].destinations.Webhooks`, (error as Error).message, { cause: error })
+        throw new RelayConfigError(`sources[${index}].destinations.Webhooks`, (error as Error).message, {
+          cause: error,
+        })
       }
     }
     bySource.set(source.name, destinations)
@@ -114,7 +125,13 @@ function listen(server: Server, options: ResolvedRelayOptions): Promise<string> 
   })
 }
 
-async function shutdown(server: Server, worker: Worker, commits: GroupCommit, agent: Agent, db: RelayDatabase): Promise<void> {
+async function shutdown(
+  server: Server,
+  worker: Worker,
+  commits: GroupCommit,
+  agent: Agent,
+  db: RelayDatabase,
+): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()))
   server.closeIdleConnections()
   await worker.stop(CLOSE_GRACE_MS)

@@ -30,15 +30,25 @@ interface Route {
 
 /** The relay's routes (DESIGN.md §3), as a `node:http` request listener. */
 export function createRouter(context: RouterContext): (req: IncomingMessage, res: ServerResponse) => void {
-  const ingestRoute = async (req: IncomingMessage, res: ServerResponse, messagesOf: (body: Record<string, unknown>) => unknown[]): Promise<void> => {
+  const ingestRoute = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    messagesOf: (body: Record<string, unknown>) => unknown[],
+  ): Promise<void> => {
     const source = context.writeKeys.authenticate(req)
     const body = await readJsonBody(req, MAX_BATCH_BYTES)
     const answer = await ingest(context.commits, source, messagesOf(body))
     if (answer.accepted > 0) context.wake()
-    if (answer.refused.length > 0) log('source %s: %d accepted, %d refused', source.name, answer.accepted, answer.refused.length)
+    if (answer.refused.length > 0)
+      log('source %s: %d accepted, %d refused', source.name, answer.accepted, answer.refused.length)
     sendJson(res, answer.success ? 200 : 400, answer)
   }
-  const admin = async (req: IncomingMessage, res: ServerResponse, status: number, handle: (body: Record<string, unknown>) => unknown): Promise<void> => {
+  const admin = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    handle: (body: Record<string, unknown>) => unknown,
+  ): Promise<void> => {
     context.adminToken.authenticate(req)
     sendJson(res, status, handle(await readJsonBody(req, MAX_ADMIN_BODY_BYTES)))
   }
@@ -51,11 +61,16 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
       pattern: new RegExp(`^/v1/(${MESSAGE_TYPES.join('|')})$`),
       handler: (req, res, [type]) => ingestRoute(req, res, (body) => [singleMessage(type as MessageType, body)]),
     },
-    { method: 'POST', pattern: /^\/v1\/deletions$/, handler: (req, res) => admin(req, res, 202, (body) => handleDeletion(context, body)) },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/deletions$/,
+      handler: (req, res) => admin(req, res, 202, (body) => handleDeletion(context, body)),
+    },
     {
       method: 'PUT',
       pattern: /^\/v1\/audiences\/([^/]+)$/,
-      handler: (req, res, [name]) => admin(req, res, 200, (body) => handleAudienceSync(context, audienceName(name!), body)),
+      handler: (req, res, [name]) =>
+        admin(req, res, 200, (body) => handleAudienceSync(context, audienceName(name!), body)),
     },
     {
       method: 'GET',
@@ -77,10 +92,13 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
 
   const dispatch = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = parseRequestUrl(req)
-    const matching = routes.map((route) => ({ route, match: route.pattern.exec(url.pathname) })).filter((m) => m.match !== null)
+    const matching = routes
+      .map((route) => ({ route, match: route.pattern.exec(url.pathname) }))
+      .filter((m) => m.match !== null)
     const found = matching.find((m) => m.route.method === req.method)
     if (found !== undefined) return found.route.handler(req, res, found.match!.slice(1), url)
-    if (matching.length === 0) throw new HttpError(404, 'ERR_NOT_FOUND', `no such endpoint: ${req.method} ${url.pathname}`)
+    if (matching.length === 0)
+      throw new HttpError(404, 'ERR_NOT_FOUND', `no such endpoint: ${req.method} ${url.pathname}`)
     const allow = matching.map((m) => m.route.method).join(', ')
     throw new HttpError(405, 'ERR_METHOD_NOT_ALLOWED', `${url.pathname} takes ${allow}`, { allow })
   }
@@ -90,7 +108,13 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
     dispatch(req, res).catch((error: unknown) => {
       const path = (req.url ?? '/').split('?')[0]
       const httpError =
-        error instanceof HttpError ? error : new HttpError(500, 'ERR_INTERNAL', 'the relay failed to handle the request; see its log (DEBUG=tracklet:relay)')
+        error instanceof HttpError
+          ? error
+          : new HttpError(
+              500,
+              'ERR_INTERNAL',
+              'the relay failed to handle the request; see its log (DEBUG=tracklet:relay)',
+            )
       if (!(error instanceof HttpError)) log('%s %s failed: %s', req.method, path, (error as Error).stack ?? error)
       else log('%s %s → %d %s', req.method, path, httpError.status, httpError.code)
       if (res.headersSent) res.destroy()
@@ -115,10 +139,15 @@ function audienceName(encoded: string): string {
   } catch {
     throw new HttpError(400, 'ERR_INVALID_AUDIENCE', 'the audience name in the path is not valid percent-encoding')
   }
-  if (name.trim().length === 0 || name.length > 200) throw new HttpError(400, 'ERR_INVALID_AUDIENCE', 'the audience name must be 1 to 200 characters')
+  if (name.trim().length === 0 || name.length > 200)
+    throw new HttpError(400, 'ERR_INVALID_AUDIENCE', 'the audience name must be 1 to 200 characters')
   // The trait is the name in snake_case, which keeps only ASCII letters and digits.
   if (snakeCase(name) === '') {
-    throw new HttpError(400, 'ERR_INVALID_AUDIENCE', `the audience name ${JSON.stringify(name)} has no ASCII letter or digit: its snake_case trait name would be empty`)
+    throw new HttpError(
+      400,
+      'ERR_INVALID_AUDIENCE',
+      `the audience name ${JSON.stringify(name)} has no ASCII letter or digit: its snake_case trait name would be empty`,
+    )
   }
   return name
 }

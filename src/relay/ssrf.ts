@@ -111,7 +111,10 @@ function ipv6Groups(address: string): number[] {
   const [head = '', rest] = text.split('::')
   const headGroups = head === '' ? [] : head.split(':')
   const restGroups = rest === undefined || rest === '' ? [] : rest.split(':')
-  const groups = rest === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - restGroups.length).fill('0'), ...restGroups]
+  const groups =
+    rest === undefined
+      ? headGroups
+      : [...headGroups, ...Array<string>(8 - headGroups.length - restGroups.length).fill('0'), ...restGroups]
   return groups.map((group) => Number.parseInt(group, 16))
 }
 
@@ -149,8 +152,8 @@ export function guardedAgent(options: { allowPrivateNetworks: boolean; resolve?:
     connect: (connectOptions, callback) => {
       const host = connectOptions.hostname.replace(/^\[(.*)\]$/, '$1')
       const checked = isIP(host) !== 0 ? Promise.resolve([{ address: host, family: isIP(host) }]) : resolve(host)
-      checked.then(
-        (addresses) => {
+      checked
+        .then((addresses) => {
           const first = addresses[0]
           if (first === undefined) throw new Error(`${host} resolved to no address`)
           for (const { address } of addresses) {
@@ -158,11 +161,15 @@ export function guardedAgent(options: { allowPrivateNetworks: boolean; resolve?:
             if (kind !== undefined) throw new BlockedAddressError(host, address, kind)
           }
           connect(
-            { ...connectOptions, hostname: first.address, servername: connectOptions.servername ?? (isIP(host) === 0 ? host : '') },
+            {
+              ...connectOptions,
+              hostname: first.address,
+              servername: connectOptions.servername ?? (isIP(host) === 0 ? host : ''),
+            },
             callback,
           )
-        },
-      ).catch((error: Error) => callback(error, null))
+        })
+        .catch((error: Error) => callback(error, null))
     },
   })
 }

@@ -152,7 +152,9 @@ export class Worker {
     while (lane.running < this.#concurrency && lane.buffer.length > 0) {
       const delivery = lane.buffer.shift()!
       lane.running++
-      lane.queue.add(() => this.#attempt(lane, delivery)).catch((error: unknown) => this.#abandon(lane, delivery, error))
+      lane.queue
+        .add(() => this.#attempt(lane, delivery))
+        .catch((error: unknown) => this.#abandon(lane, delivery, error))
     }
     this.#checkIdle()
   }
@@ -196,23 +198,46 @@ export class Worker {
     this.#schedulePump(lane)
   }
 
-  #crashed(delivery: DueDelivery, at: number, error: unknown, requests: AttemptOutcome['requests'] = []): AttemptOutcome {
+  #crashed(
+    delivery: DueDelivery,
+    at: number,
+    error: unknown,
+    requests: AttemptOutcome['requests'] = [],
+  ): AttemptOutcome {
     const message = error instanceof Error ? error.message : String(error)
-    log('delivery %d of source %s dead-lettered: the worker failed on its outcome: %s', delivery.id, delivery.source, error instanceof Error ? (error.stack ?? message) : message)
-    return { id: delivery.id, at, requests, next: { status: 'failed', error: `the relay failed to handle the attempt: ${message}` } }
+    log(
+      'delivery %d of source %s dead-lettered: the worker failed on its outcome: %s',
+      delivery.id,
+      delivery.source,
+      error instanceof Error ? (error.stack ?? message) : message,
+    )
+    return {
+      id: delivery.id,
+      at,
+      requests,
+      next: { status: 'failed', error: `the relay failed to handle the attempt: ${message}` },
+    }
   }
 
   async #send(delivery: DueDelivery, at: number): Promise<DestinationResult> {
     const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
     if (destination === undefined) {
-      return { ok: false, retryable: false, attempts: [{ url: '-', error: `the source no longer has the ${delivery.destination} destination`, ms: 0 }] }
+      return {
+        ok: false,
+        retryable: false,
+        attempts: [{ url: '-', error: `the source no longer has the ${delivery.destination} destination`, ms: 0 }],
+      }
     }
     try {
       return await destination.send(delivery.message)
     } catch (error) {
       // A destination reports delivery failures in its result; it throws only for a message it
       // can never send (one it cannot format), which retrying would not change.
-      return { ok: false, retryable: false, attempts: [{ url: '-', error: `the destination threw: ${(error as Error).message}`, ms: this.#now() - at }] }
+      return {
+        ok: false,
+        retryable: false,
+        attempts: [{ url: '-', error: `the destination threw: ${(error as Error).message}`, ms: this.#now() - at }],
+      }
     }
   }
 
@@ -226,7 +251,12 @@ export class Worker {
     const error = describeFailure(result)
     const logged = describeFailure(result, redactUrl)
     if (result.retryAfterMs !== undefined && !isValidRetryAfter(result.retryAfterMs)) {
-      log('delivery %d of source %s: ignoring a Retry-After of %s ms (not a finite number ≥ 0)', delivery.id, delivery.source, result.retryAfterMs)
+      log(
+        'delivery %d of source %s: ignoring a Retry-After of %s ms (not a finite number ≥ 0)',
+        delivery.id,
+        delivery.source,
+        result.retryAfterMs,
+      )
     }
     if (result.retryable && !isBlocked(result)) {
       const nextAttemptAt = this.#schedule({
@@ -236,7 +266,13 @@ export class Worker {
         ...(isValidRetryAfter(result.retryAfterMs) ? { retryAfterMs: result.retryAfterMs } : {}),
       })
       if (nextAttemptAt !== undefined) {
-        log('delivery %d of source %s failed (%s); next attempt at %d', delivery.id, delivery.source, logged, nextAttemptAt)
+        log(
+          'delivery %d of source %s failed (%s); next attempt at %d',
+          delivery.id,
+          delivery.source,
+          logged,
+          nextAttemptAt,
+        )
         return { ...base, next: { status: 'pending', nextAttemptAt, error } }
       }
       log('delivery %d of source %s dead-lettered: retry window spent (%s)', delivery.id, delivery.source, logged)
@@ -258,7 +294,12 @@ export class Worker {
       // Keep the outcomes (their deliveries stay taken, so none is sent again) and write later.
       this.#outcomes = batch.concat(this.#outcomes)
       this.#recordRetryMs = Math.min(RECORD_RETRY_MAX_MS, Math.max(RECORD_RETRY_MIN_MS, 2 * this.#recordRetryMs))
-      log('ERROR could not record %d outcomes: %s; attempts paused, writing again in %d ms', batch.length, (error as Error).message, this.#recordRetryMs)
+      log(
+        'ERROR could not record %d outcomes: %s; attempts paused, writing again in %d ms',
+        batch.length,
+        (error as Error).message,
+        this.#recordRetryMs,
+      )
       this.#recordTimer = setTimeout(() => this.#record(), this.#recordRetryMs)
       return
     }

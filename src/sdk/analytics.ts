@@ -13,13 +13,7 @@ import type {
   TrackParams,
 } from '../shared/message'
 import { describe, findMessageProblem, isPlainObject } from '../shared/validate'
-import {
-  type AnalyticsError,
-  ClosedError,
-  InvalidMessageError,
-  MessageTooLargeError,
-  QueueFullError,
-} from './errors'
+import { type AnalyticsError, ClosedError, InvalidMessageError, MessageTooLargeError, QueueFullError } from './errors'
 import { log } from './log'
 import { normalizeMessage } from './normalize'
 import { type AnalyticsOptions, checkFlushAt, type ResolvedOptions, resolveOptions } from './options'
@@ -157,7 +151,10 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   #call<T extends MessageType>(type: T, params: ParamsByType[T], callback: MessageCallback | undefined): void {
     try {
       if (this.#closing !== undefined) {
-        return this.#refuse(new ClosedError(`${type} call after closeAndFlush()`, { analyticsMessage: asGiven(type, params) }), callback)
+        return this.#refuse(
+          new ClosedError(`${type} call after closeAndFlush()`, { analyticsMessage: asGiven(type, params) }),
+          callback,
+        )
       }
       const problem = findMessageProblem(type, params)
       if (problem !== undefined) {

@@ -25,7 +25,8 @@ export function normalizeMessage<T extends MessageType>(
     type,
     ...params,
     messageId: params.messageId ?? randomUUID(),
-    timestamp: (params.timestamp === undefined ? undefined : toUtcTimestamp(params.timestamp)) ?? new Date().toISOString(),
+    timestamp:
+      (params.timestamp === undefined ? undefined : toUtcTimestamp(params.timestamp)) ?? new Date().toISOString(),
     context: params.context === undefined ? { library: LIBRARY } : { ...params.context, library: LIBRARY },
   }
   // The caller's fields may carry a `type` of their own; the call's wins.

@@ -78,7 +78,9 @@ export const DEFAULT_OPTIONS = Object.freeze({
 export function resolveOptions(writeKey: unknown, options: AnalyticsOptions | undefined): ResolvedOptions {
   if (typeof writeKey !== 'string' || writeKey.trim() === '') {
     // Never echo the key itself: describe only what kind of value it was.
-    throw new TypeError(`writeKey must be a non-empty string, got ${typeof writeKey === 'string' ? 'an empty string' : describe(writeKey)}`)
+    throw new TypeError(
+      `writeKey must be a non-empty string, got ${typeof writeKey === 'string' ? 'an empty string' : describe(writeKey)}`,
+    )
   }
   if (options !== undefined && !isPlainObject(options)) {
     throw new TypeError(`options must be an object, got ${describe(options)}`)
@@ -87,7 +89,10 @@ export function resolveOptions(writeKey: unknown, options: AnalyticsOptions | un
   return {
     endpoint: checkEndpoint(given.endpoint ?? DEFAULT_OPTIONS.endpoint),
     flushAt: checkFlushAt(pickAlias(given, 'flushAt', 'size') ?? DEFAULT_OPTIONS.flushAt, 'flushAt'),
-    flushInterval: checkPositive(pickAlias(given, 'flushInterval', 'flushAfter') ?? DEFAULT_OPTIONS.flushInterval, 'flushInterval'),
+    flushInterval: checkPositive(
+      pickAlias(given, 'flushInterval', 'flushAfter') ?? DEFAULT_OPTIONS.flushInterval,
+      'flushInterval',
+    ),
     maxQueueSize: checkInteger(given.maxQueueSize ?? DEFAULT_OPTIONS.maxQueueSize, 'maxQueueSize', 1),
     timeout: checkPositive(given.timeout ?? DEFAULT_OPTIONS.timeout, 'timeout'),
     maxRetries: checkInteger(given.maxRetries ?? DEFAULT_OPTIONS.maxRetries, 'maxRetries', 0),
@@ -109,7 +114,9 @@ function pickAlias<K extends keyof AnalyticsOptions, A extends keyof AnalyticsOp
   const value: unknown = given[name]
   const aliased: unknown = given[alias]
   if (value !== undefined && aliased !== undefined && value !== aliased) {
-    throw new TypeError(`${name} and ${alias} are the same option: give one, got ${describe(value)} and ${describe(aliased)}`)
+    throw new TypeError(
+      `${name} and ${alias} are the same option: give one, got ${describe(value)} and ${describe(aliased)}`,
+    )
   }
   return value ?? aliased
 }
@@ -129,7 +136,9 @@ export const MAX_TIMER_MS = 2_147_483_647
 
 function checkPositive(value: unknown, name: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
-    throw new TypeError(`${name} must be a positive number of milliseconds, at most ${MAX_TIMER_MS}, got ${describe(value)}`)
+    throw new TypeError(
+      `${name} must be a positive number of milliseconds, at most ${MAX_TIMER_MS}, got ${describe(value)}`,
+    )
   }
   return value
 }
@@ -153,7 +162,9 @@ function checkIntegrations(value: unknown): Integrations | undefined {
 function checkDispatcher(value: unknown): Dispatcher | undefined {
   if (value === undefined) return undefined
   if (typeof value !== 'object' || value === null || typeof (value as Dispatcher).dispatch !== 'function') {
-    throw new TypeError(`dispatcher must be an undici Dispatcher (an Agent, ProxyAgent or MockAgent), got ${describe(value)}`)
+    throw new TypeError(
+      `dispatcher must be an undici Dispatcher (an Agent, ProxyAgent or MockAgent), got ${describe(value)}`,
+    )
   }
   return value as Dispatcher
 }

@@ -14,7 +14,11 @@ import type { MessageCallback } from './types'
 const MAX_REQUESTS_IN_FLIGHT = 4
 
 /** Where each settled message is reported: its callback and the client's `'error'` event. */
-export type SettleReporter = (error: AnalyticsError | undefined, message: Message, callback: MessageCallback | undefined) => void
+export type SettleReporter = (
+  error: AnalyticsError | undefined,
+  message: Message,
+  callback: MessageCallback | undefined,
+) => void
 
 export interface PublisherOptions {
   flushAt: number
@@ -166,8 +170,10 @@ export class Publisher {
         // the batch's messages must still be reported rather than forgotten.
         log('unexpected error while sending a batch: %O', error)
         const info = { url: this.#transport.url, status: undefined, attempts: 0 }
-        this.#settleFailed(batch.messages, (message) =>
-          new DeliveryError(`unexpected error: ${String(error)}`, info, { analyticsMessage: message, cause: error }),
+        this.#settleFailed(
+          batch.messages,
+          (message) =>
+            new DeliveryError(`unexpected error: ${String(error)}`, info, { analyticsMessage: message, cause: error }),
         )
       })
       .finally(() => {
@@ -213,15 +219,26 @@ export class Publisher {
           return this.#deliver(second)
         }
         case 'fail': {
-          const info = { url: this.#transport.url, status: outcome.kind === 'response' ? outcome.status : undefined, attempts }
+          const info = {
+            url: this.#transport.url,
+            status: outcome.kind === 'response' ? outcome.status : undefined,
+            attempts,
+          }
           const cause = outcome.kind === 'network-error' ? outcome.error : undefined
           log('drop: %d messages: %s', batch.count, decision.reason)
-          return this.#settleFailed(batch.messages, (message) =>
-            new DeliveryError(decision.reason, info, { analyticsMessage: message, cause }),
+          return this.#settleFailed(
+            batch.messages,
+            (message) => new DeliveryError(decision.reason, info, { analyticsMessage: message, cause }),
           )
         }
         case 'retry':
-          log('retry: %d messages in %d ms (attempt %d): %s', batch.count, decision.delay, attempts + 1, decision.reason)
+          log(
+            'retry: %d messages in %d ms (attempt %d): %s',
+            batch.count,
+            decision.delay,
+            attempts + 1,
+            decision.reason,
+          )
           await this.#backoff(decision.delay)
       }
     }
@@ -247,8 +264,10 @@ export class Publisher {
 
   #failClosed(batch: Batch): void {
     log('drop: %d messages: closed before they were delivered', batch.count)
-    this.#settleFailed(batch.messages, (message) =>
-      new ClosedError('closeAndFlush() timed out before the message was delivered', { analyticsMessage: message }),
+    this.#settleFailed(
+      batch.messages,
+      (message) =>
+        new ClosedError('closeAndFlush() timed out before the message was delivered', { analyticsMessage: message }),
     )
   }
 

@@ -87,7 +87,8 @@ type Verdict =
 
 function classify(outcome: AttemptOutcome): Verdict {
   if (outcome.kind === 'timeout') return { kind: 'retryable', reason: 'request timed out' }
-  if (outcome.kind === 'network-error') return { kind: 'retryable', reason: `network error: ${errorText(outcome.error)}` }
+  if (outcome.kind === 'network-error')
+    return { kind: 'retryable', reason: `network error: ${errorText(outcome.error)}` }
   const { status } = outcome
   if (status >= 200 && status < 300) return { kind: 'delivered' }
   if (status === 413) return { kind: 'too-large' }

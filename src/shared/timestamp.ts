@@ -13,8 +13,15 @@ export function isIsoTimestamp(value: string): boolean {
   // each field's range, so such a date is refused instead of silently moved.
   const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate()
   return (
-    month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth &&
-    hour! <= 23 && minute! <= 59 && second <= 59 && zoneHour <= 23 && zoneMinute <= 59 &&
+    month! >= 1 &&
+    month! <= 12 &&
+    day! >= 1 &&
+    day! <= daysInMonth &&
+    hour! <= 23 &&
+    minute! <= 59 &&
+    second <= 59 &&
+    zoneHour <= 23 &&
+    zoneMinute <= 59 &&
     !Number.isNaN(Date.parse(value))
   )
 }

@@ -4,7 +4,12 @@ import { serialize } from '../shared/json'
 import { WebhookMessageError } from './errors'
 import { formatMessage } from './format'
 import { post, type DeliveryAttempt } from './post'
-import { resolveWebhooks, type ResolvedWebhooks, type WebhookDestinationOptions, type WebhookSettings } from './settings'
+import {
+  resolveWebhooks,
+  type ResolvedWebhooks,
+  type WebhookDestinationOptions,
+  type WebhookSettings,
+} from './settings'
 import { sign } from './sign'
 import { signStandardWebhook } from './standard-webhooks'
 

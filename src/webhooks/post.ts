@@ -60,7 +60,8 @@ export async function post(req: PostRequest): Promise<DeliveryAttempt> {
       ...(req.dispatcher === undefined ? {} : { dispatcher: req.dispatcher }),
     })
     const attempt: DeliveryAttempt = { url: req.url, status: response.statusCode, ms: elapsed(started) }
-    const retryAfterMs = response.statusCode >= 300 ? parseRetryAfter(response.headers['retry-after'], Date.now()) : undefined
+    const retryAfterMs =
+      response.statusCode >= 300 ? parseRetryAfter(response.headers['retry-after'], Date.now()) : undefined
     if (retryAfterMs !== undefined) attempt.retryAfterMs = retryAfterMs
     // Release the connection: drain a small body, destroy the socket under a large or slow one.
     await response.body.dump({ limit: DRAIN_LIMIT_BYTES, signal: controller.signal }).catch((error: unknown) => {
@@ -85,7 +86,6 @@ function elapsed(started: number): number {
   return Math.round(performance.now() - started)
 }
 
-
 /**
  * A network error as a sentence naming each cause and its code, such as
  * `connect ECONNREFUSED 127.0.0.1:9 (ECONNREFUSED)`.
@@ -109,7 +109,7 @@ export function describeError(error: unknown): { error: string; code?: string } 
 // Node's codes for a certificate that does not verify (self-signed, unknown issuer, wrong host…).
 const CERTIFICATE_PROBLEM = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/
 const UNTRUSTED_CERTIFICATE_HINT =
-  'the receiver\'s certificate is not trusted, so nothing was sent (TLS verification is never turned off; ' +
+  "the receiver's certificate is not trusted, so nothing was sent (TLS verification is never turned off; " +
   'use a certificate from a public CA, or trust a private CA through the dispatcher option)'
 
 function codeOf(error: unknown): string | undefined {

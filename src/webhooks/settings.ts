@@ -54,7 +54,11 @@ export interface WebhookDestinationOptions {
 
 /** The settings and options after validation: what a delivery works from. */
 export interface ResolvedWebhooks {
-  readonly webhooks: readonly { readonly url: string; readonly target: URL; readonly headers: Readonly<Record<string, string>> }[]
+  readonly webhooks: readonly {
+    readonly url: string
+    readonly target: URL
+    readonly headers: Readonly<Record<string, string>>
+  }[]
   readonly sharedSecret: string | undefined
   readonly standardSecrets: readonly string[] | undefined
   readonly timeout: number
@@ -71,8 +75,21 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
 // Set by the destination itself, or framing and hop-by-hop headers the transport owns.
 const RESERVED_HEADERS = new Set([
-  'user-agent', 'content-type', 'x-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature',
-  'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer',
+  'user-agent',
+  'content-type',
+  'x-signature',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
 ])
 
 const SETTINGS_KEYS = new Set(['webhooks', 'sharedSecret', 'standardWebhooks'])
@@ -106,7 +123,8 @@ function resolveEntries(webhooks: unknown): ResolvedWebhooks['webhooks'] {
   return Object.freeze(
     webhooks.map((entry: unknown, index) => {
       const path = `webhooks[${index}]`
-      if (!isPlainObject(entry)) throw new WebhookConfigError(path, `must be an object { url, headers? }, got ${describe(entry)}`)
+      if (!isPlainObject(entry))
+        throw new WebhookConfigError(path, `must be an object { url, headers? }, got ${describe(entry)}`)
       rejectUnknownKeys(entry, ENTRY_KEYS, `${path}.`)
       const url = entry['url']
       return Object.freeze({
@@ -132,30 +150,45 @@ function resolveUrl(url: unknown, path: string): URL {
   }
   // Credentials in a URL end up in logs and delivery records; headers are the place for them.
   if (target.username !== '' || target.password !== '') {
-    throw new WebhookConfigError(path, 'must not contain credentials (user:password@); send them in headers, e.g. Authorization')
+    throw new WebhookConfigError(
+      path,
+      'must not contain credentials (user:password@); send them in headers, e.g. Authorization',
+    )
   }
   return target
 }
 
 function resolveHeaders(headers: unknown, path: string): Readonly<Record<string, string>> {
   if (headers === undefined) return Object.freeze({})
-  if (!isPlainObject(headers)) throw new WebhookConfigError(path, `must be an object of header names to string values, got ${describe(headers)}`)
+  if (!isPlainObject(headers))
+    throw new WebhookConfigError(path, `must be an object of header names to string values, got ${describe(headers)}`)
   const seen = new Set<string>()
   const copy: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase()
     if (!HEADER_NAME.test(name)) {
-      throw new WebhookConfigError(path, `${JSON.stringify(name)} is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only)`)
+      throw new WebhookConfigError(
+        path,
+        `${JSON.stringify(name)} is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only)`,
+      )
     }
     if (RESERVED_HEADERS.has(lower)) {
-      throw new WebhookConfigError(`${path}.${name}`, 'is set by the destination or the transport and cannot be configured')
+      throw new WebhookConfigError(
+        `${path}.${name}`,
+        'is set by the destination or the transport and cannot be configured',
+      )
     }
-    if (seen.has(lower)) throw new WebhookConfigError(`${path}.${name}`, 'is given twice (header names are case-insensitive)')
+    if (seen.has(lower))
+      throw new WebhookConfigError(`${path}.${name}`, 'is given twice (header names are case-insensitive)')
     seen.add(lower)
     // Header values are often credentials: say what is wrong, never echo the value.
-    if (typeof value !== 'string') throw new WebhookConfigError(`${path}.${name}`, `must be a string, got ${kindOf(value)}`)
+    if (typeof value !== 'string')
+      throw new WebhookConfigError(`${path}.${name}`, `must be a string, got ${kindOf(value)}`)
     if (!HEADER_VALUE.test(value)) {
-      throw new WebhookConfigError(`${path}.${name}`, 'must be a valid HTTP header value: no line breaks or other control characters, no characters beyond U+00FF')
+      throw new WebhookConfigError(
+        `${path}.${name}`,
+        'must be a valid HTTP header value: no line breaks or other control characters, no characters beyond U+00FF',
+      )
     }
     copy[name] = value
   }
@@ -174,15 +207,23 @@ function resolveStandard(setting: unknown, sharedSecret: string | undefined): re
   const path = 'standardWebhooks'
   if (setting === undefined || setting === false) return undefined
   if (setting === true) {
-    if (sharedSecret === undefined) throw new WebhookConfigError(path, 'is true but sharedSecret is not set: set sharedSecret, or give { secrets: [...] }')
+    if (sharedSecret === undefined)
+      throw new WebhookConfigError(
+        path,
+        'is true but sharedSecret is not set: set sharedSecret, or give { secrets: [...] }',
+      )
     checkStandardSecret(sharedSecret, 'sharedSecret')
     return Object.freeze([sharedSecret])
   }
-  if (!isPlainObject(setting)) throw new WebhookConfigError(path, `must be true, false or { secrets: [...] }, got ${describe(setting)}`)
+  if (!isPlainObject(setting))
+    throw new WebhookConfigError(path, `must be true, false or { secrets: [...] }, got ${describe(setting)}`)
   rejectUnknownKeys(setting, new Set(['secrets']), `${path}.`)
   const secrets = setting['secrets']
   if (!Array.isArray(secrets) || secrets.length === 0) {
-    throw new WebhookConfigError(`${path}.secrets`, `must be a non-empty array of secrets, got ${Array.isArray(secrets) ? 'an empty array' : describe(secrets)}`)
+    throw new WebhookConfigError(
+      `${path}.secrets`,
+      `must be a non-empty array of secrets, got ${Array.isArray(secrets) ? 'an empty array' : describe(secrets)}`,
+    )
   }
   return Object.freeze(
     secrets.map((secret: unknown, index) => {
@@ -198,21 +239,34 @@ function resolveStandard(setting: unknown, sharedSecret: string | undefined): re
 // A whsec_ secret must carry a key the receiver can decode the same way.
 function checkStandardSecret(secret: string, path: string): void {
   if (standardWebhookKey(secret) === undefined) {
-    throw new WebhookConfigError(path, "starts with whsec_ but what follows is not valid base64 (the spec's form is whsec_<base64 key>)")
+    throw new WebhookConfigError(
+      path,
+      "starts with whsec_ but what follows is not valid base64 (the spec's form is whsec_<base64 key>)",
+    )
   }
 }
 
 function resolveOptions(options: unknown): Pick<ResolvedWebhooks, 'timeout' | 'dispatcher'> {
   if (options === undefined) return { timeout: DEFAULT_TIMEOUT_MS, dispatcher: undefined }
-  if (!isPlainObject(options)) throw new WebhookConfigError('options', `must be an object { timeout?, dispatcher? }, got ${describe(options)}`)
+  if (!isPlainObject(options))
+    throw new WebhookConfigError('options', `must be an object { timeout?, dispatcher? }, got ${describe(options)}`)
   rejectUnknownKeys(options, OPTIONS_KEYS, 'options.')
   const timeout = options['timeout'] ?? DEFAULT_TIMEOUT_MS
   if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT_MS) {
-    throw new WebhookConfigError('options.timeout', `must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${describe(timeout)}`)
+    throw new WebhookConfigError(
+      'options.timeout',
+      `must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${describe(timeout)}`,
+    )
   }
   const dispatcher = options['dispatcher']
-  if (dispatcher !== undefined && (typeof dispatcher !== 'object' || dispatcher === null || typeof (dispatcher as Dispatcher).dispatch !== 'function')) {
-    throw new WebhookConfigError('options.dispatcher', `must be an undici Dispatcher (an Agent, a ProxyAgent, a MockAgent), got ${describe(dispatcher)}`)
+  if (
+    dispatcher !== undefined &&
+    (typeof dispatcher !== 'object' || dispatcher === null || typeof (dispatcher as Dispatcher).dispatch !== 'function')
+  ) {
+    throw new WebhookConfigError(
+      'options.dispatcher',
+      `must be an undici Dispatcher (an Agent, a ProxyAgent, a MockAgent), got ${describe(dispatcher)}`,
+    )
   }
   return { timeout, dispatcher: dispatcher as Dispatcher | undefined }
 }

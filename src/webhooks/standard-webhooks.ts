@@ -49,7 +49,8 @@ export function signStandardWebhook(input: StandardWebhookInput): Record<string,
   const secrets = typeof input.secrets === 'string' ? [input.secrets] : input.secrets
   const signatures = secrets.map((secret, index) => {
     const key = standardWebhookKey(secret)
-    if (key === undefined) throw new TypeError(`signStandardWebhook: secrets[${index}] is empty or not valid whsec_ base64`)
+    if (key === undefined)
+      throw new TypeError(`signStandardWebhook: secrets[${index}] is empty or not valid whsec_ base64`)
     return `v1,${signWithKey(key, input.id, input.timestamp, body).toString('base64')}`
   })
   return {

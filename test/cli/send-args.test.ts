@@ -41,20 +41,45 @@ describe('parseSendArgs', () => {
   })
 
   it('accepts --flag value as well, and JSON values with spaces', () => {
-    const parsed = parseSendArgs(['--writeKey', KEY, '--type', 'identify', '--anonymousId', 'a1', '--traits', '{ "plan": "pro" }'])
+    const parsed = parseSendArgs([
+      '--writeKey',
+      KEY,
+      '--type',
+      'identify',
+      '--anonymousId',
+      'a1',
+      '--traits',
+      '{ "plan": "pro" }',
+    ])
     expect(parsed).toEqual({
       kind: 'send',
-      request: { writeKey: KEY, endpoint: undefined, type: 'identify', fields: { anonymousId: 'a1', traits: { plan: 'pro' } } },
+      request: {
+        writeKey: KEY,
+        endpoint: undefined,
+        type: 'identify',
+        fields: { anonymousId: 'a1', traits: { plan: 'pro' } },
+      },
     })
   })
 
   it.each([
-    ['page', ['--userId=u', '--name=Pricing', '--category=Docs', '--properties={"path":"/p"}'], { userId: 'u', name: 'Pricing', category: 'Docs', properties: { path: '/p' } }],
+    [
+      'page',
+      ['--userId=u', '--name=Pricing', '--category=Docs', '--properties={"path":"/p"}'],
+      { userId: 'u', name: 'Pricing', category: 'Docs', properties: { path: '/p' } },
+    ],
     ['screen', ['--userId=u', '--name=Home'], { userId: 'u', name: 'Home' }],
-    ['group', ['--userId=u', '--groupId=acme', '--traits={"employees":120}'], { userId: 'u', groupId: 'acme', traits: { employees: 120 } }],
+    [
+      'group',
+      ['--userId=u', '--groupId=acme', '--traits={"employees":120}'],
+      { userId: 'u', groupId: 'acme', traits: { employees: 120 } },
+    ],
     ['alias', ['--userId=u', '--previousId=anon-7'], { userId: 'u', previousId: 'anon-7' }],
   ])('builds a %s call from its own flags', (type, flags, fields) => {
-    expect(parseSendArgs([`--writeKey=${KEY}`, `--type=${type}`, ...flags])).toMatchObject({ kind: 'send', request: { type, fields } })
+    expect(parseSendArgs([`--writeKey=${KEY}`, `--type=${type}`, ...flags])).toMatchObject({
+      kind: 'send',
+      request: { type, fields },
+    })
   })
 
   it('takes the write key from TRACKLET_WRITE_KEY when --writeKey is absent', () => {
@@ -67,36 +92,54 @@ describe('parseSendArgs', () => {
   })
 
   it('names the flag whose JSON is invalid, and the parser error', () => {
-    const problem = problemOf([`--writeKey=${KEY}`, '--type=track', '--userId=u', '--event=E', "--properties={a:1}"])
+    const problem = problemOf([`--writeKey=${KEY}`, '--type=track', '--userId=u', '--event=E', '--properties={a:1}'])
     expect(problem).toMatch(/^--properties is not valid JSON \(.+\): "\{a:1\}"$/)
   })
 
   it('refuses JSON that is not an object', () => {
-    expect(problemOf([`--writeKey=${KEY}`, '--type=identify', '--userId=u', '--traits=[1]'])).toBe('--traits must be a JSON object, got an array')
-    expect(problemOf([`--writeKey=${KEY}`, '--type=identify', '--userId=u', '--context=null'])).toBe('--context must be a JSON object, got null')
+    expect(problemOf([`--writeKey=${KEY}`, '--type=identify', '--userId=u', '--traits=[1]'])).toBe(
+      '--traits must be a JSON object, got an array',
+    )
+    expect(problemOf([`--writeKey=${KEY}`, '--type=identify', '--userId=u', '--context=null'])).toBe(
+      '--context must be a JSON object, got null',
+    )
   })
 
   it('requires a write key', () => {
-    expect(problemOf(['--type=track', '--userId=u', '--event=E'])).toBe('--writeKey is required (or set TRACKLET_WRITE_KEY)')
+    expect(problemOf(['--type=track', '--userId=u', '--event=E'])).toBe(
+      '--writeKey is required (or set TRACKLET_WRITE_KEY)',
+    )
     expect(problemOf(['--writeKey=', '--type=track', '--userId=u', '--event=E'])).toMatch(/^--writeKey is required/)
   })
 
   it('lists the valid types when --type is missing or unknown', () => {
-    expect(problemOf([`--writeKey=${KEY}`, '--userId=u'])).toBe('--type is required: one of identify, track, page, screen, group, alias')
+    expect(problemOf([`--writeKey=${KEY}`, '--userId=u'])).toBe(
+      '--type is required: one of identify, track, page, screen, group, alias',
+    )
     expect(problemOf([`--writeKey=${KEY}`, '--type=click', '--userId=u'])).toBe(
       'unknown --type "click": use one of identify, track, page, screen, group, alias',
     )
   })
 
   it('applies the SDK rules for the call type, naming the missing field', () => {
-    expect(problemOf([`--writeKey=${KEY}`, '--type=track', '--userId=u'])).toBe('invalid track message: track needs event')
-    expect(problemOf([`--writeKey=${KEY}`, '--type=identify'])).toBe('invalid identify message: identify needs userId or anonymousId')
-    expect(problemOf([`--writeKey=${KEY}`, '--type=alias', '--userId=u'])).toBe('invalid alias message: alias needs previousId')
-    expect(problemOf([`--writeKey=${KEY}`, '--type=group', '--userId=u'])).toBe('invalid group message: group needs groupId')
+    expect(problemOf([`--writeKey=${KEY}`, '--type=track', '--userId=u'])).toBe(
+      'invalid track message: track needs event',
+    )
+    expect(problemOf([`--writeKey=${KEY}`, '--type=identify'])).toBe(
+      'invalid identify message: identify needs userId or anonymousId',
+    )
+    expect(problemOf([`--writeKey=${KEY}`, '--type=alias', '--userId=u'])).toBe(
+      'invalid alias message: alias needs previousId',
+    )
+    expect(problemOf([`--writeKey=${KEY}`, '--type=group', '--userId=u'])).toBe(
+      'invalid group message: group needs groupId',
+    )
     expect(problemOf([`--writeKey=${KEY}`, '--type=track', '--userId=', '--event=E'])).toBe(
       'invalid track message: userId must be a non-empty string, got ""',
     )
-    expect(problemOf([`--writeKey=${KEY}`, '--type=track', '--userId=u', '--event=E', '--timestamp=yesterday'])).toMatch(
+    expect(
+      problemOf([`--writeKey=${KEY}`, '--type=track', '--userId=u', '--event=E', '--timestamp=yesterday']),
+    ).toMatch(
       /^invalid track message: timestamp must be a Date or an ISO 8601 string with a time zone, got "yesterday"$/,
     )
   })
@@ -108,9 +151,9 @@ describe('parseSendArgs', () => {
   })
 
   it('refuses an endpoint that is not an http(s) URL', () => {
-    expect(problemOf([`--writeKey=${KEY}`, '--type=track', '--userId=u', '--event=E', '--endpoint=localhost:8787'])).toBe(
-      '--endpoint must be an http: or https: URL, got "localhost:8787"',
-    )
+    expect(
+      problemOf([`--writeKey=${KEY}`, '--type=track', '--userId=u', '--event=E', '--endpoint=localhost:8787']),
+    ).toBe('--endpoint must be an http: or https: URL, got "localhost:8787"')
   })
 
   it('reports unknown flags, stray arguments and missing values', () => {

@@ -29,8 +29,15 @@ beforeAll(async () => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
-      received.push({ method: req.method, url: req.url, headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) })
-      res.writeHead(answerStatus, { 'content-type': 'application/json' }).end(answerStatus === 200 ? '{}' : '{"error":"bad batch"}')
+      received.push({
+        method: req.method,
+        url: req.url,
+        headers: req.headers,
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+      })
+      res
+        .writeHead(answerStatus, { 'content-type': 'application/json' })
+        .end(answerStatus === 200 ? '{}' : '{"error":"bad batch"}')
     })
   })
   server.listen(0, '127.0.0.1')
@@ -83,7 +90,10 @@ describe('tracklet send (the built command)', () => {
     expect(request).toMatchObject({
       method: 'POST',
       url: '/v1/batch',
-      headers: { authorization: `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`, 'content-type': expect.stringMatching(/^application\/json/) },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`,
+        'content-type': expect.stringMatching(/^application\/json/),
+      },
     })
     expect(request?.body.batch).toEqual([
       expect.objectContaining({
@@ -94,14 +104,30 @@ describe('tracklet send (the built command)', () => {
         integrations: { All: false, Webhooks: true },
         timestamp: '2026-01-02T03:04:05.678Z',
         messageId: expect.any(String),
-        context: expect.objectContaining({ ip: '203.0.113.9', library: { name: 'tracklet', version: expect.any(String) } }),
+        context: expect.objectContaining({
+          ip: '203.0.113.9',
+          library: { name: 'tracklet', version: expect.any(String) },
+        }),
       }),
     ])
     expect(result.stdout).toContain(String(request?.body.batch[0]?.['messageId']))
   })
 
   it('takes --flag value as well as --flag=value', async () => {
-    const result = await runCli(['--writeKey', WRITE_KEY, '--type', 'group', '--anonymousId', 'a-1', '--groupId', 'acme', '--traits', '{"employees":120}', '--endpoint', endpoint])
+    const result = await runCli([
+      '--writeKey',
+      WRITE_KEY,
+      '--type',
+      'group',
+      '--anonymousId',
+      'a-1',
+      '--groupId',
+      'acme',
+      '--traits',
+      '{"employees":120}',
+      '--endpoint',
+      endpoint,
+    ])
 
     expect(result.code).toBe(0)
     expect(received.map((request) => request.body.batch)).toEqual([
@@ -111,7 +137,12 @@ describe('tracklet send (the built command)', () => {
 
   it('exits non-zero, saying why, when the receiver refuses the batch', async () => {
     answerStatus = 400
-    const result = await runCli([`--writeKey=${WRITE_KEY}`, '--type=identify', '--userId=u-1', `--endpoint=${endpoint}`])
+    const result = await runCli([
+      `--writeKey=${WRITE_KEY}`,
+      '--type=identify',
+      '--userId=u-1',
+      `--endpoint=${endpoint}`,
+    ])
 
     expect(result.code).toBe(1)
     expect(result.stderr).toMatch(/^tracklet send: the identify message was not delivered: .*400/)
@@ -122,13 +153,22 @@ describe('tracklet send (the built command)', () => {
   })
 
   it('exits 2 and names the flag when an argument is bad, sending nothing', async () => {
-    const badJson = await runCli([`--writeKey=${WRITE_KEY}`, '--type=track', '--userId=u', '--event=E', '--properties={"a":', `--endpoint=${endpoint}`])
+    const badJson = await runCli([
+      `--writeKey=${WRITE_KEY}`,
+      '--type=track',
+      '--userId=u',
+      '--event=E',
+      '--properties={"a":',
+      `--endpoint=${endpoint}`,
+    ])
     expect(badJson.code).toBe(2)
     expect(badJson.stderr).toMatch(/^tracklet send: --properties is not valid JSON/)
 
     const badType = await runCli([`--writeKey=${WRITE_KEY}`, '--type=click', '--userId=u', `--endpoint=${endpoint}`])
     expect(badType.code).toBe(2)
-    expect(badType.stderr).toMatch(/^tracklet send: unknown --type "click": use one of identify, track, page, screen, group, alias\n/)
+    expect(badType.stderr).toMatch(
+      /^tracklet send: unknown --type "click": use one of identify, track, page, screen, group, alias\n/,
+    )
 
     const noKey = await runCli(['--type=track', '--userId=u', '--event=E', `--endpoint=${endpoint}`])
     expect(noKey.code).toBe(2)

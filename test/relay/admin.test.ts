@@ -5,7 +5,17 @@ import { request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../src/relay/index'
 import { snakeCase } from '../../src/relay/audiences'
-import { admin, adminGet, post, type Receiver, startReceiver, startRelay, track, waitFor, waitForDelivery } from './helpers'
+import {
+  admin,
+  adminGet,
+  post,
+  type Receiver,
+  startReceiver,
+  startRelay,
+  track,
+  waitFor,
+  waitForDelivery,
+} from './helpers'
 
 let receiver: Receiver
 let other: Receiver
@@ -35,7 +45,9 @@ describe('admin authentication', () => {
     ['a write key', { authorization: `Basic ${Buffer.from('wk-web:').toString('base64')}` }],
   ])('refuses %s with 401 on every admin endpoint', async (_what, headers) => {
     expect((await post(`${relay.url}/v1/deletions`, { userId: 'u1' }, headers)).status).toBe(401)
-    expect((await post(`${relay.url}/v1/audiences/vip`, { source: 'web', userIds: [] }, headers, 'PUT')).status).toBe(401)
+    expect((await post(`${relay.url}/v1/audiences/vip`, { source: 'web', userIds: [] }, headers, 'PUT')).status).toBe(
+      401,
+    )
     expect((await post(`${relay.url}/v1/deliveries/1/retry`, {}, headers)).status).toBe(401)
     expect((await request(`${relay.url}/v1/deliveries`, { headers })).statusCode).toBe(401)
     expect(receiver.received).toEqual([])
@@ -79,24 +91,47 @@ describe('POST /v1/deletions', () => {
 })
 
 describe('PUT /v1/audiences/:name', () => {
-  const traitsOf = (r: Receiver) => Object.fromEntries(r.received.map((x) => [x.body['userId'], (x.body['traits'] as any)['high_value_users']]))
+  const traitsOf = (r: Receiver) =>
+    Object.fromEntries(r.received.map((x) => [x.body['userId'], (x.body['traits'] as any)['high_value_users']]))
 
   it('sends every member on the first sync, then one identify per change with the snake_case trait', async () => {
-    const first = await post(`${relay.url}/v1/audiences/High%20Value%20Users`, { source: 'web', userIds: ['a', 'b'] }, admin, 'PUT')
+    const first = await post(
+      `${relay.url}/v1/audiences/High%20Value%20Users`,
+      { source: 'web', userIds: ['a', 'b'] },
+      admin,
+      'PUT',
+    )
     expect(first).toEqual({ status: 200, body: { added: ['a', 'b'], removed: [] } })
     await waitFor(() => (receiver.received.length === 2 ? true : undefined))
     expect(traitsOf(receiver)).toEqual({ a: true, b: true })
     expect(receiver.received[0]!.body['type']).toBe('identify')
 
     receiver.received.length = 0
-    const second = await post(`${relay.url}/v1/audiences/High%20Value%20Users`, { source: 'web', userIds: ['b', 'c'] }, admin, 'PUT')
+    const second = await post(
+      `${relay.url}/v1/audiences/High%20Value%20Users`,
+      { source: 'web', userIds: ['b', 'c'] },
+      admin,
+      'PUT',
+    )
     expect(second.body).toEqual({ added: ['c'], removed: ['a'] })
     await waitFor(() => (receiver.received.length === 2 ? true : undefined))
     expect(traitsOf(receiver)).toEqual({ a: false, c: true })
 
     // Nothing changed: nothing sent. Another source's audience of the same name is its own.
-    expect((await post(`${relay.url}/v1/audiences/High%20Value%20Users`, { source: 'web', userIds: ['c', 'b'] }, admin, 'PUT')).body).toEqual({ added: [], removed: [] })
-    expect((await post(`${relay.url}/v1/audiences/High%20Value%20Users`, { source: 'ios', userIds: ['b'] }, admin, 'PUT')).body).toEqual({ added: ['b'], removed: [] })
+    expect(
+      (
+        await post(
+          `${relay.url}/v1/audiences/High%20Value%20Users`,
+          { source: 'web', userIds: ['c', 'b'] },
+          admin,
+          'PUT',
+        )
+      ).body,
+    ).toEqual({ added: [], removed: [] })
+    expect(
+      (await post(`${relay.url}/v1/audiences/High%20Value%20Users`, { source: 'ios', userIds: ['b'] }, admin, 'PUT'))
+        .body,
+    ).toEqual({ added: ['b'], removed: [] })
   })
 
   it('keeps memberships in the database across restarts', async () => {
@@ -144,14 +179,30 @@ describe('PUT /v1/audiences/:name', () => {
 describe('GET /v1/deliveries and retry', () => {
   it('lists deliveries by status with their attempts, a page at a time', async () => {
     receiver.respond((_req, res) => res.writeHead(410).end())
-    await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: 'gone' })] }, { authorization: `Basic ${Buffer.from('wk-web:').toString('base64')}` })
+    await post(
+      `${relay.url}/v1/batch`,
+      { batch: [track({ messageId: 'gone' })] },
+      { authorization: `Basic ${Buffer.from('wk-web:').toString('base64')}` },
+    )
     const failed = await waitForDelivery(relay.url, 'failed', 'gone')
-    expect(failed).toMatchObject({ source: 'web', destination: 'Webhooks', type: 'track', lastError: `${receiver.url}: HTTP 410` })
-    expect(failed.attempts).toEqual([{ at: expect.any(String), url: receiver.url, status: 410, ms: expect.any(Number) }])
+    expect(failed).toMatchObject({
+      source: 'web',
+      destination: 'Webhooks',
+      type: 'track',
+      lastError: `${receiver.url}: HTTP 410`,
+    })
+    expect(failed.attempts).toEqual([
+      { at: expect.any(String), url: receiver.url, status: 410, ms: expect.any(Number) },
+    ])
     expect((await adminGet(`${relay.url}/v1/deliveries?status=delivered`)).body.deliveries).toEqual([])
 
     receiver.respond((_req, res) => res.writeHead(200).end())
-    for (const id of ['p1', 'p2', 'p3']) await post(`${relay.url}/v1/track`, { userId: 'u', event: 'E', messageId: id }, { authorization: `Basic ${Buffer.from('wk-web:').toString('base64')}` })
+    for (const id of ['p1', 'p2', 'p3'])
+      await post(
+        `${relay.url}/v1/track`,
+        { userId: 'u', event: 'E', messageId: id },
+        { authorization: `Basic ${Buffer.from('wk-web:').toString('base64')}` },
+      )
     const page1 = (await adminGet(`${relay.url}/v1/deliveries?limit=2`)).body
     expect(page1.deliveries.map((d: any) => d.messageId)).toEqual(['gone', 'p1'])
     const page2 = (await adminGet(`${relay.url}/v1/deliveries?limit=2&after=${page1.next}`)).body
@@ -159,17 +210,26 @@ describe('GET /v1/deliveries and retry', () => {
   })
 
   it('refuses an unknown status filter and an oversized page', async () => {
-    expect((await adminGet(`${relay.url}/v1/deliveries?status=lost`)).body.error.message).toMatch(/status must be one of pending, delivered, failed/)
+    expect((await adminGet(`${relay.url}/v1/deliveries?status=lost`)).body.error.message).toMatch(
+      /status must be one of pending, delivered, failed/,
+    )
     expect((await adminGet(`${relay.url}/v1/deliveries?limit=100000`)).status).toBe(400)
   })
 
   it('retries a dead-lettered delivery with a fresh window', async () => {
     receiver.respond((_req, res) => res.writeHead(400).end())
-    await post(`${relay.url}/v1/track`, { userId: 'u', event: 'E', messageId: 'again' }, { authorization: `Basic ${Buffer.from('wk-web:').toString('base64')}` })
+    await post(
+      `${relay.url}/v1/track`,
+      { userId: 'u', event: 'E', messageId: 'again' },
+      { authorization: `Basic ${Buffer.from('wk-web:').toString('base64')}` },
+    )
     const failed = await waitForDelivery(relay.url, 'failed', 'again')
 
     receiver.respond((_req, res) => res.writeHead(200).end())
-    expect((await post(`${relay.url}/v1/deliveries/${failed.id}/retry`, {}, admin)).body).toEqual({ id: failed.id, status: 'pending' })
+    expect((await post(`${relay.url}/v1/deliveries/${failed.id}/retry`, {}, admin)).body).toEqual({
+      id: failed.id,
+      status: 'pending',
+    })
     const delivered = await waitForDelivery(relay.url, 'delivered', 'again')
     // The log keeps the dead-lettered attempt beside the new one.
     expect(delivered.attempts.map((a: any) => a.status)).toEqual([400, 200])

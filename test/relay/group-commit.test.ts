@@ -6,7 +6,13 @@ import { type NewDelivery, Outbox } from '../../src/relay/outbox'
 
 const source = { name: 'web', destinations: ['Webhooks'] }
 const track = (messageId: string) => ({ type: 'track', userId: 'u1', event: 'E', messageId })
-const delivery = (messageId: string): NewDelivery => ({ source: 'web', destination: 'Webhooks', messageId, type: 'track', json: JSON.stringify(track(messageId)) })
+const delivery = (messageId: string): NewDelivery => ({
+  source: 'web',
+  destination: 'Webhooks',
+  messageId,
+  type: 'track',
+  json: JSON.stringify(track(messageId)),
+})
 
 let db: RelayDatabase
 afterEach(() => db.close())
@@ -15,7 +21,7 @@ function setup() {
   db = openDatabase(':memory:')
   const outbox = new Outbox(db)
   const enqueue = vi.spyOn(outbox, 'enqueue')
-  const stored = () => (db.prepare('SELECT message_id FROM deliveries ORDER BY id').pluck().all() as string[])
+  const stored = () => db.prepare('SELECT message_id FROM deliveries ORDER BY id').pluck().all() as string[]
   return { outbox, commits: new GroupCommit(outbox), enqueue, stored }
 }
 
@@ -53,7 +59,10 @@ describe('GroupCommit', () => {
   it('rejects every request of a failed group and stores none of it', async () => {
     const { commits, stored } = setup()
     poison()
-    const results = await Promise.allSettled([commits.commit([delivery('a1')]), commits.commit([delivery('b1'), delivery('poison')])])
+    const results = await Promise.allSettled([
+      commits.commit([delivery('a1')]),
+      commits.commit([delivery('b1'), delivery('poison')]),
+    ])
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
     expect(results[0]).toMatchObject({ reason: { message: 'disk I/O error' } })
     expect(stored()).toEqual([])
@@ -86,7 +95,11 @@ describe('ingest with group commit', () => {
       ingest(commits, source, [track('b1'), track('b2')]),
     ])
     expect(enqueue).toHaveBeenCalledTimes(1)
-    expect(a).toEqual({ success: true, accepted: 1, refused: [{ index: 1, reason: 'track needs userId or anonymousId' }] })
+    expect(a).toEqual({
+      success: true,
+      accepted: 1,
+      refused: [{ index: 1, reason: 'track needs userId or anonymousId' }],
+    })
     expect(b).toEqual({ success: true, accepted: 2, refused: [] })
     expect(stored()).toEqual(['a1', 'b1', 'b2'])
   })
@@ -94,7 +107,10 @@ describe('ingest with group commit', () => {
   it('answers 503 to every batch of a failed group, and stores nothing of any', async () => {
     const { commits, stored } = setup()
     poison()
-    const results = await Promise.allSettled([ingest(commits, source, [track('a1')]), ingest(commits, source, [track('poison')])])
+    const results = await Promise.allSettled([
+      ingest(commits, source, [track('a1')]),
+      ingest(commits, source, [track('poison')]),
+    ])
     for (const result of results) {
       expect(result).toMatchObject({ status: 'rejected', reason: { status: 503, code: 'ERR_OUTBOX_UNAVAILABLE' } })
     }

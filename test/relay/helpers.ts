@@ -94,7 +94,13 @@ export const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
 
 /** A valid track message. */
 export function track(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { type: 'track', userId: 'u1', event: 'Signed Up', messageId: `m-${Math.random().toString(36).slice(2)}`, ...overrides }
+  return {
+    type: 'track',
+    userId: 'u1',
+    event: 'Signed Up',
+    messageId: `m-${Math.random().toString(36).slice(2)}`,
+    ...overrides,
+  }
 }
 
 /** Waits until `check` returns a value that is not undefined (polling; the test timeout bounds it). */

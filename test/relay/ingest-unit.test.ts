@@ -28,11 +28,18 @@ describe('ingest', () => {
     try {
       const outbox = new Outbox(db)
       const given = { type: 'identify', userId: 'u1' }
-      expect(await ingest(new GroupCommit(outbox), source, [given, { ...given, integrations: { Webhooks: false } }])).toEqual({ success: true, accepted: 2, refused: [] })
+      expect(
+        await ingest(new GroupCommit(outbox), source, [given, { ...given, integrations: { Webhooks: false } }]),
+      ).toEqual({ success: true, accepted: 2, refused: [] })
       expect(given).toEqual({ type: 'identify', userId: 'u1' })
       const [delivery, ...others] = outbox.list({ after: 0, limit: 10 })
       expect(others).toEqual([])
-      expect(delivery!.message).toMatchObject({ type: 'identify', userId: 'u1', messageId: expect.any(String), timestamp: expect.any(String) })
+      expect(delivery!.message).toMatchObject({
+        type: 'identify',
+        userId: 'u1',
+        messageId: expect.any(String),
+        timestamp: expect.any(String),
+      })
     } finally {
       db.close()
     }

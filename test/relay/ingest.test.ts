@@ -18,7 +18,10 @@ afterEach(async () => {
 
 describe('POST /v1/batch', () => {
   it('accepts a batch, answers once it is stored, and delivers each message to the webhook', async () => {
-    const messages = [track({ messageId: 'a' }), { type: 'identify', userId: 'u1', traits: { plan: 'pro' }, messageId: 'b' }]
+    const messages = [
+      track({ messageId: 'a' }),
+      { type: 'identify', userId: 'u1', traits: { plan: 'pro' }, messageId: 'b' },
+    ]
     const answer = await post(`${relay.url}/v1/batch`, { batch: messages, sentAt: new Date().toISOString() })
     expect(answer).toEqual({ status: 200, body: { success: true, accepted: 2, refused: [] } })
     await waitFor(() => (receiver.received.length === 2 ? true : undefined))
@@ -27,7 +30,9 @@ describe('POST /v1/batch', () => {
   })
 
   it('refuses an unknown write key, or none, with 401', async () => {
-    expect((await post(`${relay.url}/v1/batch`, { batch: [track()] }, { authorization: basic('nope') })).status).toBe(401)
+    expect((await post(`${relay.url}/v1/batch`, { batch: [track()] }, { authorization: basic('nope') })).status).toBe(
+      401,
+    )
     const none = await post(`${relay.url}/v1/batch`, { batch: [track()] }, {})
     expect(none.status).toBe(401)
     expect(none.body.error.message).toMatch(/Basic/)
@@ -62,7 +67,9 @@ describe('POST /v1/batch', () => {
     expect(answer.status).toBe(400)
     expect(answer.body.error.code).toBe('ERR_JSON_TOO_DEEP')
     // Brackets inside strings are not nesting.
-    const stringy = await post(`${relay.url}/v1/batch`, { batch: [track({ properties: { text: '[[[['.repeat(100) } })] })
+    const stringy = await post(`${relay.url}/v1/batch`, {
+      batch: [track({ properties: { text: '[[[['.repeat(100) } })],
+    })
     expect(stringy.body.accepted).toBe(1)
   })
 
@@ -111,7 +118,15 @@ describe('POST /v1/batch', () => {
     let answer = ''
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString()))
     socket.write(
-      [`POST /v1/batch HTTP/1.1`, 'Host: relay', `Authorization: ${basic(WRITE_KEY)}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked', '', ''].join('\r\n'),
+      [
+        `POST /v1/batch HTTP/1.1`,
+        'Host: relay',
+        `Authorization: ${basic(WRITE_KEY)}`,
+        'Content-Type: application/json',
+        'Transfer-Encoding: chunked',
+        '',
+        '',
+      ].join('\r\n'),
     )
     const chunk = 'x'.repeat(100_000)
     let sent = 0
@@ -129,17 +144,20 @@ describe('POST /v1/batch', () => {
 })
 
 describe('single-call paths', () => {
-  it.each(['identify', 'track', 'page', 'screen', 'group', 'alias'])('POST /v1/%s accepts one message of that type', async (type) => {
-    const fields: Record<string, unknown> = { userId: 'u1', messageId: `single-${type}` }
-    if (type === 'track') fields['event'] = 'Clicked'
-    if (type === 'group') fields['groupId'] = 'g1'
-    if (type === 'alias') fields['previousId'] = 'anon'
-    const answer = await post(`${relay.url}/v1/${type}`, fields)
-    expect(answer.status).toBe(200)
-    expect(answer.body.accepted).toBe(1)
-    const delivered = await waitFor(() => receiver.received.find((r) => r.body['messageId'] === `single-${type}`))
-    expect(delivered.body['type']).toBe(type)
-  })
+  it.each(['identify', 'track', 'page', 'screen', 'group', 'alias'])(
+    'POST /v1/%s accepts one message of that type',
+    async (type) => {
+      const fields: Record<string, unknown> = { userId: 'u1', messageId: `single-${type}` }
+      if (type === 'track') fields['event'] = 'Clicked'
+      if (type === 'group') fields['groupId'] = 'g1'
+      if (type === 'alias') fields['previousId'] = 'anon'
+      const answer = await post(`${relay.url}/v1/${type}`, fields)
+      expect(answer.status).toBe(200)
+      expect(answer.body.accepted).toBe(1)
+      const delivered = await waitFor(() => receiver.received.find((r) => r.body['messageId'] === `single-${type}`))
+      expect(delivered.body['type']).toBe(type)
+    },
+  )
 
   it('refuses a message whose type is not the path', async () => {
     const answer = await post(`${relay.url}/v1/track`, { type: 'identify', userId: 'u1' })

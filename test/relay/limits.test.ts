@@ -4,7 +4,17 @@ import createDebug from 'debug'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../src/relay/index'
-import { admin, basic, post, type Receiver, startReceiver, startRelay, track, waitFor, waitForDelivery } from './helpers'
+import {
+  admin,
+  basic,
+  post,
+  type Receiver,
+  startReceiver,
+  startRelay,
+  track,
+  waitFor,
+  waitForDelivery,
+} from './helpers'
 
 let receiver: Receiver
 let relay: Relay
@@ -35,7 +45,10 @@ describe('slow clients', () => {
     receiver = await startReceiver()
     relay = await startRelay(receiver.url, { headersTimeout: 300, requestTimeout: 600 })
     const slow = rawClient(relay.url)
-    const trickling = trickle(slow.socket, `POST /v1/batch HTTP/1.1\r\nHost: relay\r\n${'X-Padding: aaaaaaaaaa\r\n'.repeat(100)}\r\n`)
+    const trickling = trickle(
+      slow.socket,
+      `POST /v1/batch HTTP/1.1\r\nHost: relay\r\n${'X-Padding: aaaaaaaaaa\r\n'.repeat(100)}\r\n`,
+    )
     // Meanwhile another client is served at once.
     expect((await post(`${relay.url}/v1/batch`, { batch: [track()] })).status).toBe(200)
     await slow.closed
@@ -48,7 +61,9 @@ describe('slow clients', () => {
     relay = await startRelay(receiver.url, { headersTimeout: 300, requestTimeout: 600 })
     const slow = rawClient(relay.url)
     const body = JSON.stringify({ batch: [track({ messageId: 'never' })] })
-    slow.socket.write(`POST /v1/batch HTTP/1.1\r\nHost: relay\r\nAuthorization: ${basic('wk-test-web')}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`)
+    slow.socket.write(
+      `POST /v1/batch HTTP/1.1\r\nHost: relay\r\nAuthorization: ${basic('wk-test-web')}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    )
     await trickle(slow.socket, body)
     await slow.closed
     expect(slow.answer()).toMatch(/^HTTP\/1.1 408/)
@@ -80,18 +95,39 @@ describe('logs', () => {
       receiver.respond((_req, res) => res.writeHead(++calls === 1 ? 503 : 200).end())
       relay = await startRelay(receiver.url, {
         adminToken: 'SECRET-ADMIN-TOKEN',
-        sources: [{ name: 'web', writeKey: 'SECRET-WRITE-KEY', destinations: { Webhooks: { webhooks: [{ url: receiver.url, headers: { 'X-Api-Key': 'SECRET-HEADER' } }], sharedSecret: 'SECRET-SHARED' } } }],
+        sources: [
+          {
+            name: 'web',
+            writeKey: 'SECRET-WRITE-KEY',
+            destinations: {
+              Webhooks: {
+                webhooks: [{ url: receiver.url, headers: { 'X-Api-Key': 'SECRET-HEADER' } }],
+                sharedSecret: 'SECRET-SHARED',
+              },
+            },
+          },
+        ],
       })
-      await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: 'logged' }), { type: 'track' }] }, { authorization: basic('SECRET-WRITE-KEY') })
+      await post(
+        `${relay.url}/v1/batch`,
+        { batch: [track({ messageId: 'logged' }), { type: 'track' }] },
+        { authorization: basic('SECRET-WRITE-KEY') },
+      )
       await post(`${relay.url}/v1/batch`, { batch: [track()] }, { authorization: basic('SECRET-GUESSED-KEY') })
       await post(`${relay.url}/v1/deletions`, { userId: 'u1' }, { authorization: 'Bearer SECRET-WRONG-TOKEN' })
-      await post(`${relay.url}/v1/deletions`, { userId: 'u1' }, { ...admin, authorization: 'Bearer SECRET-ADMIN-TOKEN' })
+      await post(
+        `${relay.url}/v1/deletions`,
+        { userId: 'u1' },
+        { ...admin, authorization: 'Bearer SECRET-ADMIN-TOKEN' },
+      )
       try {
         await waitFor(() => (receiver.received.length >= 3 ? true : undefined), 'a retry and a delete at the receiver')
       } catch (error) {
         // Say what the relay did instead (the delivery log holds no secret).
         const { body } = await adminGetWith(relay.url, 'SECRET-ADMIN-TOKEN')
-        throw new Error(`${(error as Error).message}; received ${receiver.received.length}; log: ${JSON.stringify(body.deliveries)}\nLINES:\n${lines.join('\n')}`)
+        throw new Error(
+          `${(error as Error).message}; received ${receiver.received.length}; log: ${JSON.stringify(body.deliveries)}\nLINES:\n${lines.join('\n')}`,
+        )
       }
       await relay.close()
     } finally {

@@ -27,8 +27,21 @@ async function attempt(result: DestinationResult) {
   db = openDatabase(':memory:')
   const outbox = new Outbox(db)
   const destination: Destination = { send: async () => result }
-  const worker = new Worker({ outbox, destinations: new Map([['web', new Map([['Webhooks', destination]])]]), schedule: nextAttemptAt, concurrency: 1 })
-  outbox.enqueue([{ source: 'web', destination: 'Webhooks', messageId: 'm1', type: 'track', json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm1' }) }])
+  const worker = new Worker({
+    outbox,
+    destinations: new Map([['web', new Map([['Webhooks', destination]])]]),
+    schedule: nextAttemptAt,
+    concurrency: 1,
+  })
+  outbox.enqueue([
+    {
+      source: 'web',
+      destination: 'Webhooks',
+      messageId: 'm1',
+      type: 'track',
+      json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm1' }),
+    },
+  ])
   worker.wake()
   await worker.idle()
   return outbox.list({ after: 0, limit: 1 })[0]!

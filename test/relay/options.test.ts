@@ -6,7 +6,11 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createRelay, loadRelayConfig, RelayConfigError } from '../../src/relay/index'
 import { resolveRelayOptions } from '../../src/relay/options'
 
-const source = { name: 'web', writeKey: 'wk-web', destinations: { Webhooks: { webhooks: [{ url: 'https://hooks.example.com/a' }] } } }
+const source = {
+  name: 'web',
+  writeKey: 'wk-web',
+  destinations: { Webhooks: { webhooks: [{ url: 'https://hooks.example.com/a' }] } },
+}
 
 describe('relay options', () => {
   it('applies the defaults', () => {
@@ -24,16 +28,40 @@ describe('relay options', () => {
   it.each([
     [{ sources: [source], port: -1 }, 'port', 'port: must be an integer from 0 to 65535, got number -1'],
     [{ sources: [source], port: '8787' }, 'port', 'port: must be an integer from 0 to 65535, got "8787"'],
-    [{ sources: [source], allowPrivateNetworks: 'yes' }, 'allowPrivateNetworks', 'allowPrivateNetworks: must be true or false, got "yes"'],
+    [
+      { sources: [source], allowPrivateNetworks: 'yes' },
+      'allowPrivateNetworks',
+      'allowPrivateNetworks: must be true or false, got "yes"',
+    ],
     [{ sources: [source], adminToken: '' }, 'adminToken', 'adminToken: must be a non-empty string, got string'],
     [{ sources: [source], databse: 'x.db' }, 'databse', expect.stringMatching(/^databse: is not a relay option/)],
     [{ sources: [] }, 'sources', 'sources: must be a non-empty array of sources, got an array'],
     [{}, 'sources', 'sources: must be a non-empty array of sources, got undefined'],
-    [{ sources: [{ ...source, writeKey: 42 }] }, 'sources[0].writeKey', 'sources[0].writeKey: must be a non-empty string, got number'],
-    [{ sources: [source, { ...source, name: 'ios' }] }, 'sources[1].writeKey', 'sources[1].writeKey: is the write key of another source'],
-    [{ sources: [source, { ...source, writeKey: 'other' }] }, 'sources[1].name', 'sources[1].name: "web" is used by another source'],
-    [{ sources: [{ ...source, destinations: { webhooks: {} } }] }, 'sources[0].destinations.webhooks', expect.stringMatching(/is not a known destination \(known: Webhooks; names are case sensitive\)/)],
-    [{ sources: [{ ...source, destinations: { Webhooks: [] } }] }, 'sources[0].destinations.Webhooks', 'sources[0].destinations.Webhooks: must be an object of settings, got an array'],
+    [
+      { sources: [{ ...source, writeKey: 42 }] },
+      'sources[0].writeKey',
+      'sources[0].writeKey: must be a non-empty string, got number',
+    ],
+    [
+      { sources: [source, { ...source, name: 'ios' }] },
+      'sources[1].writeKey',
+      'sources[1].writeKey: is the write key of another source',
+    ],
+    [
+      { sources: [source, { ...source, writeKey: 'other' }] },
+      'sources[1].name',
+      'sources[1].name: "web" is used by another source',
+    ],
+    [
+      { sources: [{ ...source, destinations: { webhooks: {} } }] },
+      'sources[0].destinations.webhooks',
+      expect.stringMatching(/is not a known destination \(known: Webhooks; names are case sensitive\)/),
+    ],
+    [
+      { sources: [{ ...source, destinations: { Webhooks: [] } }] },
+      'sources[0].destinations.Webhooks',
+      'sources[0].destinations.Webhooks: must be an object of settings, got an array',
+    ],
   ])('refuses %j naming %s', (options, field, message) => {
     let error: unknown
     try {
@@ -46,12 +74,16 @@ describe('relay options', () => {
   })
 
   it('never puts a write key in an error message', () => {
-    expect(() => resolveRelayOptions({ sources: [source, { ...source, name: 'ios' }] })).toThrow(expect.objectContaining({ message: expect.not.stringContaining('wk-web') }))
+    expect(() => resolveRelayOptions({ sources: [source, { ...source, name: 'ios' }] })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('wk-web') }),
+    )
   })
 
   it('does not keep the caller’s objects', () => {
     const settings = { webhooks: [{ url: 'https://hooks.example.com/a' }] }
-    const resolved = resolveRelayOptions({ sources: [{ name: 'web', writeKey: 'k', destinations: { Webhooks: settings } }] })
+    const resolved = resolveRelayOptions({
+      sources: [{ name: 'web', writeKey: 'k', destinations: { Webhooks: settings } }],
+    })
     settings.webhooks[0]!.url = 'http://169.254.169.254/'
     expect(resolved.sources[0]!.destinations!.Webhooks!.webhooks[0]!.url).toBe('https://hooks.example.com/a')
   })
@@ -77,7 +109,11 @@ describe('loadRelayConfig', () => {
 
   it('reads a config file and takes a relative database path from its folder', async () => {
     const path = write('ok.json', JSON.stringify({ port: 0, database: 'data/relay.db', sources: [source] }))
-    expect(await loadRelayConfig(path)).toMatchObject({ port: 0, database: join(dir, 'data/relay.db'), sources: [source] })
+    expect(await loadRelayConfig(path)).toMatchObject({
+      port: 0,
+      database: join(dir, 'data/relay.db'),
+      sources: [source],
+    })
   })
 
   it('names the file and the field of an invalid config', async () => {
@@ -89,7 +125,9 @@ describe('loadRelayConfig', () => {
   })
 
   it('accepts the example config, and a relay starts from it', async () => {
-    const example = await loadRelayConfig(fileURLToPath(new URL('../../examples/tracklet.config.json', import.meta.url)))
+    const example = await loadRelayConfig(
+      fileURLToPath(new URL('../../examples/tracklet.config.json', import.meta.url)),
+    )
     expect(example.sources.map((s) => s.name)).toEqual(['web'])
     const relay = await createRelay({ ...example, port: 0, database: ':memory:' })
     await relay.close()

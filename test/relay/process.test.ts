@@ -20,7 +20,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   await receiver?.close()
   receiver = undefined
 })
@@ -43,7 +44,10 @@ function run(args: string[]): { child: ChildProcess; output: () => string; exite
 
 async function startRelayProcess(config: string): Promise<Running> {
   const running = run(['relay', '--config', config])
-  const url = await waitFor(() => /listening on (http:\/\/\S+)/.exec(running.output())?.[1], 'the relay to print its URL')
+  const url = await waitFor(
+    () => /listening on (http:\/\/\S+)/.exec(running.output())?.[1],
+    'the relay to print its URL',
+  )
   return { ...running, url }
 }
 

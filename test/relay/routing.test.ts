@@ -21,7 +21,9 @@ afterEach(async () => {
 
 /** Sends one message per case and returns the message ids that reached the webhook. */
 async function routed(cases: Record<string, Record<string, unknown> | undefined>): Promise<string[]> {
-  const batch = Object.entries(cases).map(([id, integrations]) => track({ messageId: id, ...(integrations === undefined ? {} : { integrations }) }))
+  const batch = Object.entries(cases).map(([id, integrations]) =>
+    track({ messageId: id, ...(integrations === undefined ? {} : { integrations }) }),
+  )
   const answer = await post(`${relay.url}/v1/batch`, { batch }, { authorization: basic('wk-web') })
   expect(answer.body.accepted).toBe(batch.length)
   // Everything routed is in the log at once (committed before the answer); wait for it to settle.
@@ -42,7 +44,11 @@ describe('routing by integrations', () => {
 
   it('with All: false, sends only to destinations named true (or given options)', async () => {
     expect(
-      await routed({ allOff: { All: false }, named: { All: false, Webhooks: true }, options: { All: false, Webhooks: { mode: 'x' } } }),
+      await routed({
+        allOff: { All: false },
+        named: { All: false, Webhooks: true },
+        options: { All: false, Webhooks: { mode: 'x' } },
+      }),
     ).toEqual(['named', 'options'])
   })
 

@@ -39,11 +39,16 @@ describe('pending deliveries of a source no longer in the configuration', () => 
     relay = await startRelay(receiver.url, { database })
     const { body } = await adminGet(`${relay.url}/v1/deliveries`)
     const [old, current] = body.deliveries
-    expect(old).toMatchObject({ messageId: 'm-old', status: 'failed', lastError: 'source "old-web" is no longer configured' })
+    expect(old).toMatchObject({
+      messageId: 'm-old',
+      status: 'failed',
+      lastError: 'source "old-web" is no longer configured',
+    })
     expect(current).toMatchObject({ messageId: 'm-web' })
     expect(current.status).not.toBe('failed')
     // The configured source's delivery still flows.
-    while (!receiver.received.some((r) => r.body['messageId'] === 'm-web')) await new Promise((resolve) => setTimeout(resolve, 10))
+    while (!receiver.received.some((r) => r.body['messageId'] === 'm-web'))
+      await new Promise((resolve) => setTimeout(resolve, 10))
 
     const retry = await post(`${relay.url}/v1/deliveries/${old.id}/retry`, {}, admin)
     expect(retry.status).toBe(202)

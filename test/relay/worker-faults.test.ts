@@ -12,7 +12,11 @@ afterEach(() => {
   for (const db of opened.splice(0)) if (db.open) db.close()
 })
 
-const unavailable: DestinationResult = { ok: false, retryable: true, attempts: [{ url: 'https://a.example/hook', status: 503, ms: 8 }] }
+const unavailable: DestinationResult = {
+  ok: false,
+  retryable: true,
+  attempts: [{ url: 'https://a.example/hook', status: 503, ms: 8 }],
+}
 
 /** An outbox whose `record` throws (a full disk, a busy database) until `failures` is spent. */
 class FlakyOutbox extends Outbox {
@@ -33,8 +37,22 @@ function setup(destination: Destination, schedule: RetrySchedule = (state) => ne
   const db = openDatabase(':memory:')
   opened.push(db)
   const outbox = new FlakyOutbox(db, () => T0)
-  const worker = new Worker({ outbox, destinations: new Map([['web', new Map([['Webhooks', destination]])]]), schedule, concurrency: 2, now: () => T0 })
-  outbox.enqueue([{ source: 'web', destination: 'Webhooks', messageId: 'm1', type: 'track', json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm1' }) }])
+  const worker = new Worker({
+    outbox,
+    destinations: new Map([['web', new Map([['Webhooks', destination]])]]),
+    schedule,
+    concurrency: 2,
+    now: () => T0,
+  })
+  outbox.enqueue([
+    {
+      source: 'web',
+      destination: 'Webhooks',
+      messageId: 'm1',
+      type: 'track',
+      json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm1' }),
+    },
+  ])
   const delivery = () => outbox.list({ after: 0, limit: 1 })[0]!
   return { outbox, worker, delivery }
 }
@@ -58,7 +76,11 @@ describe('the worker, when handling an attempt’s outcome fails', () => {
     await worker.idle()
     expect(destination.sends).toBe(1)
     // The backoff of a first failure with the jitter pinned to the middle: 0.75 s.
-    expect(delivery()).toMatchObject({ status: 'pending', nextAttemptAt: new Date(T0 + 750).toISOString(), lastError: 'https://a.example/hook: HTTP 503' })
+    expect(delivery()).toMatchObject({
+      status: 'pending',
+      nextAttemptAt: new Date(T0 + 750).toISOString(),
+      lastError: 'https://a.example/hook: HTTP 503',
+    })
   })
 
   it('dead-letters the delivery with the error when the retry rule itself throws, and keeps working', async () => {
@@ -73,7 +95,15 @@ describe('the worker, when handling an attempt’s outcome fails', () => {
     expect(delivery().attempts).toHaveLength(1)
 
     // The lane is free again: a new delivery is taken.
-    outbox.enqueue([{ source: 'web', destination: 'Webhooks', messageId: 'm2', type: 'track', json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm2' }) }])
+    outbox.enqueue([
+      {
+        source: 'web',
+        destination: 'Webhooks',
+        messageId: 'm2',
+        type: 'track',
+        json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm2' }),
+      },
+    ])
     worker.wake()
     await worker.idle()
     expect(destination.sends).toBe(2)
@@ -89,7 +119,11 @@ describe('the worker, when writing outcomes fails', () => {
     await worker.idle()
     expect(outbox.recordCalls).toBe(4)
     expect(destination.sends).toBe(1)
-    expect(delivery()).toMatchObject({ status: 'pending', nextAttemptAt: new Date(T0 + 750).toISOString(), lastError: 'https://a.example/hook: HTTP 503' })
+    expect(delivery()).toMatchObject({
+      status: 'pending',
+      nextAttemptAt: new Date(T0 + 750).toISOString(),
+      lastError: 'https://a.example/hook: HTTP 503',
+    })
     expect(delivery().attempts).toHaveLength(1)
   })
 })

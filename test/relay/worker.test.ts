@@ -34,9 +34,21 @@ function fakeDestination(...results: DestinationResult[]): Destination & { sent:
   }
 }
 
-const ok: DestinationResult = { ok: true, retryable: false, attempts: [{ url: 'https://a.example/hook', status: 200, ms: 12 }] }
-const unavailable: DestinationResult = { ok: false, retryable: true, attempts: [{ url: 'https://a.example/hook', status: 503, ms: 8 }] }
-const refused: DestinationResult = { ok: false, retryable: false, attempts: [{ url: 'https://a.example/hook', status: 404, ms: 5 }] }
+const ok: DestinationResult = {
+  ok: true,
+  retryable: false,
+  attempts: [{ url: 'https://a.example/hook', status: 200, ms: 12 }],
+}
+const unavailable: DestinationResult = {
+  ok: false,
+  retryable: true,
+  attempts: [{ url: 'https://a.example/hook', status: 503, ms: 8 }],
+}
+const refused: DestinationResult = {
+  ok: false,
+  retryable: false,
+  attempts: [{ url: 'https://a.example/hook', status: 404, ms: 5 }],
+}
 
 function setup(destination: Destination, options: { path?: string; concurrency?: number; realTime?: boolean } = {}) {
   const time = options.realTime ? { now: Date.now, advance: () => 0 } : clock()
@@ -52,7 +64,21 @@ function setup(destination: Destination, options: { path?: string; concurrency?:
     now: time.now,
   })
   const enqueue = (...ids: string[]) =>
-    outbox.enqueue(ids.map((id) => ({ source: 'web', destination: 'Webhooks', messageId: id, type: 'track', json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: id, timestamp: new Date(T0).toISOString() }) })))
+    outbox.enqueue(
+      ids.map((id) => ({
+        source: 'web',
+        destination: 'Webhooks',
+        messageId: id,
+        type: 'track',
+        json: JSON.stringify({
+          type: 'track',
+          userId: 'u',
+          event: 'E',
+          messageId: id,
+          timestamp: new Date(T0).toISOString(),
+        }),
+      })),
+    )
   const run = async () => {
     worker.wake()
     await worker.idle()
@@ -69,7 +95,9 @@ describe('the worker', () => {
     expect(destination.sent.map((m) => m.messageId)).toEqual(['m1', 'm2'])
     const log = outbox.list({ after: 0, limit: 10 })
     expect(log.map((d) => d.status)).toEqual(['delivered', 'delivered'])
-    expect(log[0]!.attempts).toEqual([{ at: new Date(T0).toISOString(), url: 'https://a.example/hook', status: 200, ms: 12 }])
+    expect(log[0]!.attempts).toEqual([
+      { at: new Date(T0).toISOString(), url: 'https://a.example/hook', status: 200, ms: 12 },
+    ])
   })
 
   it('schedules a retryable failure by the retry rule, and attempts it again once due', async () => {
@@ -79,7 +107,11 @@ describe('the worker', () => {
     await run()
     let [delivery] = outbox.list({ after: 0, limit: 10 })
     // attempt 1 failed: the wait is 1 s with the jitter pinned to the middle (0.75 s).
-    expect(delivery).toMatchObject({ status: 'pending', nextAttemptAt: new Date(T0 + 750).toISOString(), lastError: 'https://a.example/hook: HTTP 503' })
+    expect(delivery).toMatchObject({
+      status: 'pending',
+      nextAttemptAt: new Date(T0 + 750).toISOString(),
+      lastError: 'https://a.example/hook: HTTP 503',
+    })
 
     time.advance(500)
     await run()
@@ -118,14 +150,20 @@ describe('the worker', () => {
     time.advance(RETRY_WINDOW_MS)
     await run()
     expect(destination.sent).toHaveLength(1)
-    expect(outbox.list({ after: 0, limit: 10 })[0]).toMatchObject({ status: 'failed', lastError: 'https://a.example/hook: HTTP 404' })
+    expect(outbox.list({ after: 0, limit: 10 })[0]).toMatchObject({
+      status: 'failed',
+      lastError: 'https://a.example/hook: HTTP 404',
+    })
   })
 
   it('dead-letters a message the destination throws on (it can never be sent)', async () => {
     const { outbox, enqueue, run } = setup({ send: () => Promise.reject(new Error('cannot format')) })
     enqueue('m1')
     await run()
-    expect(outbox.list({ after: 0, limit: 10 })[0]).toMatchObject({ status: 'failed', lastError: '-: the destination threw: cannot format' })
+    expect(outbox.list({ after: 0, limit: 10 })[0]).toMatchObject({
+      status: 'failed',
+      lastError: '-: the destination threw: cannot format',
+    })
   })
 
   it('keeps at most `concurrency` deliveries in flight', async () => {
@@ -165,7 +203,13 @@ describe('the worker', () => {
       concurrency: 1,
       now: time.now,
     })
-    const delivery = (source: string, id: string) => ({ source, destination: 'Webhooks', messageId: id, type: 'track', json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: id }) })
+    const delivery = (source: string, id: string) => ({
+      source,
+      destination: 'Webhooks',
+      messageId: id,
+      type: 'track',
+      json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: id }),
+    })
     outbox.enqueue([delivery('slow', 's1'), delivery('slow', 's2'), delivery('fast', 'f1'), delivery('fast', 'f2')])
     worker.wake()
     await expect.poll(() => fast.sent.length).toBe(2)
@@ -216,13 +260,21 @@ describe('the worker', () => {
 
 describe('the worker and the SSRF guard', () => {
   it('dead-letters at once when every URL was refused by the guard, but retries other network errors', async () => {
-    const blocked = fakeDestination({ ok: false, retryable: true, attempts: [{ url: 'http://10.0.0.1/', error: 'refused', code: 'ERR_BLOCKED_ADDRESS', ms: 1 }] })
+    const blocked = fakeDestination({
+      ok: false,
+      retryable: true,
+      attempts: [{ url: 'http://10.0.0.1/', error: 'refused', code: 'ERR_BLOCKED_ADDRESS', ms: 1 }],
+    })
     const first = setup(blocked)
     first.enqueue('m1')
     await first.run()
     expect(first.outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('failed')
 
-    const refusedConnection = fakeDestination({ ok: false, retryable: true, attempts: [{ url: 'http://hooks.example/', error: 'refused', code: 'ECONNREFUSED', ms: 1 }] })
+    const refusedConnection = fakeDestination({
+      ok: false,
+      retryable: true,
+      attempts: [{ url: 'http://hooks.example/', error: 'refused', code: 'ECONNREFUSED', ms: 1 }],
+    })
     const second = setup(refusedConnection)
     second.enqueue('m1')
     await second.run()
@@ -246,7 +298,15 @@ describe('the worker’s retry timer', () => {
       concurrency: 1,
       now,
     })
-    outbox.enqueue([{ source: 'web', destination: 'Webhooks', messageId: 'm1', type: 'track', json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm1' }) }])
+    outbox.enqueue([
+      {
+        source: 'web',
+        destination: 'Webhooks',
+        messageId: 'm1',
+        type: 'track',
+        json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm1' }),
+      },
+    ])
     worker.wake()
     await expect.poll(() => outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('delivered')
     expect(destination.sent).toHaveLength(2)

@@ -23,7 +23,9 @@ afterEach(async () => {
 })
 
 it('DEBUG=analytics shows queueing, flushes with count, bytes and status, retries and drops — never the write key', async () => {
-  receiver = await startReceiver((request, response, index) => (index === 0 ? status(503)(request, response, index) : response.end('{}')))
+  receiver = await startReceiver((request, response, index) =>
+    index === 0 ? status(503)(request, response, index) : response.end('{}'),
+  )
   const analytics = new Analytics(WRITE_KEY, { endpoint: receiver.endpoint })
   analytics.track({ userId: 'u', event: 'logged' })
   analytics.track({ userId: 'u' } as never)

@@ -30,12 +30,36 @@ describe('failures reach the callback and the error event, never the caller', ()
   }
 
   it.each([
-    ['track without event', (a: Analytics, cb: never) => a.track({ userId: 'u' } as never, cb), 'invalid track call: track needs event'],
-    ['no user', (a: Analytics, cb: never) => a.identify({}, cb), 'invalid identify call: identify needs userId or anonymousId'],
-    ['group without groupId', (a: Analytics, cb: never) => a.group({ userId: 'u' } as never, cb), 'invalid group call: group needs groupId'],
-    ['alias without previousId', (a: Analytics, cb: never) => a.alias({ userId: 'u' } as never, cb), 'invalid alias call: alias needs previousId'],
-    ['not an object', (a: Analytics, cb: never) => a.page(null as never, cb), 'invalid page call: a page call takes an object of fields, got null'],
-    ['a bad timestamp', (a: Analytics, cb: never) => a.screen({ userId: 'u', timestamp: 'yesterday' }, cb), 'invalid screen call: timestamp must be a Date or an ISO 8601 string with a time zone, got "yesterday"'],
+    [
+      'track without event',
+      (a: Analytics, cb: never) => a.track({ userId: 'u' } as never, cb),
+      'invalid track call: track needs event',
+    ],
+    [
+      'no user',
+      (a: Analytics, cb: never) => a.identify({}, cb),
+      'invalid identify call: identify needs userId or anonymousId',
+    ],
+    [
+      'group without groupId',
+      (a: Analytics, cb: never) => a.group({ userId: 'u' } as never, cb),
+      'invalid group call: group needs groupId',
+    ],
+    [
+      'alias without previousId',
+      (a: Analytics, cb: never) => a.alias({ userId: 'u' } as never, cb),
+      'invalid alias call: alias needs previousId',
+    ],
+    [
+      'not an object',
+      (a: Analytics, cb: never) => a.page(null as never, cb),
+      'invalid page call: a page call takes an object of fields, got null',
+    ],
+    [
+      'a bad timestamp',
+      (a: Analytics, cb: never) => a.screen({ userId: 'u', timestamp: 'yesterday' }, cb),
+      'invalid screen call: timestamp must be a Date or an ISO 8601 string with a time zone, got "yesterday"',
+    ],
   ])('refuses %s with ERR_INVALID_MESSAGE', async (_name, call, text) => {
     const error = await refusal((callback) => call(analytics, callback as never))
     expect(error.code).toBe('ERR_INVALID_MESSAGE')
@@ -45,7 +69,11 @@ describe('failures reach the callback and the error event, never the caller', ()
   it('refuses unserialisable values: a cycle, a BigInt, a throwing toJSON', async () => {
     const cycle: Record<string, unknown> = {}
     cycle['self'] = cycle
-    const throwing = { toJSON: () => { throw new Error('nope') } }
+    const throwing = {
+      toJSON: () => {
+        throw new Error('nope')
+      },
+    }
     for (const properties of [{ cycle }, { n: 10n }, { throwing }]) {
       const error = await refusal((callback) => analytics.track({ userId: 'u', event: 'e', properties }, callback))
       expect(error.code).toBe('ERR_INVALID_MESSAGE')
@@ -55,7 +83,12 @@ describe('failures reach the callback and the error event, never the caller', ()
   })
 
   it('refuses fields whose getter throws', async () => {
-    const params = Object.defineProperty({ event: 'e' }, 'userId', { enumerable: true, get: () => { throw new Error('boom') } })
+    const params = Object.defineProperty({ event: 'e' }, 'userId', {
+      enumerable: true,
+      get: () => {
+        throw new Error('boom')
+      },
+    })
     const error = await refusal((callback) => analytics.track(params as never, callback))
     expect(error.code).toBe('ERR_INVALID_MESSAGE')
     expect(error.cause).toEqual(new Error('boom'))
@@ -106,10 +139,15 @@ describe('failures reach the callback and the error event, never the caller', ()
 describe('the 32,000-byte message limit counts UTF-8 bytes of the JSON', () => {
   const base = { userId: 'u', event: 'e', messageId: 'fixed-id', timestamp: '2026-01-01T00:00:00.000Z' }
   const library = { library: { name: 'tracklet', version: '0.1.0' } }
-  const emptyBytes = Buffer.byteLength(JSON.stringify({ ...base, properties: { pad: '' }, type: 'track', context: library }))
+  const emptyBytes = Buffer.byteLength(
+    JSON.stringify({ ...base, properties: { pad: '' }, type: 'track', context: library }),
+  )
 
   /** Tracks a message padded with `count` × `char`; resolves with its settlement and its size in bytes. */
-  function trackPadded(char: string, count: number): { bytes: number; result: Promise<{ err: AnalyticsError | undefined }> } {
+  function trackPadded(
+    char: string,
+    count: number,
+  ): { bytes: number; result: Promise<{ err: AnalyticsError | undefined }> } {
     const { callback, result } = settled()
     analytics.track({ ...base, properties: { pad: char.repeat(count) } }, callback)
     return { bytes: emptyBytes + count * Buffer.byteLength(char), result }

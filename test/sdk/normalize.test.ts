@@ -27,9 +27,9 @@ describe('normalizeMessage', () => {
       messageId: 'm-1',
       timestamp: '2020-05-06T07:08:09.010Z',
     })
-    expect(normalizeMessage('identify', { userId: 'u', timestamp: '2020-05-06T09:08:09+02:00' }, undefined).timestamp).toBe(
-      '2020-05-06T07:08:09.000Z',
-    )
+    expect(
+      normalizeMessage('identify', { userId: 'u', timestamp: '2020-05-06T09:08:09+02:00' }, undefined).timestamp,
+    ).toBe('2020-05-06T07:08:09.000Z')
   })
 
   it('merges context.library into the given context, without touching it', () => {
@@ -41,9 +41,13 @@ describe('normalizeMessage', () => {
 
   it("merges the call's integrations over the client's defaults", () => {
     const defaults = { All: false, Webhooks: true }
-    expect(normalizeMessage('track', { userId: 'u', event: 'e', integrations: { Webhooks: false, Mixpanel: true } }, defaults).integrations).toEqual(
-      { All: false, Webhooks: false, Mixpanel: true },
-    )
+    expect(
+      normalizeMessage(
+        'track',
+        { userId: 'u', event: 'e', integrations: { Webhooks: false, Mixpanel: true } },
+        defaults,
+      ).integrations,
+    ).toEqual({ All: false, Webhooks: false, Mixpanel: true })
     expect(normalizeMessage('track', { userId: 'u', event: 'e' }, defaults).integrations).toEqual(defaults)
   })
 })
@@ -72,7 +76,15 @@ describe('calls', () => {
     analytics.track({ anonymousId: 'a1', event: 'Viewed', integrations: { Webhooks: true } })
     await analytics.flush()
     const sent = api.messages()
-    expect(sent.map((message) => message['type'])).toEqual(['identify', 'track', 'page', 'screen', 'group', 'alias', 'track'])
+    expect(sent.map((message) => message['type'])).toEqual([
+      'identify',
+      'track',
+      'page',
+      'screen',
+      'group',
+      'alias',
+      'track',
+    ])
     expect(sent[0]).toMatchObject({ userId: '42', traits: { plan: 'pro' }, integrations: { All: false } })
     expect(sent[4]).toMatchObject({ groupId: 'acme', traits: { employees: 120 } })
     expect(sent[5]).toMatchObject({ previousId: 'anon-7', userId: '42' })

@@ -36,16 +36,28 @@ describe('options', () => {
     [{ flushAt: -1 }, 'flushAt must be an integer of at least 1, got number -1'],
     [{ size: 1.5 }, 'flushAt must be an integer of at least 1, got number 1.5'],
     [{ flushInterval: 0 }, 'flushInterval must be a positive number of milliseconds, at most 2147483647, got number 0'],
-    [{ flushAfter: Number.POSITIVE_INFINITY }, 'flushInterval must be a positive number of milliseconds, at most 2147483647, got number Infinity'],
+    [
+      { flushAfter: Number.POSITIVE_INFINITY },
+      'flushInterval must be a positive number of milliseconds, at most 2147483647, got number Infinity',
+    ],
     [{ maxQueueSize: 0 }, 'maxQueueSize must be an integer of at least 1, got number 0'],
     [{ timeout: -5 }, 'timeout must be a positive number of milliseconds, at most 2147483647, got number -5'],
     // Node would turn a longer timer into 1 ms: a generous limit would fire at once.
-    [{ timeout: 2 ** 31 }, 'timeout must be a positive number of milliseconds, at most 2147483647, got number 2147483648'],
-    [{ flushInterval: 2 ** 31 }, 'flushInterval must be a positive number of milliseconds, at most 2147483647, got number 2147483648'],
+    [
+      { timeout: 2 ** 31 },
+      'timeout must be a positive number of milliseconds, at most 2147483647, got number 2147483648',
+    ],
+    [
+      { flushInterval: 2 ** 31 },
+      'flushInterval must be a positive number of milliseconds, at most 2147483647, got number 2147483648',
+    ],
     [{ maxRetries: -1 }, 'maxRetries must be an integer of at least 0, got number -1'],
     [{ endpoint: 'not a url' }, 'endpoint must be an http(s) URL, got "not a url"'],
     [{ endpoint: 'ftp://example.com' }, 'endpoint must be an http(s) URL, got "ftp://example.com"'],
-    [{ integrations: { Webhooks: 'yes' } }, 'integrations.Webhooks must be true, false or an object of options, got "yes"'],
+    [
+      { integrations: { Webhooks: 'yes' } },
+      'integrations.Webhooks must be true, false or an object of options, got "yes"',
+    ],
     [{ integrations: [] }, 'integrations must be an object, got an array'],
     [{ dispatcher: {} }, 'dispatcher must be an undici Dispatcher (an Agent, ProxyAgent or MockAgent), got an object'],
   ])('throws a TypeError naming the option and value for %o', (options, message) => {
@@ -54,7 +66,9 @@ describe('options', () => {
 
   it('refuses an empty write key without echoing a key', () => {
     expect(() => new Analytics('')).toThrow(new TypeError('writeKey must be a non-empty string, got an empty string'))
-    expect(() => new Analytics(undefined as never)).toThrow(new TypeError('writeKey must be a non-empty string, got undefined'))
+    expect(() => new Analytics(undefined as never)).toThrow(
+      new TypeError('writeKey must be a non-empty string, got undefined'),
+    )
   })
 
   it('does not mutate the options it was given', () => {

@@ -71,7 +71,9 @@ describe('the process and the client', () => {
   })
 
   it('retries before exiting when the first attempt fails, the backoff holding the process', async () => {
-    receiver = await startReceiver((request, response, index) => (index === 0 ? status(503)(request, response, index) : response.end('{}')))
+    receiver = await startReceiver((request, response, index) =>
+      index === 0 ? status(503)(request, response, index) : response.end('{}'),
+    )
     const exit = await run('forgetful-script.mjs', { ENDPOINT: receiver.endpoint })
     expect(exit.stdout).toBe('settled 0 delivered\nexit beforeExit-listeners=0\n')
     expect(receiver.requests).toHaveLength(2)

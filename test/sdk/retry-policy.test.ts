@@ -32,7 +32,10 @@ describe('decideRetry', () => {
       action: 'retry',
       reason: 'network error: ECONNREFUSED connect ECONNREFUSED',
     })
-    expect(decideRetry({ kind: 'timeout' }, first, policy)).toMatchObject({ action: 'retry', reason: 'request timed out' })
+    expect(decideRetry({ kind: 'timeout' }, first, policy)).toMatchObject({
+      action: 'retry',
+      reason: 'request timed out',
+    })
   })
 
   it('splits a batch on 413, and fails a single message', () => {
@@ -67,9 +70,15 @@ describe('decideRetry', () => {
     expect(decideRetry(status(503, '0'), first, policy)).toMatchObject({ action: 'retry', delay: 0 })
     const inTwelve = new Date(first.now + 12_000).toUTCString()
     expect(decideRetry(status(429, inTwelve), first, policy)).toMatchObject({ action: 'retry', delay: 12_000 })
-    expect(decideRetry(status(429, '3600'), first, policy)).toMatchObject({ action: 'retry', delay: policy.maxRetryAfter })
+    expect(decideRetry(status(429, '3600'), first, policy)).toMatchObject({
+      action: 'retry',
+      delay: policy.maxRetryAfter,
+    })
     // Unreadable: ordinary backoff.
-    expect(decideRetry(status(429, 'soon'), first, policy)).toMatchObject({ action: 'retry', delay: backoff(1, 0.5, policy) })
+    expect(decideRetry(status(429, 'soon'), first, policy)).toMatchObject({
+      action: 'retry',
+      delay: backoff(1, 0.5, policy),
+    })
   })
 })
 

@@ -22,12 +22,14 @@ function answerWith(...answers: Answer[]): MockAgent {
   const pool = agent.get(ENDPOINT)
   for (let i = 0; i < 50; i++) {
     const answer = answers[Math.min(i, answers.length - 1)]!
-    const scope = pool
-      .intercept({ path: '/v1/batch', method: 'POST' })
-      .reply(answer.status, (options) => {
+    const scope = pool.intercept({ path: '/v1/batch', method: 'POST' }).reply(
+      answer.status,
+      (options) => {
         requests.push(String(options.body))
         return {}
-      }, { headers: answer.headers ?? {} })
+      },
+      { headers: answer.headers ?? {} },
+    )
     if (answer.delay !== undefined) scope.delay(answer.delay)
   }
   return agent
@@ -46,7 +48,11 @@ afterEach(async () => {
 
 describe('with fake timers', () => {
   it('sends what is queued flushInterval after the last flush', async () => {
-    const analytics = new Analytics('k', { endpoint: ENDPOINT, dispatcher: answerWith({ status: 200 }), flushInterval: 5000 })
+    const analytics = new Analytics('k', {
+      endpoint: ENDPOINT,
+      dispatcher: answerWith({ status: 200 }),
+      flushInterval: 5000,
+    })
     analytics.track({ userId: 'u', event: 'one' })
     await vi.advanceTimersByTimeAsync(4999)
     expect(requests).toHaveLength(0)
@@ -62,7 +68,11 @@ describe('with fake timers', () => {
   })
 
   it('counts the interval from the last flush, not from when a message was queued', async () => {
-    const analytics = new Analytics('k', { endpoint: ENDPOINT, dispatcher: answerWith({ status: 200 }), flushInterval: 5000 })
+    const analytics = new Analytics('k', {
+      endpoint: ENDPOINT,
+      dispatcher: answerWith({ status: 200 }),
+      flushInterval: 5000,
+    })
     // Queued 4 s after the client was made (its start counts as the last flush): sent 1 s later.
     await vi.advanceTimersByTimeAsync(4000)
     analytics.track({ userId: 'u', event: 'late in the interval' })
@@ -87,7 +97,11 @@ describe('with fake timers', () => {
   })
 
   it('accepts flushAfter as the interval', async () => {
-    const analytics = new Analytics('k', { endpoint: ENDPOINT, dispatcher: answerWith({ status: 200 }), flushAfter: 100 })
+    const analytics = new Analytics('k', {
+      endpoint: ENDPOINT,
+      dispatcher: answerWith({ status: 200 }),
+      flushAfter: 100,
+    })
     analytics.track({ userId: 'u', event: 'one' })
     await vi.advanceTimersByTimeAsync(100)
     expect(requests).toHaveLength(1)
@@ -102,7 +116,11 @@ describe('with fake timers', () => {
     await vi.advanceTimersByTimeAsync(0)
     expect(requests).toHaveLength(1)
     // Math.random() = 0: each backoff is half its ceiling: 125, 250, 500 ms.
-    for (const [delay, count] of [[125, 2], [250, 3], [500, 4]] as const) {
+    for (const [delay, count] of [
+      [125, 2],
+      [250, 3],
+      [500, 4],
+    ] as const) {
       await vi.advanceTimersByTimeAsync(delay - 1)
       expect(requests).toHaveLength(count - 1)
       await vi.advanceTimersByTimeAsync(1)
@@ -117,7 +135,10 @@ describe('with fake timers', () => {
   })
 
   it('honours Retry-After, clamped to 30 s, within the 60 s total', async () => {
-    const dispatcher = answerWith({ status: 429, headers: { 'retry-after': '3' } }, { status: 503, headers: { 'retry-after': '3600' } })
+    const dispatcher = answerWith(
+      { status: 429, headers: { 'retry-after': '3' } },
+      { status: 503, headers: { 'retry-after': '3600' } },
+    )
     const analytics = new Analytics('k', { endpoint: ENDPOINT, dispatcher, maxRetries: 10 })
     const { callback, result } = settled()
     analytics.track({ userId: 'u', event: 'e' }, callback)
@@ -134,7 +155,10 @@ describe('with fake timers', () => {
     // At 33 s another 30 s would pass the 60 s cap: the message fails now.
     const { err } = await result
     expect(err).toMatchObject({ code: 'ERR_DELIVERY', status: 503, attempts: 3 })
-    expect(new Set(requests.map((body) => (JSON.parse(body) as { batch: { messageId: string }[] }).batch[0]!.messageId)).size).toBe(1)
+    expect(
+      new Set(requests.map((body) => (JSON.parse(body) as { batch: { messageId: string }[] }).batch[0]!.messageId))
+        .size,
+    ).toBe(1)
     await analytics.closeAndFlush()
   })
 

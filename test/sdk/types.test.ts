@@ -37,7 +37,12 @@ describe('public types', () => {
     expectTypeOf<Analytics['flush']>().returns.toEqualTypeOf<Promise<void>>()
     expectTypeOf<Analytics['closeAndFlush']>().parameters.toEqualTypeOf<[({ timeout?: number } | undefined)?]>()
     expectTypeOf<Analytics['stats']>().returns.toEqualTypeOf<AnalyticsStats>()
-    expectTypeOf<AnalyticsStats>().toEqualTypeOf<{ queued: number; inFlight: number; delivered: number; failed: number }>()
+    expectTypeOf<AnalyticsStats>().toEqualTypeOf<{
+      queued: number
+      inFlight: number
+      delivered: number
+      failed: number
+    }>()
   })
 
   it('options take the Go aliases and an undici dispatcher', () => {

@@ -81,7 +81,9 @@ describe('the request', () => {
       analytics.track({ userId: 'u', event: 'second' })
       await analytics.flush()
       // What the dispatcher kept is still exactly what the receiver got.
-      expect(dispatcher.bodies.map((body) => body.toString('utf8'))).toEqual(receiver.requests.map((request) => request.body.toString('utf8')))
+      expect(dispatcher.bodies.map((body) => body.toString('utf8'))).toEqual(
+        receiver.requests.map((request) => request.body.toString('utf8')),
+      )
     } finally {
       await analytics.closeAndFlush()
       await dispatcher.close()
@@ -220,7 +222,9 @@ describe('answers', () => {
   })
 
   it('retries a 5xx with the same messageIds, then delivers', async () => {
-    receiver = await startReceiver((request, response, index) => (index === 0 ? status(503)(request, response, index) : response.end('{}')))
+    receiver = await startReceiver((request, response, index) =>
+      index === 0 ? status(503)(request, response, index) : response.end('{}'),
+    )
     const analytics = client()
     const { callback, result } = settled()
     analytics.track({ userId: 'u', event: 'retried' }, callback)
@@ -266,7 +270,9 @@ describe('answers', () => {
 
   it('bounds memory during an outage with ERR_QUEUE_FULL, and delivers the rest after recovery', async () => {
     let down = true
-    receiver = await startReceiver((request, response, index) => (down ? status(503)(request, response, index) : response.end('{}')))
+    receiver = await startReceiver((request, response, index) =>
+      down ? status(503)(request, response, index) : response.end('{}'),
+    )
     const analytics = client({ flushAt: 2, maxQueueSize: 6 })
     const results = Array.from({ length: 10 }, (_, i) => {
       const { callback, result } = settled()
@@ -279,9 +285,14 @@ describe('answers', () => {
     await analytics.flush()
     const outcomes = (await Promise.all(results)).map(({ err }) => err?.code ?? 'delivered')
     expect(outcomes).toEqual([...Array(6).fill('delivered'), ...Array(4).fill('ERR_QUEUE_FULL')])
-    expect(new Set(receiver.messages().filter((_, i) => i >= 0).map((message) => message.event))).toEqual(
-      new Set(['e0', 'e1', 'e2', 'e3', 'e4', 'e5']),
-    )
+    expect(
+      new Set(
+        receiver
+          .messages()
+          .filter((_, i) => i >= 0)
+          .map((message) => message.event),
+      ),
+    ).toEqual(new Set(['e0', 'e1', 'e2', 'e3', 'e4', 'e5']))
     expect(analytics.stats()).toEqual({ queued: 0, inFlight: 0, delivered: 6, failed: 4 })
     // Room again: new calls are taken.
     const later = settled()
@@ -314,7 +325,11 @@ describe('closeAndFlush', () => {
     analytics.track({ userId: 'u', event: 'through the injected agent' })
     await analytics.closeAndFlush()
     expect(receiver.messages()).toHaveLength(1)
-    const response = await request(`${receiver.endpoint}/v1/batch`, { method: 'POST', body: '{"batch":[]}', dispatcher })
+    const response = await request(`${receiver.endpoint}/v1/batch`, {
+      method: 'POST',
+      body: '{"batch":[]}',
+      dispatcher,
+    })
     expect(response.statusCode).toBe(200)
     await response.body.dump()
     await dispatcher.close()
@@ -349,7 +364,12 @@ describe('closeAndFlush', () => {
   it('counts connecting against the request timeout', async () => {
     receiver = await startReceiver()
     const neverConnects = new Agent({ connect: () => undefined })
-    const analytics = new Analytics('k', { endpoint: receiver.endpoint, dispatcher: neverConnects, timeout: 50, maxRetries: 0 })
+    const analytics = new Analytics('k', {
+      endpoint: receiver.endpoint,
+      dispatcher: neverConnects,
+      timeout: 50,
+      maxRetries: 0,
+    })
     const { callback, result } = settled()
     analytics.track({ userId: 'u', event: 'stuck connecting' }, callback)
     const { err } = await result

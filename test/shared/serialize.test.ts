@@ -15,7 +15,11 @@ describe('serialize', () => {
     cycle['self'] = cycle
     expect(serialize(cycle)).toMatchObject({ ok: false, problem: expect.stringMatching(/circular/i) })
     expect(serialize({ n: 1n })).toMatchObject({ ok: false, problem: expect.stringMatching(/BigInt/) })
-    const throwing = { toJSON: () => { throw new Error('boom') } }
+    const throwing = {
+      toJSON: () => {
+        throw new Error('boom')
+      },
+    }
     expect(serialize({ throwing })).toEqual({ ok: false, problem: 'cannot be serialised to JSON: boom' })
     expect(serialize(undefined)).toEqual({ ok: false, problem: 'cannot be serialised to JSON' })
   })

@@ -24,7 +24,9 @@ describe('findMessageProblem', () => {
   })
 
   it('names the field and the value when a type is wrong', () => {
-    expect(findMessageProblem('track', { userId: 42, event: 'E' })).toBe('userId must be a non-empty string, got number 42')
+    expect(findMessageProblem('track', { userId: 42, event: 'E' })).toBe(
+      'userId must be a non-empty string, got number 42',
+    )
     expect(findMessageProblem('track', { userId: '', event: 'E' })).toBe('userId must be a non-empty string, got ""')
     expect(findMessageProblem('identify', { userId: '1', traits: [] })).toBe('traits must be an object, got an array')
     expect(findMessageProblem('page', { userId: '1', name: 3 })).toBe('name must be a string, got number 3')
@@ -37,16 +39,22 @@ describe('findMessageProblem', () => {
     expect(findMessageProblem('identify', { userId: '1', timestamp: '2020-01-02T03:04:05+02:00' })).toBeUndefined()
     expect(findMessageProblem('identify', { userId: '1', timestamp: '2020-01-02T03:04:05' })).toMatch(/time zone/)
     expect(findMessageProblem('identify', { userId: '1', timestamp: 'yesterday' })).toMatch(/^timestamp must be/)
-    expect(findMessageProblem('identify', { userId: '1', timestamp: new Date(Number.NaN) })).toBe('timestamp is an invalid Date')
+    expect(findMessageProblem('identify', { userId: '1', timestamp: new Date(Number.NaN) })).toBe(
+      'timestamp is an invalid Date',
+    )
     expect(findMessageProblem('identify', { userId: '1', timestamp: 0 })).toMatch(/^timestamp must be/)
   })
 
   it('accepts boolean or object integration flags only', () => {
-    expect(findMessageProblem('track', { userId: '1', event: 'E', integrations: { All: false, Webhooks: { a: 1 } } })).toBeUndefined()
+    expect(
+      findMessageProblem('track', { userId: '1', event: 'E', integrations: { All: false, Webhooks: { a: 1 } } }),
+    ).toBeUndefined()
     expect(findMessageProblem('track', { userId: '1', event: 'E', integrations: { Webhooks: 'yes' } })).toBe(
       'integrations.Webhooks must be true, false or an object of options, got "yes"',
     )
-    expect(findMessageProblem('track', { userId: '1', event: 'E', integrations: [] })).toBe('integrations must be an object, got an array')
+    expect(findMessageProblem('track', { userId: '1', event: 'E', integrations: [] })).toBe(
+      'integrations must be an object, got an array',
+    )
   })
 })
 

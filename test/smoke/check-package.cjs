@@ -10,7 +10,12 @@ async function checkPackage({ Analytics, sign, verifySignature, formatMessage, W
   assert.equal(sign(BODY, 's3cret'), SIGNATURE)
   assert.equal(verifySignature(BODY, SIGNATURE, 's3cret'), true)
   assert.equal(verifySignature(BODY, SIGNATURE, 'wrong'), false)
-  assert.equal(formatMessage({ type: 'alias', userId: 'u', previousId: 'p', messageId: 'm', timestamp: '2020-01-01T00:00:00Z' })['Previous ID'], 'p')
+  assert.equal(
+    formatMessage({ type: 'alias', userId: 'u', previousId: 'p', messageId: 'm', timestamp: '2020-01-01T00:00:00Z' })[
+      'Previous ID'
+    ],
+    'p',
+  )
   assert.equal(typeof WebhookDestination, 'function')
 
   // A relay on a free port with an in-memory outbox, fed by the SDK, delivering to a receiver.
@@ -30,11 +35,15 @@ async function checkPackage({ Analytics, sign, verifySignature, formatMessage, W
     database: ':memory:',
     adminToken: 'smoke-admin',
     allowPrivateNetworks: true,
-    sources: [{
-      name: 'smoke',
-      writeKey: 'SMOKE_KEY',
-      destinations: { Webhooks: { webhooks: [{ url: `http://127.0.0.1:${receiver.address().port}/hook` }], sharedSecret: 's3cret' } },
-    }],
+    sources: [
+      {
+        name: 'smoke',
+        writeKey: 'SMOKE_KEY',
+        destinations: {
+          Webhooks: { webhooks: [{ url: `http://127.0.0.1:${receiver.address().port}/hook` }], sharedSecret: 's3cret' },
+        },
+      },
+    ],
   })
   try {
     const analytics = new Analytics('SMOKE_KEY', { endpoint: relay.url, flushAt: 1 })

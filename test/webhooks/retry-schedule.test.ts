@@ -40,7 +40,9 @@ describe('nextAttemptAt', () => {
 
   it('clamps a Retry-After past the window to the end of the window', () => {
     const now = firstAttemptAt + 60_000
-    expect(nextAttemptAt({ attempt: 3, firstAttemptAt, now, retryAfterMs: 24 * 3_600_000 }, highest)).toBe(firstAttemptAt + RETRY_WINDOW_MS)
+    expect(nextAttemptAt({ attempt: 3, firstAttemptAt, now, retryAfterMs: 24 * 3_600_000 }, highest)).toBe(
+      firstAttemptAt + RETRY_WINDOW_MS,
+    )
   })
 
   it('never schedules past the 4-hour window: the last attempt falls on its end', () => {
@@ -78,6 +80,8 @@ describe('nextAttemptAt', () => {
 
   it('refuses times and Retry-After that are not finite', () => {
     expect(() => nextAttemptAt({ attempt: 1, firstAttemptAt: Number.NaN, now: firstAttemptAt })).toThrow(/finite epoch/)
-    expect(() => nextAttemptAt({ attempt: 1, firstAttemptAt, now: firstAttemptAt, retryAfterMs: -5 })).toThrow(/retryAfterMs/)
+    expect(() => nextAttemptAt({ attempt: 1, firstAttemptAt, now: firstAttemptAt, retryAfterMs: -5 })).toThrow(
+      /retryAfterMs/,
+    )
   })
 })

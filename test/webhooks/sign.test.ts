@@ -3,7 +3,11 @@ import { sign, verifySignature } from '../../src/webhooks/index'
 
 // Vectors computed independently with `printf '%s' BODY | openssl dgst -sha1 -hmac SECRET`.
 const vectors = [
-  { body: '{"type":"track","event":"Order Completed"}', secret: 's3cret', hex: '3c7e2620e0addbd737910464c501c3879e2da7d6' },
+  {
+    body: '{"type":"track","event":"Order Completed"}',
+    secret: 's3cret',
+    hex: '3c7e2620e0addbd737910464c501c3879e2da7d6',
+  },
   { body: '{"name":"crème brûlée ☕ 🎉"}', secret: 's3cret', hex: 'aa469995df621668ca4be0a8765e6058e52f5ce9' },
   { body: 'body', secret: 'clé-secrète', hex: 'c3affa6596762b570bdd11213a2bbbbd7b34d319' },
   { body: '', secret: 's3cret', hex: '3e48575537919d9187078407ecb88e44b1d674e4' },

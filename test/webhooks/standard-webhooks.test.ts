@@ -65,7 +65,10 @@ describe('Standard Webhooks on the wire', () => {
 
   it('gives a message without an id a webhook-id that is the same on every attempt', async () => {
     hook = await startReceiver(answer(500))
-    const webhooks = new WebhookDestination({ webhooks: [{ url: hook.url }], standardWebhooks: { secrets: [newSecret] } })
+    const webhooks = new WebhookDestination({
+      webhooks: [{ url: hook.url }],
+      standardWebhooks: { secrets: [newSecret] },
+    })
     const deletion: DeliverableMessage = { type: 'delete', userId: 'u-1', timestamp: '2026-01-02T03:04:05.678Z' }
     await webhooks.send(deletion)
     await webhooks.send(deletion)

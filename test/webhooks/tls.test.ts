@@ -32,7 +32,9 @@ describe('send over HTTPS', () => {
     hook = await startReceiver(answer(200), tls)
     const trusting = new Agent({ connect: { ca: tls.cert } })
     try {
-      const result = await new WebhookDestination({ webhooks: [{ url: hook.url }] }, { dispatcher: trusting }).send(message)
+      const result = await new WebhookDestination({ webhooks: [{ url: hook.url }] }, { dispatcher: trusting }).send(
+        message,
+      )
       expect(result).toMatchObject({ ok: true, attempts: [{ status: 200 }] })
       expect(hook.requests).toHaveLength(1)
     } finally {

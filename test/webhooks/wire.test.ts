@@ -25,7 +25,10 @@ afterEach(async () => {
 describe('send: the request on the wire', () => {
   it('POSTs the formatted body with exactly the documented headers and the signature of those bytes', async () => {
     const hook = await receiver(answer(200))
-    const webhooks = new WebhookDestination({ webhooks: [{ url: hook.url, headers: { 'X-Team': 'growth' } }], sharedSecret: 's3cret' })
+    const webhooks = new WebhookDestination({
+      webhooks: [{ url: hook.url, headers: { 'X-Team': 'growth' } }],
+      sharedSecret: 's3cret',
+    })
 
     const result = await webhooks.send(message)
 
@@ -35,7 +38,12 @@ describe('send: the request on the wire', () => {
     expect(received?.method).toBe('POST')
     expect(received?.url).toBe('/hook')
     const body = received!.body
-    expect(JSON.parse(body.toString('utf8'))).toMatchObject({ version: 1, type: 'track', event: 'Order Completed', messageId: 'msg-1' })
+    expect(JSON.parse(body.toString('utf8'))).toMatchObject({
+      version: 1,
+      type: 'track',
+      event: 'Order Completed',
+      messageId: 'msg-1',
+    })
     expect(received?.headers['x-signature']).toBe(sign(body, 's3cret'))
     expect(received?.headers).toMatchObject({
       'user-agent': 'Tracklet/1.0',
@@ -44,7 +52,15 @@ describe('send: the request on the wire', () => {
       'content-length': String(body.length),
     })
     const sent = Object.keys(received!.headers).sort()
-    expect(sent).toEqual(['connection', 'content-length', 'content-type', 'host', 'user-agent', 'x-signature', 'x-team'])
+    expect(sent).toEqual([
+      'connection',
+      'content-length',
+      'content-type',
+      'host',
+      'user-agent',
+      'x-signature',
+      'x-team',
+    ])
   })
 
   it('sends no X-Signature without a shared secret', async () => {
@@ -63,7 +79,13 @@ describe('send: the request on the wire', () => {
     const first = await receiver(together)
     const second = await receiver(together)
     const webhooks = new WebhookDestination(
-      { webhooks: [{ url: first.url, headers: { 'X-Hook': 'a' } }, { url: second.url, headers: { 'X-Hook': 'b' } }], sharedSecret: 's3cret' },
+      {
+        webhooks: [
+          { url: first.url, headers: { 'X-Hook': 'a' } },
+          { url: second.url, headers: { 'X-Hook': 'b' } },
+        ],
+        sharedSecret: 's3cret',
+      },
       { timeout: 10_000 },
     )
 
@@ -81,7 +103,12 @@ describe('send: what it is given', () => {
   it('rejects a message that cannot be formatted, sending nothing', async () => {
     const hook = await receiver(answer(200))
     const webhooks = new WebhookDestination({ webhooks: [{ url: hook.url }] })
-    const broken = { type: 'track', messageId: 'm', userId: 'u', timestamp: '2026-01-02T03:04:05Z' } as DeliverableMessage
+    const broken = {
+      type: 'track',
+      messageId: 'm',
+      userId: 'u',
+      timestamp: '2026-01-02T03:04:05Z',
+    } as DeliverableMessage
     await expect(webhooks.send(broken)).rejects.toThrow(WebhookMessageError)
     await expect(webhooks.send(broken)).rejects.toThrow(/track needs event/)
     expect(hook.requests).toHaveLength(0)
@@ -104,7 +131,9 @@ describe('send: outcomes', () => {
   it('one 2xx among failures is ok (processed, not to be retried)', async () => {
     const failing = await receiver(answer(500))
     const working = await receiver(answer(202))
-    const result = await new WebhookDestination({ webhooks: [{ url: failing.url }, { url: working.url }] }).send(message)
+    const result = await new WebhookDestination({ webhooks: [{ url: failing.url }, { url: working.url }] }).send(
+      message,
+    )
     expect(result).toMatchObject({ ok: true, retryable: false })
     expect(result.attempts.map((attempt) => attempt.status)).toEqual([500, 202])
   })
@@ -166,11 +195,16 @@ describe('send: outcomes', () => {
     const hook = await receiver(answer(200))
     const guard = new Agent({
       connect: (_options, callback) => {
-        callback(Object.assign(new Error('refusing to connect to 127.0.0.1: a private address'), { code: 'ERR_SSRF_BLOCKED' }), null)
+        callback(
+          Object.assign(new Error('refusing to connect to 127.0.0.1: a private address'), { code: 'ERR_SSRF_BLOCKED' }),
+          null,
+        )
       },
     })
     try {
-      const result = await new WebhookDestination({ webhooks: [{ url: hook.url }] }, { dispatcher: guard }).send(message)
+      const result = await new WebhookDestination({ webhooks: [{ url: hook.url }] }, { dispatcher: guard }).send(
+        message,
+      )
       expect(result.ok).toBe(false)
       expect(result.attempts[0]).toMatchObject({ code: 'ERR_SSRF_BLOCKED' })
       expect(result.attempts[0]?.error).toContain('refusing to connect to 127.0.0.1: a private address')
@@ -188,7 +222,11 @@ describe('send: timeouts', () => {
 
     const result = await webhooks.send(message)
 
-    expect(result).toMatchObject({ ok: false, retryable: true, attempts: [{ url: hook.url, code: 'ERR_WEBHOOK_TIMEOUT' }] })
+    expect(result).toMatchObject({
+      ok: false,
+      retryable: true,
+      attempts: [{ url: hook.url, code: 'ERR_WEBHOOK_TIMEOUT' }],
+    })
     expect(result.attempts[0]?.error).toContain('timed out after 200 ms')
     expect(hook.requests).toHaveLength(1)
     // The aborted request's socket is destroyed, not left open to the silent receiver.
