@@ -2,6 +2,6 @@
 export { createRelay, type Relay } from './relay'
 export type { RelayOptions, RelaySource, SourceDestinations } from './options'
 export { RelayError, RelayConfigError } from './errors'
-export { BlockedAddressError, classifyAddress, type AddressKind } from './ssrf'
+export { BlockedAddressError, classifyAddress, type AddressKind } from './delivery/ssrf'
 export { loadRelayConfig } from './config'
 export type { WebhookSettings } from '../webhooks/settings'

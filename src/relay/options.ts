@@ -1,6 +1,7 @@
 import { describe, isPlainObject } from '../shared/validate'
 import type { WebhookSettings } from '../webhooks/settings'
 import { RelayConfigError } from './errors'
+import { DESTINATION_NAMES } from './sources'
 
 /** The destinations a source sends to, by name. Keys are case sensitive. */
 export interface SourceDestinations {
@@ -24,7 +25,11 @@ export interface RelayOptions {
   port?: number
   /** The address to listen on. @default '127.0.0.1' */
   host?: string
-  /** The SQLite file holding the outbox (created when missing), or `':memory:'`. @default 'tracklet.db' */
+  /**
+   * Where the outbox lives. A SQLite file path (created when missing) or `':memory:'`: one relay,
+   * nothing to run. A `postgres://user:password@host:5432/db` URL: PostgreSQL, shared by any number
+   * of relays. @default 'tracklet.db'
+   */
   database?: string
   /** The Bearer token of the admin API. Without it the admin API answers 401 to everyone. */
   adminToken?: string | undefined
@@ -34,6 +39,17 @@ export interface RelayOptions {
   sources: readonly RelaySource[]
   /** Deliveries in flight at once, per source (so one slow receiver holds up only its own). @default 32 */
   concurrency?: number
+  /**
+   * How long a relay's claim on a delivery holds before another relay may take the work, in
+   * milliseconds. Leases of attempts still in flight are renewed, so any value from 1000 works; a
+   * relay that dies holds its work this long. @default 30000
+   */
+  leaseTimeout?: number
+  /**
+   * How long delivered deliveries (and their attempts) are kept in the delivery log, in
+   * milliseconds; dead-lettered ones are kept until retried. @default 604800000 (7 days)
+   */
+  retention?: number
   /** One webhook request's time limit, in milliseconds. @default 5000 */
   webhookTimeout?: number
   /** Time allowed to receive a request's headers, in milliseconds (slow clients are cut off). @default 10000 */
@@ -53,14 +69,13 @@ export interface ResolvedRelayOptions {
   allowPrivateNetworks: boolean
   sources: readonly RelaySource[]
   concurrency: number
+  leaseTimeout: number
+  retention: number
   webhookTimeout: number
   headersTimeout: number
   requestTimeout: number
   maxHeaderSize: number
 }
-
-/** Destination names the relay knows; the keys of `sources[].destinations`. */
-export const DESTINATION_NAMES = ['Webhooks'] as const
 
 const DEFAULTS = Object.freeze({
   port: 8787,
@@ -68,6 +83,8 @@ const DEFAULTS = Object.freeze({
   database: 'tracklet.db',
   allowPrivateNetworks: false,
   concurrency: 32,
+  leaseTimeout: 30_000,
+  retention: 7 * 24 * 60 * 60 * 1000,
   webhookTimeout: 5000,
   headersTimeout: 10_000,
   requestTimeout: 30_000,
@@ -100,6 +117,9 @@ export function resolveRelayOptions(input: unknown): ResolvedRelayOptions {
     allowPrivateNetworks: boolean(input, 'allowPrivateNetworks', DEFAULTS.allowPrivateNetworks),
     sources: resolveSources(input['sources']),
     concurrency: integer(input, 'concurrency', DEFAULTS.concurrency, 1, 10_000),
+    leaseTimeout: integer(input, 'leaseTimeout', DEFAULTS.leaseTimeout, 1000, 3_600_000),
+    // Up to ten years: past that a delivered row is as good as kept forever.
+    retention: integer(input, 'retention', DEFAULTS.retention, 1000, 10 * 365 * 24 * 60 * 60 * 1000),
     webhookTimeout: integer(input, 'webhookTimeout', DEFAULTS.webhookTimeout, 1, 600_000),
     headersTimeout: integer(input, 'headersTimeout', DEFAULTS.headersTimeout, 1, 600_000),
     requestTimeout: integer(input, 'requestTimeout', DEFAULTS.requestTimeout, 1, 3_600_000),

@@ -1,21 +1,21 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Agent } from 'undici'
-import { nextAttemptAt } from '../webhooks/retry-schedule'
 import { WebhookDestination } from '../webhooks/destination'
-import { Audiences } from './audiences'
-import { AdminToken, WriteKeys } from './auth'
-import { openDatabase, type RelayDatabase } from './database'
-import type { Destination } from './destination'
+import { nextAttemptAt } from '../webhooks/retry-schedule'
+import type { Destination } from './delivery/destination'
+import { guardedAgent } from './delivery/ssrf'
+import { Worker } from './delivery/worker'
 import { RelayConfigError } from './errors'
-import { GroupCommit } from './group-commit'
-import type { IngestSource } from './ingest'
+import { AdminToken, WriteKeys } from './http/auth'
+import { createRouter } from './http/router'
+import { GroupCommit } from './ingest/group-commit'
 import { log } from './log'
 import { type RelayOptions, type ResolvedRelayOptions, resolveRelayOptions } from './options'
-import { Outbox } from './outbox'
-import { createRouter } from './router'
-import { guardedAgent } from './ssrf'
-import { Worker } from './worker'
+import { type RoutedSource, WEBHOOKS_DESTINATION } from './sources'
+import { openStore } from './store/open-store'
+import { RetentionSweeper } from './store/retention'
+import type { Store } from './store/store'
 
 /** A running relay. */
 export interface Relay {
@@ -43,24 +43,30 @@ const CLOSE_GRACE_MS = 2000
 export async function createRelay(options: RelayOptions): Promise<Relay> {
   const resolved = resolveRelayOptions(options)
   const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
-  let db: RelayDatabase | undefined
+  let store: Store | undefined
   try {
     const destinations = buildDestinations(resolved, agent)
-    db = openDatabase(resolved.database)
-    // Deliveries that were in flight when the relay last stopped are still pending: due at once.
-    const outbox = new Outbox(db)
-    const orphaned = outbox.failUnconfiguredSources(resolved.sources.map((s) => s.name))
+    store = await openStore(resolved.database)
+    // Deliveries that were in flight when the relay last stopped are still pending: due once
+    // their leases are void (at once on SQLite; after leaseTimeout on a shared PostgreSQL).
+    const orphaned = await store.failUnconfiguredSources(resolved.sources.map((s) => s.name))
     if (orphaned > 0) log('dead-lettered %d pending deliveries of sources no longer configured', orphaned)
 
-    const worker = new Worker({ outbox, destinations, schedule: nextAttemptAt, concurrency: resolved.concurrency })
-    const commits = new GroupCommit(outbox)
-    const sources: IngestSource[] = resolved.sources.map((s) => ({
+    const worker = new Worker({
+      store,
+      destinations,
+      schedule: nextAttemptAt,
+      concurrency: resolved.concurrency,
+      leaseTimeout: resolved.leaseTimeout,
+    })
+    const commits = new GroupCommit(store)
+    const retention = new RetentionSweeper(store, resolved.retention)
+    const sources: RoutedSource[] = resolved.sources.map((s) => ({
       name: s.name,
       destinations: Object.keys(s.destinations ?? {}),
     }))
     const router = createRouter({
-      outbox,
-      audiences: new Audiences(db, outbox),
+      store,
       sources,
       wake: () => worker.wake(),
       writeKeys: new WriteKeys(resolved.sources.map((s, index) => [s.writeKey, sources[index]!] as const)),
@@ -81,11 +87,13 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       router,
     )
     const url = await listen(server, resolved)
-    log('listening on %s with %d sources', url, sources.length)
+    log('listening on %s with %d sources (%s store)', url, sources.length, store.kind)
     worker.wake()
-    return { url, close: once(() => shutdown(server, worker, commits, agent, db!)) }
+    retention.start()
+    const opened = store
+    return { url, close: once(() => shutdown(server, worker, commits, retention, agent, opened)) }
   } catch (error) {
-    db?.close()
+    await store?.close()
     await agent.close()
     throw error
   }
@@ -100,7 +108,7 @@ function buildDestinations(options: ResolvedRelayOptions, agent: Agent): Map<str
     if (settings !== undefined) {
       try {
         destinations.set(
-          'Webhooks',
+          WEBHOOKS_DESTINATION,
           new WebhookDestination(settings, { timeout: options.webhookTimeout, dispatcher: agent }),
         )
       } catch (error) {
@@ -129,8 +137,9 @@ async function shutdown(
   server: Server,
   worker: Worker,
   commits: GroupCommit,
+  retention: RetentionSweeper,
   agent: Agent,
-  db: RelayDatabase,
+  store: Store,
 ): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()))
   server.closeIdleConnections()
@@ -141,8 +150,9 @@ async function shutdown(
   await agent.destroy()
   // A group still waiting is committed (its requests' connections are gone, but the client may
   // not have sent them anywhere else; at-least-once).
-  commits.flush()
-  db.close()
+  await commits.flush()
+  await retention.stop()
+  await store.close()
   log('closed')
 }
 

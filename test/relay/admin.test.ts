@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../src/relay/index'
-import { snakeCase } from '../../src/relay/audiences'
+import { snakeCase } from '../../src/relay/admin/audiences'
 import {
   admin,
   adminGet,

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { openDatabase, type RelayDatabase } from '../../src/relay/database'
-import { GroupCommit } from '../../src/relay/group-commit'
-import { ingest } from '../../src/relay/ingest'
-import { type NewDelivery, Outbox } from '../../src/relay/outbox'
+import { GroupCommit } from '../../src/relay/ingest/group-commit'
+import { ingest } from '../../src/relay/ingest/ingest'
+import type { SqliteDatabase } from '../../src/relay/store/sqlite/schema'
+import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
+import type { NewDelivery } from '../../src/relay/store/store'
 
 const source = { name: 'web', destinations: ['Webhooks'] }
 const track = (messageId: string) => ({ type: 'track', userId: 'u1', event: 'E', messageId })
@@ -14,12 +15,12 @@ const delivery = (messageId: string): NewDelivery => ({
   json: JSON.stringify(track(messageId)),
 })
 
-let db: RelayDatabase
+let db: SqliteDatabase
 afterEach(() => db.close())
 
-function setup() {
-  db = openDatabase(':memory:')
-  const outbox = new Outbox(db)
+async function setup() {
+  const outbox = await openSqliteStore(':memory:')
+  db = outbox.db
   const enqueue = vi.spyOn(outbox, 'enqueue')
   const stored = () => db.prepare('SELECT message_id FROM deliveries ORDER BY id').pluck().all() as string[]
   return { outbox, commits: new GroupCommit(outbox), enqueue, stored }
@@ -33,7 +34,7 @@ function poison() {
 
 describe('GroupCommit', () => {
   it('writes the deliveries of concurrent requests in one transaction and settles each only after it', async () => {
-    const { commits, enqueue, stored } = setup()
+    const { commits, enqueue, stored } = await setup()
     const settled: string[] = []
     const first = commits.commit([delivery('a1'), delivery('a2')]).then(() => settled.push('first'))
     const second = commits.commit([delivery('b1')]).then(() => settled.push('second'))
@@ -49,7 +50,7 @@ describe('GroupCommit', () => {
   })
 
   it('starts a new group for requests that come after a commit', async () => {
-    const { commits, enqueue, stored } = setup()
+    const { commits, enqueue, stored } = await setup()
     await commits.commit([delivery('a1')])
     await commits.commit([delivery('b1')])
     expect(enqueue).toHaveBeenCalledTimes(2)
@@ -57,7 +58,7 @@ describe('GroupCommit', () => {
   })
 
   it('rejects every request of a failed group and stores none of it', async () => {
-    const { commits, stored } = setup()
+    const { commits, stored } = await setup()
     poison()
     const results = await Promise.allSettled([
       commits.commit([delivery('a1')]),
@@ -73,13 +74,13 @@ describe('GroupCommit', () => {
   })
 
   it('answers a request with nothing to write at once, without a transaction', async () => {
-    const { commits, enqueue } = setup()
+    const { commits, enqueue } = await setup()
     await commits.commit([])
     expect(enqueue).not.toHaveBeenCalled()
   })
 
   it('flush() commits a waiting group at once (closing the relay)', async () => {
-    const { commits, stored } = setup()
+    const { commits, stored } = await setup()
     const waiting = commits.commit([delivery('a1')])
     commits.flush()
     expect(stored()).toEqual(['a1'])
@@ -89,7 +90,7 @@ describe('GroupCommit', () => {
 
 describe('ingest with group commit', () => {
   it('answers two concurrent batches from one transaction, each with its own answer', async () => {
-    const { commits, enqueue, stored } = setup()
+    const { commits, enqueue, stored } = await setup()
     const [a, b] = await Promise.all([
       ingest(commits, source, [track('a1'), { type: 'track' }]),
       ingest(commits, source, [track('b1'), track('b2')]),
@@ -105,7 +106,7 @@ describe('ingest with group commit', () => {
   })
 
   it('answers 503 to every batch of a failed group, and stores nothing of any', async () => {
-    const { commits, stored } = setup()
+    const { commits, stored } = await setup()
     poison()
     const results = await Promise.allSettled([
       ingest(commits, source, [track('a1')]),

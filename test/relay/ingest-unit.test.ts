@@ -1,18 +1,17 @@
 import { describe, expect, it } from 'vitest'
-import { openDatabase } from '../../src/relay/database'
-import { GroupCommit } from '../../src/relay/group-commit'
-import { HttpError, jsonDepth } from '../../src/relay/http'
-import { ingest } from '../../src/relay/ingest'
-import { Outbox } from '../../src/relay/outbox'
+import { jsonDepth } from '../../src/relay/http/body'
+import { HttpError } from '../../src/relay/http/http-error'
+import { GroupCommit } from '../../src/relay/ingest/group-commit'
+import { ingest } from '../../src/relay/ingest/ingest'
+import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
 
 const source = { name: 'web', destinations: ['Webhooks'] }
 const message = { type: 'track', userId: 'u1', event: 'E', messageId: 'm1' }
 
 describe('ingest', () => {
   it('answers 503, never success, when the outbox cannot be written', async () => {
-    const db = openDatabase(':memory:')
-    const outbox = new Outbox(db)
-    db.close() // the disk went away between the request and the commit
+    const outbox = await openSqliteStore(':memory:')
+    outbox.db.close() // the disk went away between the request and the commit
     let error: unknown
     try {
       await ingest(new GroupCommit(outbox), source, [message])
@@ -24,15 +23,15 @@ describe('ingest', () => {
   })
 
   it('writes one delivery per enabled destination and leaves the caller’s message unchanged', async () => {
-    const db = openDatabase(':memory:')
+    const outbox = await openSqliteStore(':memory:')
+    const db = outbox.db
     try {
-      const outbox = new Outbox(db)
       const given = { type: 'identify', userId: 'u1' }
       expect(
         await ingest(new GroupCommit(outbox), source, [given, { ...given, integrations: { Webhooks: false } }]),
       ).toEqual({ success: true, accepted: 2, refused: [] })
       expect(given).toEqual({ type: 'identify', userId: 'u1' })
-      const [delivery, ...others] = outbox.list({ after: 0, limit: 10 })
+      const [delivery, ...others] = await outbox.list({ after: 0, limit: 10 })
       expect(others).toEqual([])
       expect(delivery!.message).toMatchObject({
         type: 'identify',

@@ -1,15 +1,14 @@
 import { format } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { openDatabase, type RelayDatabase } from '../../src/relay/database'
-import type { Destination, DestinationResult } from '../../src/relay/destination'
+import type { Destination, DestinationResult } from '../../src/relay/delivery/destination'
+import { Worker } from '../../src/relay/delivery/worker'
 import { log } from '../../src/relay/log'
-import { Outbox } from '../../src/relay/outbox'
-import { Worker } from '../../src/relay/worker'
+import { openSqliteStore, type SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
 import { nextAttemptAt } from '../../src/webhooks/index'
 
 const SECRET_URL = 'https://hooks.example.com/in/abc?token=tok-s3cret-123&x=1'
 let lines: string[]
-let db: RelayDatabase
+let outbox: SqliteStore | undefined
 const saved = { enabled: log.enabled, log: log.log }
 
 beforeEach(() => {
@@ -20,20 +19,20 @@ beforeEach(() => {
 afterEach(() => {
   log.enabled = saved.enabled
   log.log = saved.log
-  if (db?.open) db.close()
+  void outbox?.close()
 })
 
 async function attempt(result: DestinationResult) {
-  db = openDatabase(':memory:')
-  const outbox = new Outbox(db)
+  outbox = await openSqliteStore(':memory:')
   const destination: Destination = { send: async () => result }
   const worker = new Worker({
-    outbox,
+    store: outbox,
     destinations: new Map([['web', new Map([['Webhooks', destination]])]]),
     schedule: nextAttemptAt,
     concurrency: 1,
+    leaseTimeout: 30_000,
   })
-  outbox.enqueue([
+  await outbox.enqueue([
     {
       source: 'web',
       destination: 'Webhooks',
@@ -44,7 +43,7 @@ async function attempt(result: DestinationResult) {
   ])
   worker.wake()
   await worker.idle()
-  return outbox.list({ after: 0, limit: 1 })[0]!
+  return (await outbox.list({ after: 0, limit: 1 }))[0]!
 }
 
 describe('the relay’s debug log', () => {

@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { openDatabase } from '../../src/relay/database'
 import type { Relay } from '../../src/relay/index'
-import { Outbox } from '../../src/relay/outbox'
+import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
 import { admin, adminGet, post, type Receiver, startReceiver, startRelay } from './helpers'
 
 let dir: string | undefined
@@ -31,9 +30,9 @@ describe('pending deliveries of a source no longer in the configuration', () => 
     dir = mkdtempSync(join(tmpdir(), 'tracklet-unconfigured-'))
     const database = join(dir, 'outbox.db')
     // The relay last ran with a source "old-web", since renamed to "web"; "old-web" left one pending.
-    const db = openDatabase(database)
-    new Outbox(db).enqueue([delivery('old-web', 'm-old'), delivery('web', 'm-web')])
-    db.close()
+    const store = await openSqliteStore(database)
+    await store.enqueue([delivery('old-web', 'm-old'), delivery('web', 'm-web')])
+    await store.close()
 
     receiver = await startReceiver()
     relay = await startRelay(receiver.url, { database })

@@ -3,17 +3,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { DeliverableMessage } from '../../src/shared/message'
-import { openDatabase, type RelayDatabase } from '../../src/relay/database'
-import type { Destination, DestinationResult } from '../../src/relay/destination'
-import { Outbox } from '../../src/relay/outbox'
-import { Worker } from '../../src/relay/worker'
+import type { Destination, DestinationResult } from '../../src/relay/delivery/destination'
+import { Worker } from '../../src/relay/delivery/worker'
+import { openSqliteStore, type SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
 import { nextAttemptAt, RETRY_WINDOW_MS } from '../../src/webhooks/index'
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z')
-const opened: RelayDatabase[] = []
+const opened: SqliteStore[] = []
 
-afterEach(() => {
-  for (const db of opened.splice(0)) if (db.open) db.close()
+afterEach(async () => {
+  for (const store of opened.splice(0)) if (store.db.open) await store.close()
 })
 
 /** A clock the test moves by hand. */
@@ -50,17 +49,20 @@ const refused: DestinationResult = {
   attempts: [{ url: 'https://a.example/hook', status: 404, ms: 5 }],
 }
 
-function setup(destination: Destination, options: { path?: string; concurrency?: number; realTime?: boolean } = {}) {
+async function setup(
+  destination: Destination,
+  options: { path?: string; concurrency?: number; realTime?: boolean } = {},
+) {
   const time = options.realTime ? { now: Date.now, advance: () => 0 } : clock()
-  const db = openDatabase(options.path ?? ':memory:')
-  opened.push(db)
-  const outbox = new Outbox(db, time.now)
+  const outbox = await openSqliteStore(options.path ?? ':memory:', time.now)
+  opened.push(outbox)
   const worker = new Worker({
-    outbox,
+    store: outbox,
     destinations: new Map([['web', new Map([['Webhooks', destination]])]]),
     // Real time: retry 20 ms later, so the test sees the worker's own timer wake it.
     schedule: options.realTime ? (state) => state.now + 20 : (state) => nextAttemptAt(state, () => 0.5),
     concurrency: options.concurrency ?? 4,
+    leaseTimeout: 30_000,
     now: time.now,
   })
   const enqueue = (...ids: string[]) =>
@@ -89,11 +91,11 @@ function setup(destination: Destination, options: { path?: string; concurrency?:
 describe('the worker', () => {
   it('delivers due deliveries and records the attempt with its URL, status and duration', async () => {
     const destination = fakeDestination(ok)
-    const { outbox, enqueue, run } = setup(destination)
-    enqueue('m1', 'm2')
+    const { outbox, enqueue, run } = await setup(destination)
+    await enqueue('m1', 'm2')
     await run()
     expect(destination.sent.map((m) => m.messageId)).toEqual(['m1', 'm2'])
-    const log = outbox.list({ after: 0, limit: 10 })
+    const log = await outbox.list({ after: 0, limit: 10 })
     expect(log.map((d) => d.status)).toEqual(['delivered', 'delivered'])
     expect(log[0]!.attempts).toEqual([
       { at: new Date(T0).toISOString(), url: 'https://a.example/hook', status: 200, ms: 12 },
@@ -102,10 +104,10 @@ describe('the worker', () => {
 
   it('schedules a retryable failure by the retry rule, and attempts it again once due', async () => {
     const destination = fakeDestination(unavailable, ok)
-    const { outbox, enqueue, run, time } = setup(destination)
-    enqueue('m1')
+    const { outbox, enqueue, run, time } = await setup(destination)
+    await enqueue('m1')
     await run()
-    let [delivery] = outbox.list({ after: 0, limit: 10 })
+    let [delivery] = await outbox.list({ after: 0, limit: 10 })
     // attempt 1 failed: the wait is 1 s with the jitter pinned to the middle (0.75 s).
     expect(delivery).toMatchObject({
       status: 'pending',
@@ -119,7 +121,7 @@ describe('the worker', () => {
 
     time.advance(250)
     await run()
-    ;[delivery] = outbox.list({ after: 0, limit: 10 })
+    ;[delivery] = await outbox.list({ after: 0, limit: 10 })
     expect(destination.sent).toHaveLength(2)
     expect(delivery!.status).toBe('delivered')
     expect(delivery!.attempts.map((a) => a.status)).toEqual([503, 200])
@@ -127,14 +129,14 @@ describe('the worker', () => {
 
   it('dead-letters a delivery with its last error once the 4-hour window is spent', async () => {
     const destination = fakeDestination(unavailable)
-    const { outbox, enqueue, run, time } = setup(destination)
-    enqueue('m1')
+    const { outbox, enqueue, run, time } = await setup(destination)
+    await enqueue('m1')
     await run()
-    for (let i = 0; i < 200 && outbox.list({ status: 'pending', after: 0, limit: 1 }).length > 0; i++) {
+    for (let i = 0; i < 200 && (await outbox.list({ status: 'pending', after: 0, limit: 1 })).length > 0; i++) {
       time.advance(10 * 60 * 1000)
       await run()
     }
-    const [delivery] = outbox.list({ after: 0, limit: 10 })
+    const [delivery] = await outbox.list({ after: 0, limit: 10 })
     expect(delivery!.status).toBe('failed')
     expect(delivery!.lastError).toBe('retry window spent; last error: https://a.example/hook: HTTP 503')
     // The last attempt falls on the window's end, not after it.
@@ -144,23 +146,23 @@ describe('the worker', () => {
 
   it('dead-letters at once on a failure that is not retryable (a 4xx)', async () => {
     const destination = fakeDestination(refused)
-    const { outbox, enqueue, run, time } = setup(destination)
-    enqueue('m1')
+    const { outbox, enqueue, run, time } = await setup(destination)
+    await enqueue('m1')
     await run()
     time.advance(RETRY_WINDOW_MS)
     await run()
     expect(destination.sent).toHaveLength(1)
-    expect(outbox.list({ after: 0, limit: 10 })[0]).toMatchObject({
+    expect((await outbox.list({ after: 0, limit: 10 }))[0]).toMatchObject({
       status: 'failed',
       lastError: 'https://a.example/hook: HTTP 404',
     })
   })
 
   it('dead-letters a message the destination throws on (it can never be sent)', async () => {
-    const { outbox, enqueue, run } = setup({ send: () => Promise.reject(new Error('cannot format')) })
-    enqueue('m1')
+    const { outbox, enqueue, run } = await setup({ send: () => Promise.reject(new Error('cannot format')) })
+    await enqueue('m1')
     await run()
-    expect(outbox.list({ after: 0, limit: 10 })[0]).toMatchObject({
+    expect((await outbox.list({ after: 0, limit: 10 }))[0]).toMatchObject({
       status: 'failed',
       lastError: '-: the destination threw: cannot format',
     })
@@ -177,30 +179,35 @@ describe('the worker', () => {
         return ok
       },
     }
-    const { outbox, enqueue, run } = setup(destination, { concurrency: 3 })
-    enqueue(...Array.from({ length: 20 }, (_, i) => `m${i}`))
+    const { outbox, enqueue, run } = await setup(destination, { concurrency: 3 })
+    await enqueue(...Array.from({ length: 20 }, (_, i) => `m${i}`))
     await run()
-    expect(outbox.list({ status: 'delivered', after: 0, limit: 100 })).toHaveLength(20)
+    expect(await outbox.list({ status: 'delivered', after: 0, limit: 100 })).toHaveLength(20)
     expect(most).toBe(3)
   })
 
   it('does not let one slow receiver hold up another source', async () => {
     const time = clock()
-    const db = openDatabase(':memory:')
-    opened.push(db)
-    const outbox = new Outbox(db, time.now)
+    const outbox = await openSqliteStore(':memory:', time.now)
+    opened.push(outbox)
     let release: () => void = () => {}
     const stuck = new Promise<void>((resolve) => (release = resolve))
-    const slow: Destination = { send: async () => (await stuck, ok) }
+    const slow: Destination = {
+      send: async () => {
+        await stuck
+        return ok
+      },
+    }
     const fast = fakeDestination(ok)
     const worker = new Worker({
-      outbox,
+      store: outbox,
       destinations: new Map([
         ['slow', new Map([['Webhooks', slow]])],
         ['fast', new Map([['Webhooks', fast as Destination]])],
       ]),
       schedule: nextAttemptAt,
       concurrency: 1,
+      leaseTimeout: 30_000,
       now: time.now,
     })
     const delivery = (source: string, id: string) => ({
@@ -210,31 +217,42 @@ describe('the worker', () => {
       type: 'track',
       json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: id }),
     })
-    outbox.enqueue([delivery('slow', 's1'), delivery('slow', 's2'), delivery('fast', 'f1'), delivery('fast', 'f2')])
+    await outbox.enqueue([
+      delivery('slow', 's1'),
+      delivery('slow', 's2'),
+      delivery('fast', 'f1'),
+      delivery('fast', 'f2'),
+    ])
     worker.wake()
     await expect.poll(() => fast.sent.length).toBe(2)
-    expect(outbox.list({ status: 'delivered', after: 0, limit: 10 }).map((d) => d.messageId)).toEqual(['f1', 'f2'])
+    await expect
+      .poll(async () => (await await outbox.list({ status: 'delivered', after: 0, limit: 10 })).length)
+      .toBe(2)
+    expect((await outbox.list({ status: 'delivered', after: 0, limit: 10 })).map((d) => d.messageId)).toEqual([
+      'f1',
+      'f2',
+    ])
     release()
     await worker.idle()
-    expect(outbox.list({ status: 'delivered', after: 0, limit: 10 })).toHaveLength(4)
+    expect(await outbox.list({ status: 'delivered', after: 0, limit: 10 })).toHaveLength(4)
   })
 
   it('attempts again, after a restart, the deliveries that were in flight when the process died', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tracklet-worker-'))
     try {
       const path = join(dir, 'outbox.db')
-      const first = setup({ send: () => new Promise(() => {}) }, { path })
-      first.enqueue('m1')
+      const first = await setup({ send: () => new Promise(() => {}) }, { path })
+      await first.enqueue('m1')
       first.worker.wake()
-      await expect.poll(() => first.outbox.list({ after: 0, limit: 1 })[0]?.status).toBe('pending')
+      await expect.poll(async () => (await first.outbox.list({ after: 0, limit: 1 }))[0]?.status).toBe('pending')
       await new Promise((resolve) => setTimeout(resolve, 20))
       first.outbox.db.close() // the process "dies" with m1 claimed
 
       const destination = fakeDestination(ok)
-      const second = setup(destination, { path })
+      const second = await setup(destination, { path })
       await second.run()
       expect(destination.sent.map((m) => m.messageId)).toEqual(['m1'])
-      expect(second.outbox.list({ after: 0, limit: 10 })[0]!.status).toBe('delivered')
+      expect((await second.outbox.list({ after: 0, limit: 10 }))[0]!.status).toBe('delivered')
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -242,16 +260,16 @@ describe('the worker', () => {
 
   it('wakes itself when a retry falls due, and starts nothing once stopped', async () => {
     const destination = fakeDestination(unavailable, ok)
-    const { outbox, worker, enqueue, run } = setup(destination, { realTime: true })
-    enqueue('m1')
+    const { outbox, worker, enqueue, run } = await setup(destination, { realTime: true })
+    await enqueue('m1')
     await run()
-    expect(outbox.list({ status: 'pending', after: 0, limit: 1 })).toHaveLength(1)
+    expect(await outbox.list({ status: 'pending', after: 0, limit: 1 })).toHaveLength(1)
     // No wake() from the test: the lane's timer takes the retry when it is due.
-    await expect.poll(() => outbox.list({ status: 'delivered', after: 0, limit: 1 }).length).toBe(1)
+    await expect.poll(async () => (await outbox.list({ status: 'delivered', after: 0, limit: 1 })).length).toBe(1)
     expect(destination.sent).toHaveLength(2)
 
     await worker.stop(100)
-    enqueue('m2')
+    await enqueue('m2')
     worker.wake()
     await worker.idle()
     expect(destination.sent).toHaveLength(2)
@@ -265,20 +283,20 @@ describe('the worker and the SSRF guard', () => {
       retryable: true,
       attempts: [{ url: 'http://10.0.0.1/', error: 'refused', code: 'ERR_BLOCKED_ADDRESS', ms: 1 }],
     })
-    const first = setup(blocked)
-    first.enqueue('m1')
+    const first = await setup(blocked)
+    await first.enqueue('m1')
     await first.run()
-    expect(first.outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('failed')
+    expect((await first.outbox.list({ after: 0, limit: 1 }))[0]!.status).toBe('failed')
 
     const refusedConnection = fakeDestination({
       ok: false,
       retryable: true,
       attempts: [{ url: 'http://hooks.example/', error: 'refused', code: 'ECONNREFUSED', ms: 1 }],
     })
-    const second = setup(refusedConnection)
-    second.enqueue('m1')
+    const second = await setup(refusedConnection)
+    await second.enqueue('m1')
     await second.run()
-    expect(second.outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('pending')
+    expect((await second.outbox.list({ after: 0, limit: 1 }))[0]!.status).toBe('pending')
   })
 })
 
@@ -287,18 +305,18 @@ describe('the worker’s retry timer', () => {
     // A clock that moves on by 1 ms at every reading, as a real one can between two queries.
     let time = T0
     const now = () => time++
-    const db = openDatabase(':memory:')
-    opened.push(db)
-    const outbox = new Outbox(db, now)
+    const outbox = await openSqliteStore(':memory:', now)
+    opened.push(outbox)
     const destination = fakeDestination(unavailable, ok)
     const worker = new Worker({
-      outbox,
+      store: outbox,
       destinations: new Map([['web', new Map([['Webhooks', destination as Destination]])]]),
       schedule: (state) => state.now + 5,
       concurrency: 1,
+      leaseTimeout: 30_000,
       now,
     })
-    outbox.enqueue([
+    await outbox.enqueue([
       {
         source: 'web',
         destination: 'Webhooks',
@@ -308,7 +326,7 @@ describe('the worker’s retry timer', () => {
       },
     ])
     worker.wake()
-    await expect.poll(() => outbox.list({ after: 0, limit: 1 })[0]!.status).toBe('delivered')
+    await expect.poll(async () => (await outbox.list({ after: 0, limit: 1 }))[0]!.status).toBe('delivered')
     expect(destination.sent).toHaveLength(2)
   })
 })

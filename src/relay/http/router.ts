@@ -1,20 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { MAX_BATCH_BYTES } from '../shared/limits'
-import { MESSAGE_TYPES, type MessageType } from '../shared/message'
-import { type AdminContext, handleAudienceSync, handleDeletion, handleDeliveryLog, handleRetry } from './admin'
-import { snakeCase } from './audiences'
+import { MAX_BATCH_BYTES } from '../../shared/limits'
+import { MESSAGE_TYPES, type MessageType } from '../../shared/message'
+import { type AdminContext, handleAudienceSync, handleDeletion, handleDeliveryLog, handleRetry } from '../admin/admin'
+import { snakeCase } from '../admin/audiences'
+import type { GroupCommit } from '../ingest/group-commit'
+import { batchMessages, ingest, singleMessage } from '../ingest/ingest'
+import { log } from '../log'
+import type { RoutedSource } from '../sources'
 import type { AdminToken, WriteKeys } from './auth'
-import type { GroupCommit } from './group-commit'
-import { HttpError, readJsonBody, sendError, sendJson } from './http'
-import { batchMessages, ingest, type IngestSource, singleMessage } from './ingest'
-import { log } from './log'
+import { readJsonBody, sendError, sendJson } from './body'
+import { HttpError } from './http-error'
 
 /** The admin API's body limit: an audience sync can list many user ids. */
 const MAX_ADMIN_BODY_BYTES = 10_000_000
 
 /** Everything the routes work on. */
 export interface RouterContext extends AdminContext {
-  writeKeys: WriteKeys<IngestSource>
+  writeKeys: WriteKeys<RoutedSource>
   adminToken: AdminToken
   /** Where ingest commits its deliveries, together with other requests of the moment. */
   commits: GroupCommit
@@ -47,10 +49,10 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
     req: IncomingMessage,
     res: ServerResponse,
     status: number,
-    handle: (body: Record<string, unknown>) => unknown,
+    handle: (body: Record<string, unknown>) => Promise<unknown>,
   ): Promise<void> => {
     context.adminToken.authenticate(req)
-    sendJson(res, status, handle(await readJsonBody(req, MAX_ADMIN_BODY_BYTES)))
+    sendJson(res, status, await handle(await readJsonBody(req, MAX_ADMIN_BODY_BYTES)))
   }
 
   const routes: Route[] = [
@@ -77,7 +79,7 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
       pattern: /^\/v1\/deliveries$/,
       handler: async (req, res, _params, url) => {
         context.adminToken.authenticate(req)
-        sendJson(res, 200, handleDeliveryLog(context, url.searchParams))
+        sendJson(res, 200, await handleDeliveryLog(context, url.searchParams))
       },
     },
     {
@@ -85,7 +87,7 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
       pattern: /^\/v1\/deliveries\/([^/]+)\/retry$/,
       handler: async (req, res, [id]) => {
         context.adminToken.authenticate(req)
-        sendJson(res, 202, handleRetry(context, id!))
+        sendJson(res, 202, await handleRetry(context, id!))
       },
     },
   ]

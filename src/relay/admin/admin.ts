@@ -1,9 +1,15 @@
-import { describe } from '../shared/validate'
-import type { Audiences, AudienceChange } from './audiences'
+import { describe } from '../../shared/validate'
+import { HttpError } from '../http/http-error'
+import type { RoutedSource } from '../sources'
+import {
+  type AudienceChange,
+  DELIVERY_STATUSES,
+  type DeliveryStatus,
+  type DeliveryView,
+  type Store,
+} from '../store/store'
+import { syncAudience } from './audiences'
 import { requestDeletion } from './deletions'
-import { HttpError } from './http'
-import type { IngestSource } from './ingest'
-import { DELIVERY_STATUSES, type DeliveryStatus, type DeliveryView, type Outbox } from './outbox'
 
 /** The delivery log's page size when none is asked for, and the largest allowed. */
 export const DEFAULT_PAGE_SIZE = 50
@@ -11,33 +17,32 @@ export const MAX_PAGE_SIZE = 500
 
 /** What the admin API works on. */
 export interface AdminContext {
-  outbox: Outbox
-  audiences: Audiences
-  sources: readonly IngestSource[]
+  store: Store
+  sources: readonly RoutedSource[]
   /** New deliveries were committed: wake the worker. */
   wake: () => void
 }
 
 /** `POST /v1/deletions { userId }`: a delete message to every source with Webhooks. */
-export function handleDeletion(
+export async function handleDeletion(
   context: AdminContext,
   body: Record<string, unknown>,
-): { userId: string; sources: string[] } {
+): Promise<{ userId: string; sources: string[] }> {
   const userId = body['userId']
   if (typeof userId !== 'string' || userId.length === 0) {
     throw new HttpError(400, 'ERR_INVALID_BODY', `userId must be a non-empty string, got ${describe(userId)}`)
   }
-  const sources = requestDeletion(context.outbox, context.sources, userId)
+  const sources = await requestDeletion(context.store, context.sources, userId)
   context.wake()
   return { userId, sources }
 }
 
 /** `PUT /v1/audiences/:name { source, userIds }`: an audience sync. */
-export function handleAudienceSync(
+export async function handleAudienceSync(
   context: AdminContext,
   audience: string,
   body: Record<string, unknown>,
-): AudienceChange {
+): Promise<AudienceChange> {
   const { source: sourceName, userIds } = body
   const source = context.sources.find((s) => s.name === sourceName)
   if (source === undefined) {
@@ -56,16 +61,16 @@ export function handleAudienceSync(
       'ERR_INVALID_BODY',
       `userIds[${bad}] must be a non-empty string, got ${describe(userIds[bad])}`,
     )
-  const change = context.audiences.sync(source, audience, userIds as string[])
+  const change = await syncAudience(context.store, source, audience, userIds as string[])
   context.wake()
   return change
 }
 
-/** `GET /v1/deliveries?status=&limit=&after=`: a page of the delivery log, oldest first. */
-export function handleDeliveryLog(
+/** `GET /v1/deliveries?status=&source=&limit=&after=`: a page of the delivery log, oldest first. */
+export async function handleDeliveryLog(
   context: AdminContext,
   query: URLSearchParams,
-): { deliveries: DeliveryView[]; next: string | null } {
+): Promise<{ deliveries: DeliveryView[]; next: string | null }> {
   const status = query.get('status') ?? undefined
   if (status !== undefined && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
     throw new HttpError(
@@ -76,16 +81,17 @@ export function handleDeliveryLog(
   }
   const limit = positiveInteger(query, 'limit', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
   const after = positiveInteger(query, 'after', 0, Number.MAX_SAFE_INTEGER)
-  const deliveries = context.outbox.list({ status: status as DeliveryStatus | undefined, after, limit })
+  const source = query.get('source') ?? undefined
+  const deliveries = await context.store.list({ status: status as DeliveryStatus | undefined, source, after, limit })
   // A full page may have more after it: `next` is the cursor to pass as `after`.
   const next = deliveries.length === limit ? String(deliveries[deliveries.length - 1]!.id) : null
   return { deliveries, next }
 }
 
 /** `POST /v1/deliveries/:id/retry`: a dead-lettered delivery, due again with a fresh window. */
-export function handleRetry(context: AdminContext, id: string): { id: number; status: 'pending' } {
+export async function handleRetry(context: AdminContext, id: string): Promise<{ id: number; status: 'pending' }> {
   const numeric = /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN
-  const outcome = Number.isNaN(numeric) ? 'not-found' : context.outbox.retry(numeric)
+  const outcome = Number.isNaN(numeric) ? 'not-found' : await context.store.retry(numeric)
   if (outcome === 'not-found') throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${JSON.stringify(id)}`)
   if (outcome === 'not-failed')
     throw new HttpError(

@@ -1,4 +1,4 @@
-import type { DeliverableMessage } from '../shared/message'
+import type { DeliverableMessage } from '../../shared/message'
 
 /** One HTTP request of an attempt, as a destination reports it. */
 export interface DestinationRequest {

@@ -1,4 +1,4 @@
-import type { NewDelivery, Outbox } from './outbox'
+import type { NewDelivery, Store } from '../store/store'
 
 interface Waiting {
   deliveries: readonly NewDelivery[]
@@ -19,12 +19,14 @@ interface Waiting {
  * turn gathers them all, so the group grows with the load and adds no delay when idle.
  */
 export class GroupCommit {
-  readonly #outbox: Outbox
+  readonly #store: Store
   #waiting: Waiting[] = []
   #scheduled: NodeJS.Immediate | undefined
+  /** Groups being written now (close waits for them). */
+  readonly #writing = new Set<Promise<void>>()
 
-  constructor(outbox: Outbox) {
-    this.#outbox = outbox
+  constructor(store: Store) {
+    this.#store = store
   }
 
   /** Resolves once `deliveries` are committed; rejects if the transaction holding them failed. */
@@ -32,19 +34,31 @@ export class GroupCommit {
     if (deliveries.length === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
       this.#waiting.push({ deliveries, resolve, reject })
-      this.#scheduled ??= setImmediate(() => this.flush())
+      this.#scheduled ??= setImmediate(() => void this.flush())
     })
   }
 
-  /** Writes the waiting group now (also called before the database closes). */
-  flush(): void {
+  /**
+   * Writes the waiting group now, and resolves once it and every group already being written are
+   * settled (called before the database closes). Never rejects: each request hears of its own
+   * group's failure.
+   */
+  async flush(): Promise<void> {
     clearImmediate(this.#scheduled)
     this.#scheduled = undefined
     const group = this.#waiting
-    if (group.length === 0) return
-    this.#waiting = []
+    if (group.length > 0) {
+      this.#waiting = []
+      const writing = this.#write(group)
+      this.#writing.add(writing)
+      void writing.finally(() => this.#writing.delete(writing))
+    }
+    await Promise.all(this.#writing)
+  }
+
+  async #write(group: readonly Waiting[]): Promise<void> {
     try {
-      this.#outbox.enqueue(group.length === 1 ? group[0]!.deliveries : group.flatMap((w) => w.deliveries))
+      await this.#store.enqueue(group.length === 1 ? group[0]!.deliveries : group.flatMap((w) => w.deliveries))
     } catch (error) {
       for (const w of group) w.reject(error as Error)
       return

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
 import { Agent, buildConnector } from 'undici'
-import { RelayError } from './errors'
+import { RelayError } from '../errors'
 
 /** Why an address is not public. */
 export type AddressKind =

@@ -1,94 +1,113 @@
-import PQueue from 'p-queue'
+import { randomUUID } from 'node:crypto'
+import { redactUrl } from '../../shared/redact-url'
+import { log } from '../log'
+import type { AttemptOutcome, DueDelivery, Store } from '../store/store'
 import type { Destination, DestinationResult, RetrySchedule } from './destination'
-import { log } from './log'
-import { redactUrl } from '../shared/redact-url'
 import { BLOCKED_ADDRESS_CODE } from './ssrf'
-import type { AttemptOutcome, DueDelivery, Outbox } from './outbox'
 
-/** What the worker needs: the outbox, each source's destinations by name, and the retry rule. */
+/** What the worker needs: the store, each source's destinations by name, and the retry rule. */
 export interface WorkerOptions {
-  outbox: Outbox
+  store: Store
   /** Source name → destination name → destination. */
   destinations: ReadonlyMap<string, ReadonlyMap<string, Destination>>
   schedule: RetrySchedule
   /** Deliveries in flight at once, per source. */
   concurrency: number
+  /** How long a claim holds before another relay may take the work, ms; renewed while in flight. */
+  leaseTimeout: number
+  /** This relay's id, written with its leases. @default a random UUID */
+  owner?: string
   now?: () => number
 }
 
-// Each source has its own lane (queue, timer), so a slow receiver fills only its own lane's slots
+// Each source has its own lane (claims, timer), so a slow receiver fills only its own lane's slots
 // and the other sources' deliveries keep flowing.
 interface Lane {
   source: string
-  queue: PQueue
   /** Attempts running now: at most `concurrency`. */
   running: number
-  /** Due deliveries read ahead, waiting for a free slot (read in chunks, not one query per slot). */
+  /** Claimed deliveries waiting for a free slot (claimed in chunks, not one query per slot). */
   buffer: DueDelivery[]
-  /** Ids taken and not yet recorded (buffered, running, or their outcome waiting to be written). */
-  taken: Set<number>
-  /** Wakes the lane when its next retry is due. */
+  /** A claim is being made; `again` asks for another pump once it settles. */
+  claiming: boolean
+  again: boolean
+  /** Wakes the lane when its next retry is due (or after a failed claim). */
   timer: NodeJS.Timeout | undefined
   pumpScheduled: boolean
+  /** The wait before claiming again after a failed claim, ms; 0 while claims succeed. */
+  claimRetryMs: number
 }
 
-// Due deliveries are read at least this many at a time: one query feeds many attempts.
-const READ_AHEAD = 64
+// Due deliveries are claimed at least this many at a time: one round trip feeds many attempts.
+const CLAIM_CHUNK = 64
 
 // Outcomes are written together, at most this often: one transaction for many attempts. Losing
 // the unwritten ones in a crash only means those messages are sent again (at-least-once).
 const RECORD_INTERVAL_MS = 5
 
-// After a failed write of outcomes (a full disk, a busy database), the write is tried again after
-// this long, doubling up to the maximum. Meanwhile the deliveries stay taken and no new attempt
-// starts: sending again what could not be recorded would only repeat it, without end.
-const RECORD_RETRY_MIN_MS = 50
-const RECORD_RETRY_MAX_MS = 30_000
+// After a failed write of outcomes or claim (a full disk, a lost connection), it is tried again
+// after this long, doubling up to the maximum. Meanwhile the deliveries stay leased and no new
+// attempt starts: sending again what could not be recorded would only repeat it, without end.
+const STORE_RETRY_MIN_MS = 50
+const STORE_RETRY_MAX_MS = 30_000
 
 /**
- * Takes due deliveries from the outbox and attempts them, bounded per source; records each
+ * Claims due deliveries from the store and attempts them, bounded per source; records each
  * attempt and schedules the next by the retry rule, or dead-letters. Woken when new deliveries are
  * committed and by a timer for the next due retry, never by busy polling.
  *
- * What it has taken is kept in memory only: a delivery stays `pending` in the outbox until its
- * outcome is written, so after a crash it is simply due again.
+ * A claimed delivery is leased to this worker: no other relay takes it until the lease runs out.
+ * Leases of deliveries still held (waiting, in flight, or their outcome not yet written) are
+ * renewed every third of `leaseTimeout`, so an attempt may outlast the lease timeout; if this
+ * process dies, its leases run out and another relay (or this one, restarted) delivers the work.
  */
 export class Worker {
-  readonly #outbox: Outbox
+  readonly #store: Store
   readonly #destinations: WorkerOptions['destinations']
   readonly #schedule: RetrySchedule
   readonly #concurrency: number
+  readonly #leaseTimeout: number
+  readonly #owner: string
   readonly #now: () => number
   /** Lanes by source name. */
   readonly #lanes = new Map<string, Lane>()
+  /** Ids leased to this worker and not yet recorded (waiting, in flight, or outcome unwritten). */
+  readonly #held = new Set<number>()
   /** Outcomes waiting to be written together in one transaction. */
   #outcomes: { lane: Lane; outcome: AttemptOutcome }[] = []
   /** The timer that writes `#outcomes`. */
   #recordTimer: NodeJS.Timeout | undefined
+  /** The write of outcomes under way, if any: one at a time. */
+  #recording: Promise<void> | undefined
   /** The wait before the next write after the last one failed, ms; 0 while writes succeed. */
   #recordRetryMs = 0
+  /** The timer that renews this worker's leases. */
+  #renewTimer: NodeJS.Timeout | undefined
   /** No new attempts start (closing). */
   #stopping = false
-  /** Outcomes arriving now are dropped: their deliveries are still pending for the next start. */
+  /** Outcomes arriving now are dropped: their deliveries are still pending, leased until expiry. */
   #closed = false
   /** Resolvers of `idle()`. */
   #idleWaiters: (() => void)[] = []
 
   constructor(options: WorkerOptions) {
-    this.#outbox = options.outbox
+    this.#store = options.store
     this.#destinations = options.destinations
     this.#schedule = options.schedule
     this.#concurrency = options.concurrency
+    this.#leaseTimeout = options.leaseTimeout
+    this.#owner = options.owner ?? randomUUID()
     this.#now = options.now ?? Date.now
     for (const source of options.destinations.keys()) {
       this.#lanes.set(source, {
         source,
-        queue: new PQueue({ concurrency: options.concurrency }),
         running: 0,
         buffer: [],
-        taken: new Set(),
+        claiming: false,
+        again: false,
         timer: undefined,
         pumpScheduled: false,
+        claimRetryMs: 0,
       })
     }
   }
@@ -98,30 +117,36 @@ export class Worker {
     for (const lane of this.#lanes.values()) this.#schedulePump(lane)
   }
 
-  /** Resolves once nothing is scheduled, in flight or waiting to be written (for tests and shutdown). */
+  /** Resolves once nothing is scheduled, claimed, in flight or waiting to be written (for tests and shutdown). */
   idle(): Promise<void> {
     if (this.#isIdle()) return Promise.resolve()
     return new Promise((resolve) => this.#idleWaiters.push(resolve))
   }
 
   /**
-   * Stops taking deliveries and waits up to `graceMs` for those in flight; their outcomes are
-   * written. Deliveries still in flight after that stay pending, and are attempted again when the
-   * relay next starts.
+   * Stops taking deliveries, gives back the leases of those not yet started, and waits up to
+   * `graceMs` for those in flight; their outcomes are written. Deliveries still in flight after
+   * that stay pending, leased until their lease runs out.
    */
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true
+    const waiting: number[] = []
     for (const lane of this.#lanes.values()) {
       clearTimeout(lane.timer)
-      lane.buffer = [] // still pending in the outbox
+      for (const delivery of lane.buffer) waiting.push(delivery.id)
+      lane.buffer = []
     }
+    await this.#releaseLeases(waiting)
     let timer: NodeJS.Timeout | undefined
     await Promise.race([this.idle(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))])
     clearTimeout(timer)
-    this.#record()
-    this.#closed = true
-    // Outcomes that could not be written now are left: their deliveries are pending for the next start.
     clearTimeout(this.#recordTimer)
+    await this.#recording
+    await this.#record()
+    this.#closed = true
+    // Outcomes that could not be written now are left: their deliveries are pending (leased until expiry).
+    clearTimeout(this.#recordTimer)
+    clearTimeout(this.#renewTimer)
   }
 
   #schedulePump(lane: Lane): void {
@@ -134,40 +159,118 @@ export class Worker {
   }
 
   #pump(lane: Lane): void {
-    if (this.#stopping || this.#recordRetryMs > 0) return this.#checkIdle()
+    if (this.#stopping || this.#recordRetryMs > 0) {
+      this.#checkIdle()
+      return
+    }
+    if (lane.claiming) {
+      lane.again = true
+      return
+    }
     clearTimeout(lane.timer)
     lane.timer = undefined
     if (lane.buffer.length < this.#concurrency) {
-      const wanted = Math.max(READ_AHEAD, 2 * this.#concurrency) - lane.buffer.length
-      // One instant for both questions: a delivery due at exactly `now` is either taken here or
-      // timed, never missed between two readings of the clock.
-      const now = this.#now()
-      const due = this.#outbox.due(lane.source, wanted, lane.taken, now)
-      for (const delivery of due) {
-        lane.taken.add(delivery.id)
-        lane.buffer.push(delivery)
+      void this.#claim(lane)
+    } else {
+      this.#startAttempts(lane)
+      this.#checkIdle()
+    }
+  }
+
+  async #claim(lane: Lane): Promise<void> {
+    lane.claiming = true
+    lane.again = false
+    const wanted = Math.max(CLAIM_CHUNK, 2 * this.#concurrency) - lane.buffer.length
+    // One instant for both questions: a delivery due at exactly `now` is either claimed here or
+    // timed, never missed between two readings of the clock.
+    const now = this.#now()
+    try {
+      const due = await this.#store.claim({
+        source: lane.source,
+        limit: wanted,
+        now,
+        owner: this.#owner,
+        leaseUntil: now + this.#leaseTimeout,
+      })
+      lane.claimRetryMs = 0
+      if (this.#stopping) {
+        await this.#releaseLeases(due.map((d) => d.id))
+      } else {
+        for (const delivery of due) {
+          this.#held.add(delivery.id)
+          lane.buffer.push(delivery)
+        }
+        this.#armRenewal()
+        if (due.length === wanted) lane.again = true
+        else await this.#armTimer(lane, now)
       }
-      if (due.length < wanted) this.#armTimer(lane, now)
+    } catch (error) {
+      lane.claimRetryMs = nextBackoff(lane.claimRetryMs)
+      log(
+        'ERROR could not claim deliveries of source %s: %s; claiming again in %d ms',
+        lane.source,
+        (error as Error).message,
+        lane.claimRetryMs,
+      )
+      clearTimeout(lane.timer)
+      lane.timer = setTimeout(() => this.#schedulePump(lane), lane.claimRetryMs)
+      lane.timer.unref()
+    } finally {
+      lane.claiming = false
     }
-    while (lane.running < this.#concurrency && lane.buffer.length > 0) {
-      const delivery = lane.buffer.shift()!
-      lane.running++
-      lane.queue
-        .add(() => this.#attempt(lane, delivery))
-        .catch((error: unknown) => this.#abandon(lane, delivery, error))
-    }
+    this.#startAttempts(lane)
+    if (lane.again) this.#schedulePump(lane)
     this.#checkIdle()
   }
 
+  #startAttempts(lane: Lane): void {
+    while (!this.#stopping && lane.running < this.#concurrency && lane.buffer.length > 0) {
+      const delivery = lane.buffer.shift()!
+      lane.running++
+      this.#attempt(lane, delivery).catch((error: unknown) => this.#abandon(lane, delivery, error))
+    }
+  }
+
   // Sleeps until the lane's next retry is due. Unref'd: a pending retry never keeps the process up.
-  #armTimer(lane: Lane, now: number): void {
-    const dueAt = this.#outbox.nextDueAt(lane.source, now)
-    if (dueAt === undefined) return
-    // setTimeout's limit is 2^31-1 ms; a later due time just wakes the lane early. A timer may
-    // fire a millisecond early: the pump then finds nothing due and arms it again.
-    const delay = Math.min(dueAt - now, 2 ** 31 - 1)
-    lane.timer = setTimeout(() => this.#schedulePump(lane), delay)
+  async #armTimer(lane: Lane, now: number): Promise<void> {
+    const dueAt = await this.#store.nextDueAt(lane.source, now)
+    if (dueAt === undefined || this.#stopping) return
+    clearTimeout(lane.timer)
+    // A timer may fire a millisecond early: the pump then finds nothing due and arms it again.
+    lane.timer = setTimeout(() => this.#schedulePump(lane), clampTimerDelay(dueAt - this.#now()))
     lane.timer.unref()
+  }
+
+  // Renews the leases of everything this worker holds, every third of the lease timeout.
+  #armRenewal(): void {
+    if (this.#renewTimer !== undefined || this.#held.size === 0) return
+    this.#renewTimer = setTimeout(
+      () => {
+        this.#renewTimer = undefined
+        if (this.#closed || this.#held.size === 0) return
+        const now = this.#now()
+        this.#store.renew(this.#owner, [...this.#held], now + this.#leaseTimeout).then(
+          () => this.#armRenewal(),
+          (error: unknown) => {
+            log('ERROR could not renew %d leases: %s', this.#held.size, (error as Error).message)
+            this.#armRenewal()
+          },
+        )
+      },
+      Math.max(1, Math.floor(this.#leaseTimeout / 3)),
+    )
+    this.#renewTimer.unref()
+  }
+
+  async #releaseLeases(ids: readonly number[]): Promise<void> {
+    for (const id of ids) this.#held.delete(id)
+    if (ids.length === 0) return
+    try {
+      await this.#store.release(this.#owner, ids)
+    } catch (error) {
+      // They stay leased until the lease runs out; then anyone may take them.
+      log('could not release %d leases: %s', ids.length, (error as Error).message)
+    }
   }
 
   async #attempt(lane: Lane, delivery: DueDelivery): Promise<void> {
@@ -184,17 +287,17 @@ export class Worker {
     this.#settle(lane, outcome)
   }
 
-  // The last resort of a queued attempt: nothing it throws may become an unhandled rejection.
+  // The last resort of an attempt: nothing it throws may become an unhandled rejection.
   #abandon(lane: Lane, delivery: DueDelivery, error: unknown): void {
     this.#settle(lane, this.#crashed(delivery, this.#now(), error))
   }
 
-  // Frees the attempt's slot and queues its outcome; the delivery stays taken until that is written.
+  // Frees the attempt's slot and queues its outcome; the delivery stays held until that is written.
   #settle(lane: Lane, outcome: AttemptOutcome): void {
     if (this.#closed) return
     lane.running--
     this.#outcomes.push({ lane, outcome })
-    this.#recordTimer ??= setTimeout(() => this.#record(), RECORD_INTERVAL_MS)
+    this.#recordTimer ??= setTimeout(() => void this.#record(), RECORD_INTERVAL_MS)
     this.#schedulePump(lane)
   }
 
@@ -282,30 +385,39 @@ export class Worker {
     return { ...base, next: { status: 'failed', error } }
   }
 
-  #record(): void {
+  async #record(): Promise<void> {
     clearTimeout(this.#recordTimer)
     this.#recordTimer = undefined
+    if (this.#recording !== undefined) return // it writes what has come meanwhile when it ends
     const batch = this.#outcomes
     if (batch.length === 0 || this.#closed) return
     this.#outcomes = []
+    const writing = this.#store.record(batch.map((b) => b.outcome))
+    this.#recording = writing.then(
+      () => undefined,
+      () => undefined,
+    )
     try {
-      this.#outbox.record(batch.map((b) => b.outcome))
+      await writing
     } catch (error) {
-      // Keep the outcomes (their deliveries stay taken, so none is sent again) and write later.
+      // Keep the outcomes (their deliveries stay held, so none is sent again) and write later.
+      this.#recording = undefined
       this.#outcomes = batch.concat(this.#outcomes)
-      this.#recordRetryMs = Math.min(RECORD_RETRY_MAX_MS, Math.max(RECORD_RETRY_MIN_MS, 2 * this.#recordRetryMs))
+      this.#recordRetryMs = nextBackoff(this.#recordRetryMs)
       log(
         'ERROR could not record %d outcomes: %s; attempts paused, writing again in %d ms',
         batch.length,
         (error as Error).message,
         this.#recordRetryMs,
       )
-      this.#recordTimer = setTimeout(() => this.#record(), this.#recordRetryMs)
+      if (!this.#closed) this.#recordTimer = setTimeout(() => void this.#record(), this.#recordRetryMs)
+      this.#checkIdle()
       return
     }
+    this.#recording = undefined
     const recovered = this.#recordRetryMs > 0
     this.#recordRetryMs = 0
-    for (const { lane, outcome } of batch) lane.taken.delete(outcome.id)
+    for (const { outcome } of batch) this.#held.delete(outcome.id)
     if (recovered) {
       log('recorded %d outcomes after earlier failures; attempts resume', batch.length)
       this.wake()
@@ -313,12 +425,15 @@ export class Worker {
       // A recorded failure may be due again soon: let each lane re-arm its timer.
       for (const lane of new Set(batch.map((b) => b.lane))) this.#schedulePump(lane)
     }
+    if (this.#outcomes.length > 0) this.#recordTimer ??= setTimeout(() => void this.#record(), RECORD_INTERVAL_MS)
     this.#checkIdle()
   }
 
   #isIdle(): boolean {
-    if (this.#outcomes.length > 0) return false
-    for (const lane of this.#lanes.values()) if (lane.running > 0 || lane.pumpScheduled) return false
+    if (this.#outcomes.length > 0 || this.#recording !== undefined) return false
+    for (const lane of this.#lanes.values()) {
+      if (lane.running > 0 || lane.pumpScheduled || lane.claiming) return false
+    }
     return true
   }
 
@@ -351,4 +466,14 @@ export function describeFailure(result: DestinationResult, showUrl: (url: string
   return result.attempts
     .map((a) => `${showUrl(a.url)}: ${a.error ?? (a.status === undefined ? 'failed' : `HTTP ${a.status}`)}`)
     .join('; ')
+}
+
+// The next wait after a failed store operation: doubling from the minimum, capped.
+function nextBackoff(previousMs: number): number {
+  return Math.min(STORE_RETRY_MAX_MS, Math.max(STORE_RETRY_MIN_MS, 2 * previousMs))
+}
+
+// setTimeout's limit is 2^31-1 ms; a later due time just wakes the lane early.
+function clampTimerDelay(ms: number): number {
+  return Math.max(0, Math.min(ms, 2 ** 31 - 1))
 }

@@ -1,19 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-
-/** A request refused with an HTTP status and a sentence saying why; answered as JSON. */
-export class HttpError extends Error {
-  readonly status: number
-  readonly code: string
-  readonly headers: Record<string, string>
-
-  constructor(status: number, code: string, message: string, headers: Record<string, string> = {}) {
-    super(message)
-    this.name = 'HttpError'
-    this.status = status
-    this.code = code
-    this.headers = headers
-  }
-}
+import { HttpError } from './http-error'
 
 /** JSON nested deeper than this is refused before it is parsed (traits rarely go past 5). */
 export const MAX_JSON_DEPTH = 64

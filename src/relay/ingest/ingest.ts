@@ -1,18 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import { isDestinationEnabled } from '../shared/integrations'
-import { serialize } from '../shared/json'
-import { MAX_MESSAGE_BYTES } from '../shared/limits'
-import type { Integrations, MessageType } from '../shared/message'
-import { findWireMessageProblem } from '../shared/validate'
+import { isDestinationEnabled } from '../../shared/integrations'
+import { serialize } from '../../shared/json'
+import { MAX_MESSAGE_BYTES } from '../../shared/limits'
+import type { Integrations, MessageType } from '../../shared/message'
+import { findWireMessageProblem } from '../../shared/validate'
+import { HttpError } from '../http/http-error'
+import type { RoutedSource } from '../sources'
+import type { NewDelivery } from '../store/store'
 import type { GroupCommit } from './group-commit'
-import { HttpError } from './http'
-import type { NewDelivery } from './outbox'
-
-/** A source as ingest sees it: its name and the names of the destinations it has. */
-export interface IngestSource {
-  name: string
-  destinations: readonly string[]
-}
 
 /** A message of a batch that was refused, by its index in the batch, and why. */
 export interface Refusal {
@@ -39,7 +34,7 @@ export interface IngestAnswer {
  */
 export async function ingest(
   commits: GroupCommit,
-  source: IngestSource,
+  source: RoutedSource,
   messages: readonly unknown[],
   now = new Date(),
 ): Promise<IngestAnswer> {

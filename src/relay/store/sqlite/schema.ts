@@ -1,8 +1,9 @@
-import Database from 'better-sqlite3'
-import { RelayError } from './errors'
+import type Database from 'better-sqlite3'
+import { RelayError } from '../../errors'
+import { loadDriver } from '../load-driver'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
-export type RelayDatabase = Database.Database
+export type SqliteDatabase = Database.Database
 
 // Each entry upgrades the schema by one version (PRAGMA user_version), so a file written by an
 // older relay is brought up to date in place rather than refused.
@@ -49,6 +50,13 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (source, audience, user_id)
   ) WITHOUT ROWID;
   `,
+  // Leases: a claimed delivery is held by one worker until lease_until (epoch ms), so the same
+  // schema serves one relay on SQLite and many on PostgreSQL. Retention prunes delivered rows by age.
+  `
+  ALTER TABLE deliveries ADD COLUMN lease_until INTEGER;
+  ALTER TABLE deliveries ADD COLUMN lease_owner TEXT;
+  CREATE INDEX deliveries_delivered ON deliveries (updated_at) WHERE status = 'delivered';
+  `,
 ]
 
 /**
@@ -56,8 +64,9 @@ const MIGRATIONS: readonly string[] = [
  * mode with `synchronous = FULL`: a commit is on disk before the relay answers 2xx, and readers
  * never block the writer.
  */
-export function openDatabase(path: string): RelayDatabase {
-  let db: RelayDatabase
+export async function openSqliteDatabase(path: string): Promise<SqliteDatabase> {
+  const { default: Database } = await loadDriver('better-sqlite3', 'SQLite', () => import('better-sqlite3'))
+  let db: SqliteDatabase
   try {
     db = new Database(path)
   } catch (error) {
@@ -83,7 +92,7 @@ export function openDatabase(path: string): RelayDatabase {
   }
 }
 
-function migrate(db: RelayDatabase): void {
+function migrate(db: SqliteDatabase): void {
   const version = db.pragma('user_version', { simple: true }) as number
   if (version > MIGRATIONS.length) {
     throw new Error(`it was written by a newer relay (schema ${version}, this relay knows ${MIGRATIONS.length})`)

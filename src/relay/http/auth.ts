@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import { HttpError } from './http'
+import { HttpError } from './http-error'
 
 // Secrets are compared as SHA-256 digests: equal lengths for timingSafeEqual, and the time taken
 // says nothing about how much of a guess matched, nor how long the secret is.

@@ -1,0 +1,14 @@
+/** The Webhooks destination's name: the key in `sources[].destinations` and in `integrations`. */
+export const WEBHOOKS_DESTINATION = 'Webhooks'
+
+/** Destination names the relay knows; the keys of `sources[].destinations` (case sensitive). */
+export const DESTINATION_NAMES = [WEBHOOKS_DESTINATION] as const
+
+/**
+ * A configured source as ingest, the admin API and the worker route by it: its name and the
+ * names of the destinations it has.
+ */
+export interface RoutedSource {
+  name: string
+  destinations: readonly string[]
+}

@@ -1,0 +1,23 @@
+import { RelayConfigError } from '../errors'
+import type { Store } from './store'
+
+/** Whether a `database` option names a PostgreSQL server rather than a SQLite file. */
+export function isPostgresUrl(database: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(database)
+}
+
+/**
+ * Opens the store the `database` option names: a `postgres://` (or `postgresql://`) URL selects
+ * PostgreSQL, shared by any number of relays; anything else is a SQLite file path (or
+ * `':memory:'`), for one relay. Each implementation, and its driver, is loaded only when chosen.
+ *
+ * @throws {RelayError} `ERR_RELAY_DATABASE` when the database cannot be opened or prepared, and
+ * `ERR_RELAY_DRIVER_MISSING` when the store's driver package is not installed.
+ */
+export async function openStore(database: string): Promise<Store> {
+  if (isPostgresUrl(database)) {
+    throw new RelayConfigError('database', 'PostgreSQL is not supported yet')
+  }
+  const { openSqliteStore } = await import('./sqlite/sqlite-store')
+  return openSqliteStore(database)
+}

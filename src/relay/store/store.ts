@@ -1,0 +1,177 @@
+import type { DeliverableMessage } from '../../shared/message'
+
+/**
+ * The relay's durable state behind one interface: the outbox (deliveries and their attempts) and
+ * audience memberships. Two implementations keep the same behaviour: SQLite (one relay, one file,
+ * the embedded default) and PostgreSQL (any number of relays sharing one database).
+ *
+ * Every method that writes runs one transaction: a batch of deliveries, of outcomes or an
+ * audience sync is committed whole or not at all. Every method may reject when the database
+ * cannot be reached or written; callers decide what that means (ingest answers 503, the worker
+ * writes again later).
+ */
+export interface Store {
+  /** Which implementation this is, for logs and metrics. */
+  readonly kind: 'sqlite' | 'postgres'
+
+  /**
+   * Writes deliveries in one transaction, due at once. A delivery whose message id the source
+   * already sent to that destination is skipped (the client sent the same batch again).
+   * Resolves, with how many were new, only once they are durable.
+   */
+  enqueue(deliveries: readonly NewDelivery[]): Promise<number>
+
+  /**
+   * Claims up to `limit` of the source's deliveries that are due at `now` and not leased by
+   * anyone, oldest due first, leasing them to `owner` until `leaseUntil` (epoch ms). Until the
+   * lease runs out (or the outcome is recorded, or the lease is released), no other claim
+   * returns them: two relays never attempt the same delivery while both are healthy.
+   */
+  claim(request: ClaimRequest): Promise<DueDelivery[]>
+
+  /** Extends `owner`'s leases on `ids` (attempts still in flight) to `leaseUntil`. */
+  renew(owner: string, ids: readonly number[], leaseUntil: number): Promise<void>
+
+  /** Gives up `owner`'s leases on `ids` without an attempt: they are due again at once, for anyone. */
+  release(owner: string, ids: readonly number[]): Promise<void>
+
+  /**
+   * When the source's next pending delivery becomes claimable after `now` (epoch ms): its due
+   * time, or the end of the lease holding it, whichever is later. `undefined` when none is.
+   */
+  nextDueAt(source: string, now: number): Promise<number | undefined>
+
+  /**
+   * Writes the outcomes of attempts, with every request made, in one transaction, and ends their
+   * leases. An outcome for a delivery that is no longer pending (recorded already by a relay whose
+   * lease ran out) only adds its requests to the log.
+   */
+  record(outcomes: readonly AttemptOutcome[]): Promise<void>
+
+  /**
+   * Dead-letters the pending deliveries of every source not in `configured` (renamed or removed
+   * since they were written): no worker lane would ever take them. Returns how many there were.
+   */
+  failUnconfiguredSources(configured: readonly string[]): Promise<number>
+
+  /** Puts a dead-lettered delivery back in the queue with a fresh retry window, due at once. */
+  retry(id: number): Promise<'retried' | 'not-found' | 'not-failed'>
+
+  /** A page of the delivery log, by id, after the id `after`, with each delivery's attempts. */
+  list(query: DeliveryQuery): Promise<DeliveryView[]>
+
+  /**
+   * Makes `userIds` the audience's members for `source` and, in the same transaction, enqueues
+   * the deliveries `announce` builds for the users who joined and who left. The first sync finds
+   * no members, so every member has joined.
+   */
+  syncAudience(
+    source: string,
+    audience: string,
+    userIds: readonly string[],
+    announce: (change: AudienceChange) => NewDelivery[],
+  ): Promise<AudienceChange>
+
+  /**
+   * Deletes delivered deliveries last updated before `before` (epoch ms), with their attempts, at
+   * most `limit` of them. Dead-lettered and pending ones are never pruned. Returns how many went.
+   */
+  prune(before: number, limit: number): Promise<number>
+
+  /** Closes the connection(s). Idempotent. */
+  close(): Promise<void>
+}
+
+/** What {@link Store.claim} is asked for. */
+export interface ClaimRequest {
+  source: string
+  limit: number
+  /** The instant "due" is judged at, epoch ms. */
+  now: number
+  /** The claiming relay's id. */
+  owner: string
+  /** When the lease ends, epoch ms. */
+  leaseUntil: number
+}
+
+/** Where a delivery stands: waiting for (another) attempt, done, or dead-lettered. */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+
+/** The delivery statuses, for validating a filter. */
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed']
+
+/** A delivery to write: one message for one destination of one source. */
+export interface NewDelivery {
+  source: string
+  destination: string
+  messageId: string
+  type: string
+  /** The message's JSON, serialised once at ingest. */
+  json: string
+}
+
+/** A due delivery, as the worker attempts it. */
+export interface DueDelivery {
+  id: number
+  source: string
+  destination: string
+  message: DeliverableMessage
+  /** Attempts made so far in the current retry window. */
+  attempts: number
+  /** When the window's first attempt started (epoch ms), if there was one. */
+  firstAttemptAt: number | undefined
+}
+
+/** One HTTP request of an attempt, as the delivery log shows it. */
+export interface RequestRecord {
+  url: string
+  status?: number
+  error?: string
+  ms: number
+}
+
+/** What the worker decided after one attempt: done, due again at `nextAttemptAt`, or dead-lettered. */
+export type NextStep =
+  | { status: 'delivered' }
+  | { status: 'pending'; nextAttemptAt: number; error: string }
+  | { status: 'failed'; error: string }
+
+/** What became of one attempt, written back by the worker. */
+export interface AttemptOutcome {
+  id: number
+  /** When the attempt started, epoch ms. */
+  at: number
+  requests: readonly RequestRecord[]
+  next: NextStep
+}
+
+/** A filter and page of the delivery log. */
+export interface DeliveryQuery {
+  status?: DeliveryStatus | undefined
+  source?: string | undefined
+  /** Only deliveries with an id above this one. */
+  after: number
+  limit: number
+}
+
+/** A delivery as the admin API lists it. */
+export interface DeliveryView {
+  id: number
+  source: string
+  destination: string
+  messageId: string
+  type: string
+  status: DeliveryStatus
+  createdAt: string
+  updatedAt: string
+  nextAttemptAt: string | null
+  lastError: string | null
+  attempts: (RequestRecord & { at: string })[]
+  message: unknown
+}
+
+/** What an audience sync changed: the user ids that joined and that left. */
+export interface AudienceChange {
+  added: string[]
+  removed: string[]
+}
