@@ -17,7 +17,18 @@ export interface WorkerOptions {
   leaseTimeout: number
   /** This relay's id, written with its leases. @default a random UUID */
   owner?: string
+  /** Told of every attempt's outcome as it settles (metrics). Must not throw. */
+  observe?: (attempt: SettledAttempt) => void
   now?: () => number
+}
+
+/** One attempt as it settled, for observers such as metrics. */
+export interface SettledAttempt {
+  source: string
+  destination: string
+  outcome: AttemptOutcome
+  /** How long the attempt took, ms (every request of its fan-out, concurrently). */
+  ms: number
 }
 
 // Each source has its own lane (claims, timer), so a slow receiver fills only its own lane's slots
@@ -69,6 +80,7 @@ export class Worker {
   readonly #leaseTimeout: number
   readonly #owner: string
   readonly #now: () => number
+  readonly #observe: ((attempt: SettledAttempt) => void) | undefined
   /** Lanes by source name. */
   readonly #lanes = new Map<string, Lane>()
   /** Ids leased to this worker and not yet recorded (waiting, in flight, or outcome unwritten). */
@@ -98,6 +110,7 @@ export class Worker {
     this.#leaseTimeout = options.leaseTimeout
     this.#owner = options.owner ?? randomUUID()
     this.#now = options.now ?? Date.now
+    this.#observe = options.observe
     for (const source of options.destinations.keys()) {
       this.#lanes.set(source, {
         source,
@@ -284,6 +297,7 @@ export class Worker {
       // (it can be retried by hand) rather than leave it taken forever or crash the process.
       outcome = this.#crashed(delivery, at, error, result.attempts)
     }
+    this.#observe?.({ source: delivery.source, destination: delivery.destination, outcome, ms: this.#now() - at })
     this.#settle(lane, outcome)
   }
 

@@ -78,8 +78,24 @@ export interface Store {
    */
   prune(before: number, limit: number): Promise<number>
 
+  /**
+   * How many deliveries wait, per source and status (`pending` and `failed` only: delivered ones
+   * are history), and when the oldest of each was written (epoch ms). For metrics and the
+   * operator page.
+   */
+  backlog(): Promise<BacklogRow[]>
+
   /** Closes the connection(s). Idempotent. */
   close(): Promise<void>
+}
+
+/** One line of {@link Store.backlog}. */
+export interface BacklogRow {
+  source: string
+  status: 'pending' | 'failed'
+  count: number
+  /** When the oldest of them was written, epoch ms. */
+  oldestCreatedAt: number
 }
 
 /** What {@link Store.claim} is asked for. */

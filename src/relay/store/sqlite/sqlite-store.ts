@@ -4,6 +4,7 @@ import { type AttemptRow, type DeliveryRow, toDeliveryViews } from '../rows'
 import type {
   AttemptOutcome,
   AudienceChange,
+  BacklogRow,
   ClaimRequest,
   DeliveryQuery,
   DeliveryView,
@@ -42,6 +43,7 @@ export class SqliteStore implements Store {
   readonly #retry: Database.Statement
   readonly #statusOf: Database.Statement
   readonly #list: Database.Statement
+  readonly #backlog: Database.Statement
   readonly #members: Database.Statement
   readonly #addMember: Database.Statement
   readonly #removeMember: Database.Statement
@@ -92,6 +94,9 @@ export class SqliteStore implements Store {
       SELECT * FROM deliveries
       WHERE id > @after AND (@status IS NULL OR status = @status) AND (@source IS NULL OR source = @source)
       ORDER BY id LIMIT @limit`)
+    this.#backlog = db.prepare(`
+      SELECT source, status, count(*) AS count, min(created_at) AS oldestCreatedAt FROM deliveries
+      WHERE status IN ('pending', 'failed') GROUP BY source, status ORDER BY source, status`)
     this.#members = db.prepare('SELECT user_id FROM audience_members WHERE source = ? AND audience = ?').pluck()
     this.#addMember = db.prepare('INSERT INTO audience_members (source, audience, user_id) VALUES (?, ?, ?)')
     this.#removeMember = db.prepare('DELETE FROM audience_members WHERE source = ? AND audience = ? AND user_id = ?')
@@ -246,6 +251,10 @@ export class SqliteStore implements Store {
 
   async prune(before: number, limit: number): Promise<number> {
     return this.#pruneAll(before, limit)
+  }
+
+  async backlog(): Promise<BacklogRow[]> {
+    return this.#backlog.all() as BacklogRow[]
   }
 
   async close(): Promise<void> {
