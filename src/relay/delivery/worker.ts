@@ -297,7 +297,11 @@ export class Worker {
       // (it can be retried by hand) rather than leave it taken forever or crash the process.
       outcome = this.#crashed(delivery, at, error, result.attempts)
     }
-    this.#observe?.({ source: delivery.source, destination: delivery.destination, outcome, ms: this.#now() - at })
+    try {
+      this.#observe?.({ source: delivery.source, destination: delivery.destination, outcome, ms: this.#now() - at })
+    } catch (error) {
+      log('an observer of attempts threw: %s', (error as Error).message)
+    }
     this.#settle(lane, outcome)
   }
 
