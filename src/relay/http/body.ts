@@ -29,20 +29,13 @@ export function sendError(res: ServerResponse, error: HttpError): void {
 /**
  * Reads a JSON request body of at most `maxBytes` ({@link readBody}: decoded from its
  * `Content-Encoding`, the limit held on the bytes sent and on the bytes decoded) and parses it.
- * Refuses, with the status a client can act on: a content type other than JSON (415); a body over
+ * The body is taken as JSON whatever its `Content-Type` says (or without one): real clients send
+ * JSON as `text/plain` or under a form type. Refuses, with the status a client can act on: a body over
  * the limit (413), an encoding the relay does not decode (415), a compressed body that does not
  * decode (400), JSON that is malformed, nested deeper than {@link MAX_JSON_DEPTH}, or not an
  * object (400).
  */
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {
-  const contentType = req.headers['content-type']
-  if (contentType === undefined || !isJsonContentType(contentType)) {
-    throw new HttpError(
-      415,
-      'ERR_CONTENT_TYPE',
-      `the body must be JSON, sent with Content-Type: application/json (got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType.slice(0, 100))})`,
-    )
-  }
   const text = (await readBody(req, maxBytes)).toString('utf8')
   const depth = jsonDepth(text)
   if (depth > MAX_JSON_DEPTH) {
@@ -58,11 +51,6 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
     throw new HttpError(400, 'ERR_INVALID_BODY', 'the body must be a JSON object')
   }
   return body as Record<string, unknown>
-}
-
-function isJsonContentType(value: string): boolean {
-  const mediaType = value.split(';', 1)[0]!.trim().toLowerCase()
-  return mediaType === 'application/json' || (mediaType.startsWith('application/') && mediaType.endsWith('+json'))
 }
 
 /**
