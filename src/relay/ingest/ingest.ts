@@ -47,8 +47,10 @@ export async function ingest(
       refused.push({ index, reason: problem })
       return
     }
-    // A shallow copy: the fields filled in here never change what the caller parsed.
-    const message = { ...(raw as Record<string, unknown>) }
+    // A shallow copy: the fields filled in here never change what the caller parsed. A write key
+    // sent in the body (the single-call paths take the body as the message) is a secret: it is
+    // never stored, shown in the delivery log or forwarded.
+    const { writeKey: _writeKey, ...message } = raw as Record<string, unknown>
     message['messageId'] ??= randomUUID()
     message['timestamp'] ??= now.toISOString()
     const serialized = serialize(message)
