@@ -7,6 +7,7 @@ import { findWireMessageProblem } from '../../shared/validate'
 import { HttpError } from '../http/http-error'
 import type { RoutedSource } from '../sources'
 import type { NewDelivery } from '../store/store'
+import { eventTime } from './event-time'
 import type { GroupCommit } from './group-commit'
 
 /** A message of a batch that was refused, by its index in the batch, and why. */
@@ -23,9 +24,18 @@ export interface IngestAnswer {
   refused: Refusal[]
 }
 
+/** When and how a request's messages arrived: the facts their times are worked out from. */
+export interface Arrival {
+  /** When the relay received the request; every message carries it as `receivedAt`. @default now */
+  receivedAt?: Date
+  /** The batch's `sentAt` (the client's clock when it sent the request), as received; may be invalid. */
+  sentAt?: unknown
+}
+
 /**
- * Validates a batch's messages one by one, fills in `messageId` and `timestamp` where missing,
- * routes each to the source's destinations its `integrations` allow, and commits all their
+ * Validates a batch's messages one by one, fills in `messageId` where missing, sets `timestamp`
+ * when the client gave none (from `originalTimestamp`, corrected by `sentAt`: {@link eventTime})
+ * and `receivedAt`, routes each to the source's destinations its `integrations` allow, and commits all their
  * deliveries in one transaction (shared with the other requests of the moment: {@link GroupCommit}).
  * Only then does it resolve: the caller answers 2xx after this. Invalid or oversized messages are
  * refused on their own; the valid rest is accepted.
@@ -36,7 +46,7 @@ export async function ingest(
   commits: GroupCommit,
   source: RoutedSource,
   messages: readonly unknown[],
-  now = new Date(),
+  { receivedAt = new Date(), sentAt }: Arrival = {},
 ): Promise<IngestAnswer> {
   const deliveries: NewDelivery[] = []
   const refused: Refusal[] = []
@@ -52,7 +62,8 @@ export async function ingest(
     // never stored, shown in the delivery log or forwarded.
     const { writeKey: _writeKey, ...message } = raw as Record<string, unknown>
     message['messageId'] ??= randomUUID()
-    message['timestamp'] ??= now.toISOString()
+    message['timestamp'] = eventTime(message, sentAt, receivedAt)
+    message['receivedAt'] = receivedAt.toISOString()
     const serialized = serialize(message)
     if (!serialized.ok) {
       refused.push({ index, reason: `the message ${serialized.problem}` })
