@@ -24,6 +24,17 @@ export interface IngestAnswer {
   refused: Refusal[]
 }
 
+/** What ingest did with a request's messages. */
+export interface IngestOutcome {
+  /** The answer sent to the client. */
+  answer: IngestAnswer
+  /**
+   * Accepted messages for which no delivery was written because the source's schema blocks them
+   * (`schema.blockedEvents`): counted in `answer.accepted`, and by metrics as `filtered`. Never sent.
+   */
+  filtered: number
+}
+
 /** When and how a request's messages arrived: the facts their times are worked out from. */
 export interface Arrival {
   /** When the relay received the request; every message carries it as `receivedAt`. @default now */
@@ -47,10 +58,11 @@ export async function ingest(
   source: RoutedSource,
   messages: readonly unknown[],
   { receivedAt = new Date(), sentAt }: Arrival = {},
-): Promise<IngestAnswer> {
+): Promise<IngestOutcome> {
   const deliveries: NewDelivery[] = []
   const refused: Refusal[] = []
   let accepted = 0
+  let filtered = 0
   messages.forEach((raw, index) => {
     const problem = findWireMessageProblem(raw)
     if (problem !== undefined) {
@@ -77,6 +89,10 @@ export async function ingest(
       return
     }
     accepted++
+    if (message['type'] === 'track' && source.blockedEvents?.has(message['event'] as string)) {
+      filtered++
+      return
+    }
     const integrations = message['integrations'] as Integrations | undefined
     for (const destination of source.destinations) {
       if (!isDestinationEnabled(integrations, destination)) continue
@@ -95,7 +111,7 @@ export async function ingest(
     // Nothing was committed: a 503 tells the SDK to send the batch again.
     throw new HttpError(503, 'ERR_OUTBOX_UNAVAILABLE', `the messages could not be stored: ${(error as Error).message}`)
   }
-  return { success: accepted > 0 || refused.length === 0, accepted, refused }
+  return { answer: { success: accepted > 0 || refused.length === 0, accepted, refused }, filtered }
 }
 
 /** The messages of a `POST /v1/batch` body: its `batch` array. */
