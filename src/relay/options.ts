@@ -17,6 +17,18 @@ export interface RelaySource {
   writeKey: string
   /** The destinations this source's messages go to. */
   destinations?: SourceDestinations
+  /** Rules on what this source's messages may be (DESIGN.md §3 "Source schema"). */
+  schema?: SourceSchema
+}
+
+/** A source's schema: rules applied to its messages at ingest. */
+export interface SourceSchema {
+  /**
+   * Track event names (exact and case sensitive, as in `event`) that are dropped: such a message
+   * is authenticated, validated and acknowledged like any other, and counts as accepted, but no
+   * delivery is written for it. Other call types are never blocked by this list. @default []
+   */
+  blockedEvents?: readonly string[]
 }
 
 /** Options of {@link createRelay}; also the shape of the CLI's JSON config file. */
@@ -136,7 +148,7 @@ function resolveSources(value: unknown): RelaySource[] {
   return value.map((source: unknown, index) => {
     const field = `sources[${index}]`
     if (!isPlainObject(source)) throw new RelayConfigError(field, `must be an object, got ${describe(source)}`)
-    const { name, writeKey, destinations } = source
+    const { name, writeKey, destinations, schema } = source
     if (!isNonEmptyString(name))
       throw new RelayConfigError(`${field}.name`, `must be a non-empty string, got ${describe(name)}`)
     if (names.has(name))
@@ -147,7 +159,12 @@ function resolveSources(value: unknown): RelaySource[] {
     if (writeKeys.has(writeKey)) throw new RelayConfigError(`${field}.writeKey`, 'is the write key of another source')
     names.add(name)
     writeKeys.add(writeKey)
-    return { name, writeKey, destinations: resolveDestinations(destinations, `${field}.destinations`) }
+    return {
+      name,
+      writeKey,
+      destinations: resolveDestinations(destinations, `${field}.destinations`),
+      schema: resolveSchema(schema, `${field}.schema`),
+    }
   })
 }
 
@@ -168,6 +185,30 @@ function resolveDestinations(value: unknown, field: string): SourceDestinations 
     destinations.Webhooks = structuredClone(settings) as unknown as WebhookSettings
   }
   return destinations
+}
+
+const SCHEMA_KEYS = ['blockedEvents']
+
+function resolveSchema(value: unknown, field: string): SourceSchema {
+  if (value === undefined) return { blockedEvents: [] }
+  if (!isPlainObject(value)) throw new RelayConfigError(field, `must be an object, got ${describe(value)}`)
+  for (const key of Object.keys(value)) {
+    // A misspelt rule would otherwise block nothing, silently.
+    if (!SCHEMA_KEYS.includes(key))
+      throw new RelayConfigError(`${field}.${key}`, `is not a schema rule (known: ${SCHEMA_KEYS.join(', ')})`)
+  }
+  const blocked = value['blockedEvents']
+  if (blocked === undefined) return { blockedEvents: [] }
+  if (!Array.isArray(blocked))
+    throw new RelayConfigError(`${field}.blockedEvents`, `must be an array of event names, got ${describe(blocked)}`)
+  blocked.forEach((event: unknown, index) => {
+    if (!isNonEmptyString(event))
+      throw new RelayConfigError(
+        `${field}.blockedEvents[${index}]`,
+        `must be a non-empty string, got ${describe(event)}`,
+      )
+  })
+  return { blockedEvents: [...(blocked as string[])] }
 }
 
 function isNonEmptyString(value: unknown): value is string {

@@ -64,6 +64,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     const sources: RoutedSource[] = resolved.sources.map((s) => ({
       name: s.name,
       destinations: Object.keys(s.destinations ?? {}),
+      blockedEvents: new Set(s.schema?.blockedEvents),
     }))
     const router = createRouter({
       store,

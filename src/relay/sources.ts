@@ -11,4 +11,6 @@ export const DESTINATION_NAMES = [WEBHOOKS_DESTINATION] as const
 export interface RoutedSource {
   name: string
   destinations: readonly string[]
+  /** Track event names acknowledged but never delivered (`schema.blockedEvents`). */
+  blockedEvents?: ReadonlySet<string>
 }

@@ -96,12 +96,12 @@ describe('ingest with group commit', () => {
       ingest(commits, source, [track('b1'), track('b2')]),
     ])
     expect(enqueue).toHaveBeenCalledTimes(1)
-    expect(a).toEqual({
+    expect(a.answer).toEqual({
       success: true,
       accepted: 1,
       refused: [{ index: 1, reason: 'track needs userId or anonymousId' }],
     })
-    expect(b).toEqual({ success: true, accepted: 2, refused: [] })
+    expect(b.answer).toEqual({ success: true, accepted: 2, refused: [] })
     expect(stored()).toEqual(['a1', 'b1', 'b2'])
   })
 

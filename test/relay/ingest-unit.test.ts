@@ -29,7 +29,7 @@ describe('ingest', () => {
       const given = { type: 'identify', userId: 'u1' }
       expect(
         await ingest(new GroupCommit(outbox), source, [given, { ...given, integrations: { Webhooks: false } }]),
-      ).toEqual({ success: true, accepted: 2, refused: [] })
+      ).toEqual({ answer: { success: true, accepted: 2, refused: [] }, filtered: 0 })
       expect(given).toEqual({ type: 'identify', userId: 'u1' })
       const [delivery, ...others] = await outbox.list({ after: 0, limit: 10 })
       expect(others).toEqual([])

@@ -2,6 +2,7 @@ import { connect } from 'node:net'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../src/relay/index'
 import { adminGet, basic, post, type Receiver, startReceiver, startRelay, track, waitFor, WRITE_KEY } from './helpers'
+import { postBytes } from './ingest-helpers'
 
 let receiver: Receiver
 let relay: Relay
@@ -52,13 +53,26 @@ describe('POST /v1/batch', () => {
     expect(answer.body.error.message).toMatch(/batch is missing or not an array/)
   })
 
-  it('refuses a content type other than JSON with 415', async () => {
-    const answer = await post(`${relay.url}/v1/batch`, JSON.stringify({ batch: [track()] }), {
-      authorization: basic(WRITE_KEY),
-      'content-type': 'text/plain',
+  // The contract changed (issue 9): clients in the wild send JSON under text/plain or a form type,
+  // so the body is JSON whatever the Content-Type says; it used to be refused with 415.
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream', undefined])(
+    'parses the body as JSON whatever the Content-Type (%s)',
+    async (contentType) => {
+      const messageId = `ct-${String(contentType).replace(/\W/g, '')}`
+      const answer = await postBytes(`${relay.url}/v1/batch`, JSON.stringify({ batch: [track({ messageId })] }), {
+        'content-type': contentType,
+      })
+      expect(answer).toEqual({ status: 200, body: { success: true, accepted: 1, refused: [] } })
+      await waitFor(() => receiver.received.find((r) => r.body['messageId'] === messageId))
+    },
+  )
+
+  it('refuses a form-encoded body (not JSON) under a form type with 400 malformed JSON', async () => {
+    const answer = await postBytes(`${relay.url}/v1/batch`, 'batch=1&event=x', {
+      'content-type': 'application/x-www-form-urlencoded',
     })
-    expect(answer.status).toBe(415)
-    expect(answer.body.error.message).toMatch(/application\/json/)
+    expect(answer.status).toBe(400)
+    expect(answer.body.error.code).toBe('ERR_MALFORMED_JSON')
   })
 
   it('refuses deeply nested JSON with 400 before parsing it', async () => {

@@ -8,6 +8,10 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest()
 }
 
+// How a client names its source, for the 401 that says it did not.
+const HOW_TO_SEND =
+  'send the write key as the user of Basic auth (Authorization: Basic base64(writeKey + ":")) or, with no Authorization header, as the body\'s "writeKey"'
+
 /** Looks up sources by write key in constant time: every key is compared on every request. */
 export class WriteKeys<Source> {
   /** Each source with the digest of its write key. */
@@ -19,22 +23,36 @@ export class WriteKeys<Source> {
 
   /**
    * The source whose write key is the Basic auth user of `req` (the password is ignored, as the
-   * SDKs send it empty). Throws a 401 {@link HttpError} when there is none.
+   * SDKs send it empty), or `undefined` when `req` has no `Authorization` header: the write key
+   * may then be in the body ({@link fromBody}). Throws a 401 {@link HttpError} for another scheme,
+   * an empty user or an unknown key.
    */
-  authenticate(req: IncomingMessage): Source {
-    const writeKey = basicUser(req.headers.authorization)
-    if (writeKey === undefined) {
-      throw unauthorized(
-        'send the write key as the user of Basic auth: Authorization: Basic base64(writeKey + ":")',
-        'Basic realm="tracklet"',
-      )
-    }
+  fromAuthorization(req: IncomingMessage): Source | undefined {
+    const header = req.headers.authorization
+    if (header === undefined) return undefined
+    const writeKey = basicUser(header)
+    if (writeKey === undefined) throw unauthorized(`${HOW_TO_SEND}; the Authorization header is not that`)
+    return this.#find(writeKey)
+  }
+
+  /**
+   * The source whose write key is the body's `writeKey` field, for clients that send no
+   * `Authorization` header. Throws a 401 {@link HttpError} when it is missing or unknown.
+   */
+  fromBody(body: Record<string, unknown>): Source {
+    const writeKey = body['writeKey']
+    if (typeof writeKey !== 'string' || writeKey.length === 0) throw unauthorized(HOW_TO_SEND)
+    return this.#find(writeKey)
+  }
+
+  #find(writeKey: string): Source {
     const candidate = digest(writeKey)
     let found: Source | undefined
     for (const entry of this.#entries) {
       if (timingSafeEqual(entry.digest, candidate) && found === undefined) found = entry.source
     }
-    if (found === undefined) throw unauthorized('unknown write key', 'Basic realm="tracklet"')
+    // Never the key itself in the answer: it may be another source's key mistyped.
+    if (found === undefined) throw unauthorized('unknown write key')
     return found
   }
 }
@@ -59,8 +77,8 @@ export class AdminToken {
   }
 }
 
-function basicUser(header: string | undefined): string | undefined {
-  const match = header === undefined ? null : /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header)
+function basicUser(header: string): string | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header)
   if (match === null) return undefined
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8')
   const colon = decoded.indexOf(':')
@@ -68,6 +86,6 @@ function basicUser(header: string | undefined): string | undefined {
   return user.length === 0 ? undefined : user
 }
 
-function unauthorized(message: string, challenge: string): HttpError {
+function unauthorized(message: string, challenge = 'Basic realm="tracklet"'): HttpError {
   return new HttpError(401, 'ERR_UNAUTHORIZED', message, { 'www-authenticate': challenge })
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { HttpError } from './http-error'
+import { readBody } from './read-body'
 
 /** JSON nested deeper than this is refused before it is parsed (traits rarely go past 5). */
 export const MAX_JSON_DEPTH = 64
@@ -26,25 +27,16 @@ export function sendError(res: ServerResponse, error: HttpError): void {
 }
 
 /**
- * Reads a JSON request body of at most `maxBytes` and parses it. Refuses, with the status a
- * client can act on: a content type other than JSON (415); a declared or actual length over the
- * limit (413, decided from `Content-Length` before reading, or as soon as the limit is crossed,
- * without reading further); JSON that is malformed, nested deeper than {@link MAX_JSON_DEPTH},
- * or not an object (400).
+ * Reads a JSON request body of at most `maxBytes` ({@link readBody}: decoded from its
+ * `Content-Encoding`, the limit held on the bytes sent and on the bytes decoded) and parses it.
+ * The body is taken as JSON whatever its `Content-Type` says (or without one): real clients send
+ * JSON as `text/plain` or under a form type. Refuses, with the status a client can act on: a body over
+ * the limit (413), an encoding the relay does not decode (415), a compressed body that does not
+ * decode (400), JSON that is malformed, nested deeper than {@link MAX_JSON_DEPTH}, or not an
+ * object (400).
  */
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {
-  const contentType = req.headers['content-type']
-  if (contentType === undefined || !isJsonContentType(contentType)) {
-    throw new HttpError(
-      415,
-      'ERR_CONTENT_TYPE',
-      `the body must be JSON, sent with Content-Type: application/json (got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType.slice(0, 100))})`,
-    )
-  }
-  const declared = Number(req.headers['content-length'])
-  if (declared > maxBytes) throw tooLarge(maxBytes, `Content-Length is ${declared}`)
-
-  const text = await readText(req, maxBytes)
+  const text = (await readBody(req, maxBytes)).toString('utf8')
   const depth = jsonDepth(text)
   if (depth > MAX_JSON_DEPTH) {
     throw new HttpError(400, 'ERR_JSON_TOO_DEEP', `the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`)
@@ -59,53 +51,6 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
     throw new HttpError(400, 'ERR_INVALID_BODY', 'the body must be a JSON object')
   }
   return body as Record<string, unknown>
-}
-
-function isJsonContentType(value: string): boolean {
-  const mediaType = value.split(';', 1)[0]!.trim().toLowerCase()
-  return mediaType === 'application/json' || (mediaType.startsWith('application/') && mediaType.endsWith('+json'))
-}
-
-function tooLarge(maxBytes: number, detail: string): HttpError {
-  // The rest of the body is not read: closing the connection after the answer is the only way
-  // not to, so say so.
-  return new HttpError(413, 'ERR_BODY_TOO_LARGE', `the body is over the ${maxBytes}-byte limit (${detail})`, {
-    connection: 'close',
-  })
-}
-
-function readText(req: IncomingMessage, maxBytes: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let received = 0
-    const onData = (chunk: Buffer): void => {
-      received += chunk.length
-      if (received > maxBytes) {
-        cleanup()
-        // Stop reading: the socket is paused and closed once the 413 is written.
-        req.pause()
-        reject(tooLarge(maxBytes, `more than ${maxBytes} bytes were sent`))
-        return
-      }
-      chunks.push(chunk)
-    }
-    const onEnd = (): void => {
-      cleanup()
-      resolve(Buffer.concat(chunks, received).toString('utf8'))
-    }
-    const onError = (error: Error): void => {
-      cleanup()
-      reject(new HttpError(400, 'ERR_REQUEST_ABORTED', `the request body could not be read: ${error.message}`))
-    }
-    const cleanup = (): void => {
-      req.off('data', onData)
-      req.off('end', onEnd)
-      req.off('error', onError)
-    }
-    req.on('data', onData)
-    req.on('end', onEnd)
-    req.on('error', onError)
-  })
 }
 
 /**

@@ -37,12 +37,27 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
     res: ServerResponse,
     messagesOf: (body: Record<string, unknown>) => unknown[],
   ): Promise<void> => {
-    const source = context.writeKeys.authenticate(req)
+    const receivedAt = new Date()
+    // Basic auth is checked before the body is read; without an Authorization header the write
+    // key can only be in the body, so that check waits for it.
+    const authorized = context.writeKeys.fromAuthorization(req)
     const body = await readJsonBody(req, MAX_BATCH_BYTES)
-    const answer = await ingest(context.commits, source, messagesOf(body))
-    if (answer.accepted > 0) context.wake()
-    if (answer.refused.length > 0)
-      log('source %s: %d accepted, %d refused', source.name, answer.accepted, answer.refused.length)
+    const source = authorized ?? context.writeKeys.fromBody(body)
+    // A batch's sentAt is on the body; a single call's body is its message, and sentAt with it.
+    const { answer, filtered } = await ingest(context.commits, source, messagesOf(body), {
+      receivedAt,
+      sentAt: body['sentAt'],
+    })
+    if (answer.accepted > filtered) context.wake()
+    if (answer.refused.length > 0 || filtered > 0) {
+      log(
+        'source %s: %d accepted (%d of them blocked by its schema), %d refused',
+        source.name,
+        answer.accepted,
+        filtered,
+        answer.refused.length,
+      )
+    }
     sendJson(res, answer.success ? 200 : 400, answer)
   }
   const admin = async (

@@ -7,6 +7,7 @@ import { findWireMessageProblem } from '../../shared/validate'
 import { HttpError } from '../http/http-error'
 import type { RoutedSource } from '../sources'
 import type { NewDelivery } from '../store/store'
+import { eventTime } from './event-time'
 import type { GroupCommit } from './group-commit'
 
 /** A message of a batch that was refused, by its index in the batch, and why. */
@@ -23,9 +24,29 @@ export interface IngestAnswer {
   refused: Refusal[]
 }
 
+/** What ingest did with a request's messages. */
+export interface IngestOutcome {
+  /** The answer sent to the client. */
+  answer: IngestAnswer
+  /**
+   * Accepted messages for which no delivery was written because the source's schema blocks them
+   * (`schema.blockedEvents`): counted in `answer.accepted`, and by metrics as `filtered`. Never sent.
+   */
+  filtered: number
+}
+
+/** When and how a request's messages arrived: the facts their times are worked out from. */
+export interface Arrival {
+  /** When the relay received the request; every message carries it as `receivedAt`. @default now */
+  receivedAt?: Date
+  /** The batch's `sentAt` (the client's clock when it sent the request), as received; may be invalid. */
+  sentAt?: unknown
+}
+
 /**
- * Validates a batch's messages one by one, fills in `messageId` and `timestamp` where missing,
- * routes each to the source's destinations its `integrations` allow, and commits all their
+ * Validates a batch's messages one by one, fills in `messageId` where missing, sets `timestamp`
+ * when the client gave none (from `originalTimestamp`, corrected by `sentAt`: {@link eventTime})
+ * and `receivedAt`, routes each to the source's destinations its `integrations` allow, and commits all their
  * deliveries in one transaction (shared with the other requests of the moment: {@link GroupCommit}).
  * Only then does it resolve: the caller answers 2xx after this. Invalid or oversized messages are
  * refused on their own; the valid rest is accepted.
@@ -36,21 +57,25 @@ export async function ingest(
   commits: GroupCommit,
   source: RoutedSource,
   messages: readonly unknown[],
-  now = new Date(),
-): Promise<IngestAnswer> {
+  { receivedAt = new Date(), sentAt }: Arrival = {},
+): Promise<IngestOutcome> {
   const deliveries: NewDelivery[] = []
   const refused: Refusal[] = []
   let accepted = 0
+  let filtered = 0
   messages.forEach((raw, index) => {
     const problem = findWireMessageProblem(raw)
     if (problem !== undefined) {
       refused.push({ index, reason: problem })
       return
     }
-    // A shallow copy: the fields filled in here never change what the caller parsed.
-    const message = { ...(raw as Record<string, unknown>) }
+    // A shallow copy: the fields filled in here never change what the caller parsed. A write key
+    // sent in the body (the single-call paths take the body as the message) is a secret: it is
+    // never stored, shown in the delivery log or forwarded.
+    const { writeKey: _writeKey, ...message } = raw as Record<string, unknown>
     message['messageId'] ??= randomUUID()
-    message['timestamp'] ??= now.toISOString()
+    message['timestamp'] = eventTime(message, sentAt, receivedAt)
+    message['receivedAt'] = receivedAt.toISOString()
     const serialized = serialize(message)
     if (!serialized.ok) {
       refused.push({ index, reason: `the message ${serialized.problem}` })
@@ -64,6 +89,10 @@ export async function ingest(
       return
     }
     accepted++
+    if (message['type'] === 'track' && source.blockedEvents?.has(message['event'] as string)) {
+      filtered++
+      return
+    }
     const integrations = message['integrations'] as Integrations | undefined
     for (const destination of source.destinations) {
       if (!isDestinationEnabled(integrations, destination)) continue
@@ -82,7 +111,7 @@ export async function ingest(
     // Nothing was committed: a 503 tells the SDK to send the batch again.
     throw new HttpError(503, 'ERR_OUTBOX_UNAVAILABLE', `the messages could not be stored: ${(error as Error).message}`)
   }
-  return { success: accepted > 0 || refused.length === 0, accepted, refused }
+  return { answer: { success: accepted > 0 || refused.length === 0, accepted, refused }, filtered }
 }
 
 /** The messages of a `POST /v1/batch` body: its `batch` array. */
