@@ -19,8 +19,9 @@ export type WebhookBody = Record<string, unknown>
  * | group | `version: 1, type, userId, groupId, traits, timestamp` |
  * | delete | `type, userId, timestamp` — nothing else |
  *
- * Every type but delete also carries the message's whole `context`, its `anonymousId` and its
- * `messageId` where present; `integrations` (routing flags) are never forwarded. `timestamp` is
+ * Every type but delete also carries the message's whole `context`, its `anonymousId`, its
+ * `messageId` and its `receivedAt` (when the relay took it in) where present; `integrations`
+ * (routing flags) are never forwarded. `timestamp` is
  * normalised to ISO 8601 UTC with milliseconds. Nested objects are the message's own, not copies.
  *
  * @throws {WebhookMessageError} for an unknown type, a missing required field or a timestamp
@@ -80,7 +81,13 @@ function formatCall(message: Message, timestamp: string): WebhookBody {
       body['traits'] = objectOrEmpty(message.traits)
       break
   }
-  assign(body, { timestamp, context: message.context, anonymousId: message.anonymousId, messageId: message.messageId })
+  assign(body, {
+    timestamp,
+    context: message.context,
+    anonymousId: message.anonymousId,
+    messageId: message.messageId,
+    receivedAt: toUtcTimestamp((message as { receivedAt?: unknown }).receivedAt),
+  })
   return body
 }
 

@@ -60,8 +60,13 @@ function runClient(client: string): Promise<Sent> {
 }
 
 /** The webhook body for a message of the client's, by DESIGN.md §2's table, with the given inputs. */
-function expectedBody(type: (typeof TYPES)[number], sent: Record<string, any>, timestamp: string): unknown {
-  const common = { version: 1, type, timestamp, context: sent['context'], messageId: sent['messageId'] }
+function expectedBody(
+  type: (typeof TYPES)[number],
+  sent: Record<string, any>,
+  timestamp: string,
+  receivedAt: string,
+): unknown {
+  const common = { version: 1, type, timestamp, context: sent['context'], messageId: sent['messageId'], receivedAt }
   switch (type) {
     case 'identify':
       return { ...common, userId: 'u-1', traits: { email: 'a@b.co', plan: 'pro' } }
@@ -127,7 +132,11 @@ describe.each(CLIENTS)('%s', (client, libraryName, version) => {
     const message = request.body.batch.find((m) => m.messageId === messageId)!
     expect(message['context'].library).toEqual({ name: libraryName, version })
     if (type === 'screen') expect(message['context']).toMatchObject({ app: {}, os: {}, device: {} })
-    expect(arrival!.body).toEqual(expectedBody(type, message, expectedTimestamp(message, request.body.sentAt)))
+    const { receivedAt } = stored.get(messageId)
+    expect(receivedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    expect(arrival!.body).toEqual(
+      expectedBody(type, message, expectedTimestamp(message, request.body.sentAt), receivedAt),
+    )
   })
 
   it('sends what DESIGN §3 says this client sends', () => {

@@ -211,3 +211,23 @@ describe('formatMessage: common rules', () => {
     expect(format).toThrow(problem)
   })
 })
+
+describe('formatMessage and receivedAt', () => {
+  it('forwards when the relay took the message in, normalised, on every type but delete', () => {
+    const track = formatMessage({
+      type: 'track',
+      userId: 'u1',
+      event: 'E',
+      timestamp: '2026-01-01T00:00:00Z',
+      receivedAt: '2026-01-01T00:00:01.5+00:00',
+    } as never)
+    expect(track['receivedAt']).toBe('2026-01-01T00:00:01.500Z')
+    const removal = formatMessage({
+      type: 'delete',
+      userId: 'u1',
+      timestamp: '2026-01-01T00:00:00Z',
+      receivedAt: '2026-01-01T00:00:01Z',
+    } as never)
+    expect(removal).toEqual({ type: 'delete', userId: 'u1', timestamp: '2026-01-01T00:00:00.000Z' })
+  })
+})
