@@ -21,10 +21,10 @@ export async function throwawayDatabase(kind: StoreKind): Promise<string> {
   return kind === 'sqlite' ? ':memory:' : freshPostgresDatabase()
 }
 
-/** Opens an empty store of `kind` with the clock `now`. */
-export async function openTestStore(kind: StoreKind, now: () => number = Date.now): Promise<Store> {
-  if (kind === 'sqlite') return openSqliteStore(':memory:', now)
-  return openPostgresStore(await freshPostgresDatabase(), { now })
+/** Opens an empty store of `kind` with the clock `now`, or the store at `database` when given. */
+export async function openTestStore(kind: StoreKind, now: () => number = Date.now, database?: string): Promise<Store> {
+  const at = database ?? (await throwawayDatabase(kind))
+  return kind === 'sqlite' ? openSqliteStore(at, now) : openPostgresStore(at, { now })
 }
 
 /** Whether `store` is the PostgreSQL one (for a test's own look at its rows). */
