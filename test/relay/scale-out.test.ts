@@ -10,7 +10,7 @@ import { createRelay, type Relay } from '../../src/relay/index'
 import { MIGRATIONS } from '../../src/relay/store/postgres/schema'
 import { buildCli } from '../support/build-cli'
 import { freshPostgresDatabase, sql } from '../support/postgres'
-import { freePort } from '../support/postgres-server'
+import { freePort } from '../support/postgres-server.mjs'
 import { ADMIN_TOKEN, admin, adminGet, post, track, waitFor, WRITE_KEY } from './helpers'
 
 // Several relays on one PostgreSQL database: real relay processes (the built CLI) or relays in

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node'
-import { startPostgresServer } from './postgres-server'
+import { startPostgresServer } from './postgres-server.mjs'
 
 declare module 'vitest' {
   export interface ProvidedContext {

