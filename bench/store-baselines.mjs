@@ -56,7 +56,10 @@ export async function postgresInsertBaseline(url, n, batch, message, connections
   const started = performance.now()
   await Promise.all(
     clients.map(async (client) => {
-      for (let i = (next += batch) - batch; i < n; i = (next += batch) - batch) {
+      for (;;) {
+        const i = next
+        next += batch
+        if (i >= n) break
         const rows = rowsOf(i, Math.min(n, i + batch), message)
         await client.query({
           name: 'baseline-insert',
