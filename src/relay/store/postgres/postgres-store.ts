@@ -61,10 +61,18 @@ const ENQUEUE = `
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u (s, d, m, t, j)
   ON CONFLICT (source, destination, message_id) DO NOTHING`
 
+// The worker's writes (claims, outcomes, renewals) commit without waiting for the WAL to reach
+// the disk (synchronous_commit off for that transaction alone, set within the statement so it
+// costs no round trip). A database crash may then lose the last few of them: those deliveries
+// are pending again and are sent again — at-least-once holds — while ingest, whose 2xx promises
+// the message is kept, always waits for the disk. (The SQLite store does the same.)
+const RELAXED = `relaxed AS (SELECT set_config('synchronous_commit', 'off', true))`
+
 // One statement: picks the source's oldest due deliveries that no live lease holds, skipping rows
 // another relay is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only
 // for the statement; from then on the lease (lease_until) keeps other relays off.
 const CLAIM = `
+  WITH ${RELAXED}
   UPDATE deliveries d SET lease_until = $5, lease_owner = $4
   FROM (
     SELECT id FROM deliveries
@@ -73,7 +81,7 @@ const CLAIM = `
     ORDER BY next_attempt_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED
-  ) due
+  ) due, relaxed
   WHERE d.id = due.id
   RETURNING d.id, d.source, d.destination, d.message, d.attempts, d.first_attempt_at, d.next_attempt_at`
 
@@ -92,7 +100,7 @@ const NEXT_DUE = `
 // pending: one recorded already by a relay whose lease ran out keeps its state) and every request
 // into the attempts log.
 const RECORD = `
-  WITH outcome AS (
+  WITH ${RELAXED}, outcome AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
       AS o (id, status, at, next_attempt_at, error)
   ), updated AS (
@@ -100,7 +108,7 @@ const RECORD = `
       status = outcome.status, attempts = d.attempts + 1, first_attempt_at = coalesce(d.first_attempt_at, outcome.at),
       next_attempt_at = outcome.next_attempt_at, last_error = outcome.error, updated_at = $6,
       lease_until = NULL, lease_owner = NULL
-    FROM outcome
+    FROM outcome, relaxed
     WHERE d.id = outcome.id AND d.status = 'pending'
     RETURNING d.id
   )
@@ -108,7 +116,8 @@ const RECORD = `
   SELECT * FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[])`
 
 const RENEW = `
-  UPDATE deliveries SET lease_until = $3
+  WITH ${RELAXED}
+  UPDATE deliveries SET lease_until = $3 FROM relaxed
   WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`
 
 const RELEASE = `
