@@ -1,26 +1,45 @@
-// npm run bench:relay — pushes messages SDK → relay (its own process) → outbox → webhook → a
-// local receiver, and prints the ingest rate (messages/s acknowledged, i.e. durably written),
-// the delivery rate, end-to-end latency, and the relay's peak RSS, beside a baseline measured in
-// the same run: the same number of rows inserted into SQLite in batched transactions, with the
-// relay's durability settings. Figures are for comparison on one machine, never asserted.
-// The baseline runs before and after the relay (a shared disk's fsync time drifts by several
-// times within a minute); the ratio is taken against the faster of the two, the harsher test.
+// npm run bench:relay — pushes messages SDK → relay (each in its own process) → outbox → webhook
+// → a local receiver, and prints, beside baselines measured in the same run:
+//   - ingest (messages/s acknowledged, i.e. durably written) against the store's raw insert
+//     baseline (batched inserts into the same kind of database, with the relay's durability);
+//   - delivery (messages/s reaching the receiver) against the raw delivery baseline (the same
+//     webhook bodies signed and POSTed with undici keep-alive, 32 in flight, to the same receiver);
+//   - relay CPU per delivered message (ingest included), peak RSS, burst and paced latency;
+//   - on PostgreSQL, round trips per delivered message (pg_stat_statements), and one relay
+//     against two (or more) on the same database.
+// Insert baselines run before and after the relays (a shared disk's fsync time drifts); ratios
+// are taken against the faster, the harsher test. Figures compare variants on one machine; they
+// are never asserted.
 //
-//   BENCH_MESSAGES=100000 BENCH_FLUSH_AT=100 BENCH_CLIENTS=1 npm run bench:relay
+//   npm run bench:relay -- --store postgres --relays 1,2
+//   BENCH_MESSAGES=100000 BENCH_FLUSH_AT=100 npm run bench:relay
+//   BENCH_PROFILE=.tmp/profiles npm run bench:relay      (a --cpu-prof per relay process)
 import { fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
+import { parseArgs } from 'node:util'
 import { Analytics } from '../dist/index.js'
+import { startPostgresServer } from '../test/support/postgres-server.mjs'
+import { deliveryBaseline } from './delivery-baseline.mjs'
+import { countStatements, DELIVERY_KINDS, resetStatements } from './pg-round-trips.mjs'
+import { postgresInsertBaseline, sqliteInsertBaseline } from './store-baselines.mjs'
 
-const N = Number(process.env.BENCH_MESSAGES ?? 100_000)
+const { values: args } = parseArgs({
+  options: { store: { type: 'string', default: 'sqlite' }, relays: { type: 'string' } },
+})
+const STORE = args.store
+if (STORE !== 'sqlite' && STORE !== 'postgres') throw new Error('--store is sqlite or postgres')
+const RELAY_COUNTS = (args.relays ?? (STORE === 'postgres' ? '1,2' : '1')).split(',').map(Number)
+if (STORE === 'sqlite' && RELAY_COUNTS.some((k) => k !== 1)) throw new Error('a SQLite file serves one relay')
+
+const N = Number(process.env.BENCH_MESSAGES ?? 50_000)
 const BATCH = 100 // rows per baseline transaction
-// The burst's senders: how many SDK clients (each sends up to 4 requests at once), and their flushAt.
 const FLUSH_AT = Number(process.env.BENCH_FLUSH_AT ?? 100)
-const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1)
+const IN_FLIGHT = 32 // the raw delivery baseline's requests in flight: the relay's default concurrency
 const WRITE_KEY = 'bench-write-key'
+const SECRET = 'bench-shared-secret'
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-bench-'))
 
 function message(i) {
@@ -35,33 +54,10 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 }
 
-const rate = (count, ms) => Math.round(count / (ms / 1000)).toLocaleString('en-US')
+const rate = (count, ms) => Math.round(count / (ms / 1000))
+const fmt = (n) => n.toLocaleString('en-US')
 
-// 1. Baseline: N rows of message JSON into SQLite, BATCH rows per transaction, WAL + synchronous FULL.
-function baseline() {
-  const file = join(dir, 'baseline.db')
-  rmSync(file, { force: true })
-  const db = new Database(file)
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
-  db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, message_id TEXT NOT NULL, message TEXT NOT NULL)')
-  const insert = db.prepare('INSERT INTO rows (message_id, message) VALUES (?, ?)')
-  const insertBatch = db.transaction((rows) => {
-    for (const row of rows) insert.run(row.messageId, JSON.stringify(row))
-  })
-  const started = performance.now()
-  for (let i = 0; i < N; i += BATCH) {
-    const rows = []
-    for (let j = i; j < Math.min(N, i + BATCH); j++)
-      rows.push({ type: 'track', messageId: `m-${j}`, timestamp: new Date().toISOString(), ...message(j) })
-    insertBatch(rows)
-  }
-  const ms = performance.now() - started
-  db.close()
-  return ms
-}
-
-// 2. A receiver that answers 200 at once and notes, per phase, when each message arrived.
+// A receiver that answers 200 at once and notes, per phase, when each message arrived.
 function startReceiver() {
   let phase
   const server = http.createServer((req, res) => {
@@ -70,7 +66,7 @@ function startReceiver() {
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
       res.writeHead(200).end()
-      if (phase.seen.has(body.messageId)) return // at-least-once: count each message once
+      if (phase === undefined || phase.seen.has(body.messageId)) return // at-least-once: count each once
       phase.seen.add(body.messageId)
       phase.lastAt = performance.now()
       phase.latencies.push(Date.now() - Date.parse(body.timestamp))
@@ -94,21 +90,33 @@ function startReceiver() {
   )
 }
 
-function startRelay(receiverUrl) {
+function startRelay(receiverUrl, database, index) {
   const child = fork(
     new URL('./relay-server.mjs', import.meta.url),
     [
       JSON.stringify({
         port: 0,
-        database: join(dir, 'relay.db'),
+        database,
         allowPrivateNetworks: true,
         ...(process.env.BENCH_CONCURRENCY ? { concurrency: Number(process.env.BENCH_CONCURRENCY) } : {}),
         sources: [
-          { name: 'bench', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiverUrl }] } } },
+          {
+            name: 'bench',
+            writeKey: WRITE_KEY,
+            destinations: { Webhooks: { webhooks: [{ url: receiverUrl }], sharedSecret: SECRET } },
+          },
         ],
       }),
     ],
-    { execArgv: process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [] },
+    {
+      execArgv: process.env.BENCH_PROFILE
+        ? [
+            '--cpu-prof',
+            `--cpu-prof-dir=${process.env.BENCH_PROFILE}`,
+            `--cpu-prof-name=relay-${STORE}-${index}.cpuprofile`,
+          ]
+        : [],
+    },
   )
   const next = () => new Promise((resolve) => child.once('message', resolve))
   return next().then(({ url }) => ({ url, stop: () => (child.send('stop'), next()) }))
@@ -133,62 +141,134 @@ async function send(analytics, count, prefix, pace) {
   return { acknowledgedAt: await all, failed }
 }
 
-const baselineMs = [baseline()]
+// The store: a SQLite file, or a database on a PostgreSQL server started for this run with its
+// default durability (and pg_stat_statements, to count the relay's round trips).
+const server =
+  STORE === 'postgres'
+    ? await startPostgresServer({
+        durable: true,
+        settings: ['shared_preload_libraries=pg_stat_statements', 'max_connections=200'],
+      })
+    : undefined
+let databases = 0
+const newDatabase = async () =>
+  server ? server.createDatabase(`bench_${databases++}`) : join(dir, `relay-${databases++}.db`)
+const baselineDatabase = server ? await server.createDatabase('baseline') : undefined
+
+async function insertBaselines() {
+  if (STORE === 'sqlite') return { one: sqliteInsertBaseline(dir, N, BATCH, message) }
+  return {
+    one: await postgresInsertBaseline(baselineDatabase, N, BATCH, message, 1),
+    four: await postgresInsertBaseline(baselineDatabase, N, BATCH, message, 4),
+  }
+}
+
+const insertsBefore = await insertBaselines()
 const receiver = await startReceiver()
-const relay = await startRelay(receiver.url)
 
-// Throughput: N messages as fast as the SDK clients take them, split evenly between them.
-const burst = receiver.expect(N)
-const started = performance.now()
-const sent = await Promise.all(
-  Array.from({ length: CLIENTS }, async (_, c) => {
-    const count = Math.floor(N / CLIENTS) + (c < N % CLIENTS ? 1 : 0)
-    const analytics = new Analytics(WRITE_KEY, { endpoint: relay.url, flushAt: FLUSH_AT, maxQueueSize: count })
-    const result = await send(analytics, count, `burst-${c}`, { every: 1000, ms: 0 })
-    await analytics.closeAndFlush()
-    return result
-  }),
+// The raw delivery baseline, to the same receiver, with the stored messages' shape.
+const rawPhase = receiver.expect(N)
+const raw = await deliveryBaseline(
+  receiver.url,
+  Array.from({ length: N }, (_, i) => ({
+    type: 'track',
+    messageId: `raw-${i}`,
+    timestamp: new Date().toISOString(),
+    context: { library: { name: 'tracklet', version: '0.1.0' } },
+    ...message(i),
+  })),
+  SECRET,
+  IN_FLIGHT,
 )
-const acknowledgedAt = Math.max(...sent.map((s) => s.acknowledgedAt))
-const failed = sent.reduce((sum, s) => sum + s.failed, 0)
-await burst.all
-const ingestMs = acknowledgedAt - started
-const deliveredMs = burst.lastAt - started
+await rawPhase.all
 
-// Latency without a backlog: 2,000 messages at about 1,000 a second, default batching (flushAt 20).
-const PACED = 2000
-const paced = receiver.expect(PACED)
-const steady = new Analytics(WRITE_KEY, { endpoint: relay.url })
-await send(steady, PACED, 'paced', { every: 10, ms: 10 })
-await steady.closeAndFlush()
-await paced.all
+const runs = []
+for (const k of RELAY_COUNTS) {
+  const database = await newDatabase()
+  const relays = await Promise.all(Array.from({ length: k }, (_, i) => startRelay(receiver.url, database, i)))
+  if (server) await resetStatements(database)
 
-const { maxRssBytes, cpuMs } = await relay.stop()
+  // Throughput: N messages as fast as one SDK client per relay takes them, split evenly.
+  const burst = receiver.expect(N)
+  const started = performance.now()
+  const sent = await Promise.all(
+    relays.map(async (relay, c) => {
+      const count = Math.floor(N / k) + (c < N % k ? 1 : 0)
+      const analytics = new Analytics(WRITE_KEY, { endpoint: relay.url, flushAt: FLUSH_AT, maxQueueSize: count })
+      const result = await send(analytics, count, `burst-${k}-${c}`, { every: 1000, ms: 0 })
+      await analytics.closeAndFlush()
+      return result
+    }),
+  )
+  const acknowledgedAt = Math.max(...sent.map((s) => s.acknowledgedAt))
+  const failed = sent.reduce((sum, s) => sum + s.failed, 0)
+  await burst.all
+  const statements = server ? await countStatements(database) : undefined
+
+  // Latency without a backlog: 2,000 messages at about 1,000 a second, default batching (flushAt 20).
+  const PACED = 2000
+  const paced = receiver.expect(PACED)
+  const steady = new Analytics(WRITE_KEY, { endpoint: relays[0].url })
+  await send(steady, PACED, `paced-${k}`, { every: 10, ms: 10 })
+  await steady.closeAndFlush()
+  await paced.all
+
+  const stopped = await Promise.all(relays.map((relay) => relay.stop()))
+  runs.push({
+    k,
+    ingestMs: acknowledgedAt - started,
+    deliveredMs: burst.lastAt - started,
+    failed,
+    burstLatency: burst.latencies.sort((a, b) => a - b),
+    pacedLatency: paced.latencies.sort((a, b) => a - b),
+    // CPU over the burst and the paced phase: per message of both.
+    cpuUsPerMessage: (stopped.reduce((sum, s) => sum + s.cpuMs, 0) * 1000) / (N + PACED),
+    peakRss: stopped.map((s) => s.maxRssBytes),
+    statements,
+  })
+}
 receiver.close()
-baselineMs.push(baseline())
+const insertsAfter = await insertBaselines()
+await server?.stop()
 rmSync(dir, { recursive: true, force: true })
 
-const burstLatency = burst.latencies.sort((a, b) => a - b)
-const pacedLatency = paced.latencies.sort((a, b) => a - b)
-const baselineRate = N / (Math.min(...baselineMs) / 1000)
-const ingestRate = (N - failed) / (ingestMs / 1000)
-const own = process.cpuUsage()
+const bestInsertMs = Math.min(...Object.values(insertsBefore), ...Object.values(insertsAfter))
+const insertRate = N / (bestInsertMs / 1000)
+const rawRate = rate(N, raw.ms)
 console.log(
-  `tracklet relay bench: ${N.toLocaleString('en-US')} messages from ${CLIENTS} SDK client${CLIENTS === 1 ? '' : 's'} (flushAt ${FLUSH_AT}), Node ${process.version}, ${availableParallelism()} CPUs`,
+  `tracklet relay bench: ${STORE} store, ${fmt(N)} messages, SDK flushAt ${FLUSH_AT}, Node ${process.version}, ${availableParallelism()} CPUs`,
+)
+const describeInserts = (b) =>
+  Object.entries(b)
+    .map(([conns, ms]) => `${fmt(rate(N, ms))}${STORE === 'postgres' ? ` (${conns === 'one' ? '1' : '4'} conn)` : ''}`)
+    .join(', ')
+console.log(
+  `  baseline   ${STORE === 'sqlite' ? 'SQLite inserts, 100 rows/transaction (WAL, synchronous=FULL)' : 'PostgreSQL 100-row INSERTs (synchronous_commit on)'}, before / after: ${describeInserts(insertsBefore)} / ${describeInserts(insertsAfter)} rows/s`,
 )
 console.log(
-  `  baseline   SQLite inserts, ${BATCH} rows/transaction (WAL, synchronous=FULL), before/after: ${baselineMs.map((ms) => rate(N, ms)).join(' / ')} rows/s`,
+  `  baseline   raw delivery, signed POSTs with undici keep-alive, ${IN_FLIGHT} in flight: ${fmt(rawRate)} msgs/s, ${Math.round(raw.cpuUs / N)} µs CPU each`,
 )
-console.log(
-  `  ingest     SDK → relay, acknowledged after commit: ${rate(N - failed, ingestMs)} msgs/s (${(ingestRate / baselineRate).toFixed(2)}× the faster baseline)${failed ? `, ${failed} failed` : ''}`,
-)
-console.log(`  delivery   relay → webhook receiver, first call to last delivery: ${rate(N, deliveredMs)} msgs/s`)
-console.log(
-  `  latency    call → webhook, during the burst (backlog): p50 ${percentile(burstLatency, 50)} ms, p99 ${percentile(burstLatency, 99)} ms`,
-)
-console.log(
-  `  latency    call → webhook, paced ${PACED} at ~1,000/s (one client, flushAt 20): p50 ${percentile(pacedLatency, 50)} ms, p99 ${percentile(pacedLatency, 99)} ms`,
-)
-console.log(
-  `  relay      peak RSS ${(maxRssBytes / 1e6).toFixed(0)} MB, CPU ${(cpuMs / 1000).toFixed(1)} s; this process (SDK + receiver) CPU ${((own.user + own.system) / 1e6).toFixed(1)} s`,
-)
+for (const run of runs) {
+  const label = `${run.k} relay${run.k === 1 ? '' : 's'}`
+  const ingestRate = (N - run.failed) / (run.ingestMs / 1000)
+  const deliveryRate = rate(N, run.deliveredMs)
+  console.log(`  ${label}:`)
+  console.log(
+    `    ingest     SDK → relay, acknowledged after commit: ${fmt(Math.round(ingestRate))} msgs/s (${(ingestRate / insertRate).toFixed(2)}× the faster insert baseline)${run.failed ? `, ${run.failed} failed` : ''}`,
+  )
+  console.log(
+    `    delivery   first call to last delivery: ${fmt(deliveryRate)} msgs/s (${(deliveryRate / rawRate).toFixed(2)}× raw delivery${run.k > 1 ? `, ${(deliveryRate / rate(N, runs[0].deliveredMs)).toFixed(2)}× ${runs[0].k} relay` : ''})`,
+  )
+  if (run.statements) {
+    const delivering = DELIVERY_KINDS.reduce((sum, kind) => sum + run.statements[kind], 0)
+    console.log(
+      `    round trips per delivered message: ${(delivering / N).toFixed(4)} (${DELIVERY_KINDS.map((kind) => `${kind} ${run.statements[kind]}`).join(', ')}); ingest ${(run.statements.enqueue / N).toFixed(4)} per message`,
+    )
+  }
+  console.log(
+    `    latency    call → webhook, burst p50 ${percentile(run.burstLatency, 50)} ms, p99 ${percentile(run.burstLatency, 99)} ms; paced 2,000 at ~1,000/s p50 ${percentile(run.pacedLatency, 50)} ms, p99 ${percentile(run.pacedLatency, 99)} ms`,
+  )
+  console.log(
+    `    relay      CPU ${Math.round(run.cpuUsPerMessage)} µs per delivered message (ingest included, all relays), peak RSS ${run.peakRss.map((b) => `${(b / 1e6).toFixed(0)} MB`).join(' / ')}`,
+  )
+}

@@ -4,7 +4,7 @@ import { argv, exit, stderr } from 'node:process'
 // so `tracklet send` never loads the relay's SQLite binding.
 const USAGE = `usage:
   tracklet send --writeKey=KEY --type=track --userId=ID --event=NAME [--properties=JSON] ...
-  tracklet relay --config tracklet.config.json`
+  tracklet relay --config tracklet.config.json [--database postgres://… | FILE]`
 
 async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args

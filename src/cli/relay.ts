@@ -1,17 +1,27 @@
-import { stderr, stdout } from 'node:process'
+import { env, stderr, stdout } from 'node:process'
 import { parseArgs } from 'node:util'
-import { createRelay, loadRelayConfig } from '../relay/index'
+import { createRelay, loadRelayConfig, type Relay } from '../relay/index'
 
-const USAGE = 'usage: tracklet relay --config tracklet.config.json'
+const USAGE = 'usage: tracklet relay --config tracklet.config.json [--database postgres://… | FILE]'
 
 /**
- * `tracklet relay --config FILE`: loads and validates the config, starts the relay, prints the URL
- * it listens on, and runs until SIGINT or SIGTERM, when it closes cleanly. Returns the exit code.
+ * `tracklet relay --config FILE [--database URL]`: loads and validates the config, starts the
+ * relay, prints the URL it listens on, and runs until SIGINT or SIGTERM, when it closes cleanly.
+ * The outbox is `--database`, else the `DATABASE_URL` environment variable, else the config
+ * file's `database` (so one config file serves relays pointed at a shared PostgreSQL).
+ * Returns the exit code.
  */
 export async function runRelay(args: string[]): Promise<number> {
   let configPath: string | undefined
+  let database: string | undefined
   try {
-    configPath = parseArgs({ args, options: { config: { type: 'string', short: 'c' } }, strict: true }).values.config
+    const { values } = parseArgs({
+      args,
+      options: { config: { type: 'string', short: 'c' }, database: { type: 'string' } },
+      strict: true,
+    })
+    configPath = values.config
+    database = values.database ?? (env['DATABASE_URL'] || undefined)
   } catch (error) {
     stderr.write(`tracklet relay: ${(error as Error).message}\n${USAGE}\n`)
     return 2
@@ -20,9 +30,10 @@ export async function runRelay(args: string[]): Promise<number> {
     stderr.write(`tracklet relay: --config is required\n${USAGE}\n`)
     return 2
   }
-  let relay
+  let relay: Relay
   try {
-    relay = await createRelay(await loadRelayConfig(configPath))
+    const options = await loadRelayConfig(configPath)
+    relay = await createRelay(database === undefined ? options : { ...options, database })
   } catch (error) {
     stderr.write(`tracklet relay: ${(error as Error).message}\n`)
     return 1

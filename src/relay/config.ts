@@ -2,10 +2,12 @@ import { readFile } from 'node:fs/promises'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { RelayConfigError } from './errors'
 import { type RelayOptions, resolveRelayOptions } from './options'
+import { isPostgresUrl } from './store/open-store'
 
 /**
  * Reads and validates a relay config file: JSON with the same keys as {@link RelayOptions}.
- * A relative `database` path is taken from the file's folder, not the working directory.
+ * A relative `database` path is taken from the file's folder, not the working directory (a
+ * `postgres://` URL is kept as it is).
  *
  * @throws {RelayConfigError} when the file cannot be read, is not JSON, or has an invalid field;
  * the message names the file and the field path (such as `sources[0].writeKey`).
@@ -34,7 +36,7 @@ export async function loadRelayConfig(path: string): Promise<RelayOptions> {
     throw error
   }
   const { database } = options
-  if (database !== undefined && database !== ':memory:' && !isAbsolute(database)) {
+  if (database !== undefined && database !== ':memory:' && !isPostgresUrl(database) && !isAbsolute(database)) {
     options.database = resolve(dirname(path), database)
   }
   return options

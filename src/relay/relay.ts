@@ -32,6 +32,11 @@ export interface Relay {
 // How long close() waits for deliveries in flight before leaving them to the next start.
 const CLOSE_GRACE_MS = 2000
 
+// On a database shared by several relays, work appears that this relay is not told of: messages
+// another relay took in, retries it scheduled, leases of a relay that died. Each relay looks for
+// it this often (one cheap claim per source when there is none).
+const SHARED_STORE_POLL_MS = 1000
+
 /**
  * Starts a relay: opens (or creates) the outbox database, builds each source's destinations,
  * resumes pending deliveries and listens for HTTP.
@@ -91,8 +96,15 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     log('listening on %s with %d sources (%s store)', url, sources.length, store.kind)
     worker.wake()
     retention.start()
+    const poll = store.kind === 'postgres' ? setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref() : undefined
     const opened = store
-    return { url, close: once(() => shutdown(server, worker, commits, retention, agent, opened)) }
+    return {
+      url,
+      close: once(() => {
+        clearInterval(poll)
+        return shutdown(server, worker, commits, retention, agent, opened)
+      }),
+    }
   } catch (error) {
     await store?.close()
     await agent.close()

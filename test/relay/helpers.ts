@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net'
 import { request } from 'undici'
 import { createRelay, type Relay, type RelayOptions } from '../../src/relay/index'
+import { type StoreKind, throwawayDatabase } from '../support/stores'
 
 export const WRITE_KEY = 'wk-test-web'
 export const ADMIN_TOKEN = 'admin-token-for-tests'
@@ -52,11 +53,18 @@ export async function startReceiver(): Promise<Receiver> {
   }
 }
 
-/** Starts a relay on port 0 with an in-memory database, one source `web` sending to `receiverUrl`. */
-export function startRelay(receiverUrl: string, overrides: Partial<RelayOptions> = {}): Promise<Relay> {
+/**
+ * Starts a relay on port 0 with one source `web` sending to `receiverUrl`, on a store of `store`'s
+ * kind of its own (SQLite in memory, or a fresh PostgreSQL database) unless `overrides.database` names one.
+ */
+export async function startRelay(
+  receiverUrl: string,
+  overrides: Partial<RelayOptions> = {},
+  store: StoreKind = 'sqlite',
+): Promise<Relay> {
   return createRelay({
     port: 0,
-    database: ':memory:',
+    database: overrides.database ?? (await throwawayDatabase(store)),
     adminToken: ADMIN_TOKEN,
     allowPrivateNetworks: true,
     sources: [{ name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiverUrl }] } } }],

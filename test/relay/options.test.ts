@@ -116,6 +116,12 @@ describe('loadRelayConfig', () => {
     })
   })
 
+  it('keeps a postgres:// database URL as it is', async () => {
+    const database = 'postgres://tracklet:pw@db:5432/tracklet'
+    const path = write('pg.json', JSON.stringify({ database, sources: [source] }))
+    expect((await loadRelayConfig(path)).database).toBe(database)
+  })
+
   it('names the file and the field of an invalid config', async () => {
     const path = write('bad.json', JSON.stringify({ sources: [{ name: 'web' }] }))
     await expect(loadRelayConfig(path)).rejects.toMatchObject({

@@ -1,13 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Destination, DestinationResult, RetrySchedule } from '../../src/relay/delivery/destination'
 import { Worker } from '../../src/relay/delivery/worker'
-import { openSqliteDatabase } from '../../src/relay/store/sqlite/schema'
-import { SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
-import type { AttemptOutcome } from '../../src/relay/store/store'
+import type { AttemptOutcome, Store } from '../../src/relay/store/store'
 import { nextAttemptAt } from '../../src/webhooks/index'
+import { openTestStore, STORE_KINDS, type StoreKind } from '../support/stores'
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z')
-const opened: SqliteStore[] = []
+const opened: Store[] = []
 
 afterEach(async () => {
   for (const store of opened.splice(0)) await store.close()
@@ -19,23 +18,28 @@ const unavailable: DestinationResult = {
   attempts: [{ url: 'https://a.example/hook', status: 503, ms: 8 }],
 }
 
-/** An outbox whose `record` throws (a full disk, a busy database) until `failures` is spent. */
-class FlakyOutbox extends SqliteStore {
-  failures = 0
-  recordCalls = 0
-  override async record(outcomes: readonly AttemptOutcome[]): Promise<void> {
-    this.recordCalls++
-    if (this.failures > 0) {
-      this.failures--
-      throw new Error('SQLITE_FULL: database or disk is full')
+/** A store whose `record` throws (a full disk, a lost connection) until `failures` is spent. */
+function flaky(store: Store): Store & { failures: number; recordCalls: number } {
+  const record = store.record.bind(store)
+  const outbox = Object.assign(store, { failures: 0, recordCalls: 0 })
+  outbox.record = async (outcomes: readonly AttemptOutcome[]): Promise<void> => {
+    outbox.recordCalls++
+    if (outbox.failures > 0) {
+      outbox.failures--
+      throw new Error('the database is unavailable')
     }
-    await super.record(outcomes)
+    await record(outcomes)
   }
+  return outbox
 }
 
-/** A worker over an in-memory outbox with a frozen clock, one source `web`, and one pending delivery. */
-async function setup(destination: Destination, schedule: RetrySchedule = (state) => nextAttemptAt(state, () => 0.5)) {
-  const outbox = new FlakyOutbox(await openSqliteDatabase(':memory:'), () => T0)
+/** A worker over an empty store with a frozen clock, one source `web`, and one pending delivery. */
+async function setup(
+  kind: StoreKind,
+  destination: Destination,
+  schedule: RetrySchedule = (state) => nextAttemptAt(state, () => 0.5),
+) {
+  const outbox = flaky(await openTestStore(kind, () => T0))
   opened.push(outbox)
   const worker = new Worker({
     store: outbox,
@@ -69,62 +73,64 @@ function counting(result: DestinationResult): Destination & { sends: number } {
   return destination
 }
 
-describe('the worker, when handling an attempt’s outcome fails', () => {
-  it('reschedules by its own backoff a delivery whose Retry-After is not a finite number', async () => {
-    const destination = counting({ ...unavailable, retryAfterMs: Number.POSITIVE_INFINITY })
-    const { worker, delivery } = await setup(destination)
-    worker.wake()
-    await worker.idle()
-    expect(destination.sends).toBe(1)
-    // The backoff of a first failure with the jitter pinned to the middle: 0.75 s.
-    expect(await delivery()).toMatchObject({
-      status: 'pending',
-      nextAttemptAt: new Date(T0 + 750).toISOString(),
-      lastError: 'https://a.example/hook: HTTP 503',
+describe.each(STORE_KINDS)('on the %s store', (kind) => {
+  describe('the worker, when handling an attempt’s outcome fails', () => {
+    it('reschedules by its own backoff a delivery whose Retry-After is not a finite number', async () => {
+      const destination = counting({ ...unavailable, retryAfterMs: Number.POSITIVE_INFINITY })
+      const { worker, delivery } = await setup(kind, destination)
+      worker.wake()
+      await worker.idle()
+      expect(destination.sends).toBe(1)
+      // The backoff of a first failure with the jitter pinned to the middle: 0.75 s.
+      expect(await delivery()).toMatchObject({
+        status: 'pending',
+        nextAttemptAt: new Date(T0 + 750).toISOString(),
+        lastError: 'https://a.example/hook: HTTP 503',
+      })
+    })
+
+    it('dead-letters the delivery with the error when the retry rule itself throws, and keeps working', async () => {
+      const destination = counting(unavailable)
+      const { worker, delivery, outbox } = await setup(kind, destination, () => {
+        throw new RangeError('the schedule broke')
+      })
+      worker.wake()
+      await worker.idle()
+      expect(await delivery()).toMatchObject({ status: 'failed' })
+      expect((await delivery()).lastError).toContain('the schedule broke')
+      expect((await delivery()).attempts).toHaveLength(1)
+
+      // The lane is free again: a new delivery is taken.
+      await outbox.enqueue([
+        {
+          source: 'web',
+          destination: 'Webhooks',
+          messageId: 'm2',
+          type: 'track',
+          json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm2' }),
+        },
+      ])
+      worker.wake()
+      await worker.idle()
+      expect(destination.sends).toBe(2)
     })
   })
 
-  it('dead-letters the delivery with the error when the retry rule itself throws, and keeps working', async () => {
-    const destination = counting(unavailable)
-    const { worker, delivery, outbox } = await setup(destination, () => {
-      throw new RangeError('the schedule broke')
+  describe('the worker, when writing outcomes fails', () => {
+    it('keeps the outcome and writes it once the outbox recovers, without sending again meanwhile', async () => {
+      const destination = counting(unavailable)
+      const { worker, delivery, outbox } = await setup(kind, destination)
+      outbox.failures = 3
+      worker.wake()
+      await worker.idle()
+      expect(outbox.recordCalls).toBe(4)
+      expect(destination.sends).toBe(1)
+      expect(await delivery()).toMatchObject({
+        status: 'pending',
+        nextAttemptAt: new Date(T0 + 750).toISOString(),
+        lastError: 'https://a.example/hook: HTTP 503',
+      })
+      expect((await delivery()).attempts).toHaveLength(1)
     })
-    worker.wake()
-    await worker.idle()
-    expect(await delivery()).toMatchObject({ status: 'failed' })
-    expect((await delivery()).lastError).toContain('the schedule broke')
-    expect((await delivery()).attempts).toHaveLength(1)
-
-    // The lane is free again: a new delivery is taken.
-    await outbox.enqueue([
-      {
-        source: 'web',
-        destination: 'Webhooks',
-        messageId: 'm2',
-        type: 'track',
-        json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm2' }),
-      },
-    ])
-    worker.wake()
-    await worker.idle()
-    expect(destination.sends).toBe(2)
-  })
-})
-
-describe('the worker, when writing outcomes fails', () => {
-  it('keeps the outcome and writes it once the outbox recovers, without sending again meanwhile', async () => {
-    const destination = counting(unavailable)
-    const { worker, delivery, outbox } = await setup(destination)
-    outbox.failures = 3
-    worker.wake()
-    await worker.idle()
-    expect(outbox.recordCalls).toBe(4)
-    expect(destination.sends).toBe(1)
-    expect(await delivery()).toMatchObject({
-      status: 'pending',
-      nextAttemptAt: new Date(T0 + 750).toISOString(),
-      lastError: 'https://a.example/hook: HTTP 503',
-    })
-    expect((await delivery()).attempts).toHaveLength(1)
   })
 })

@@ -50,7 +50,7 @@ interface Lane {
 }
 
 // Due deliveries are claimed at least this many at a time: one round trip feeds many attempts.
-const CLAIM_CHUNK = 64
+const CLAIM_CHUNK = 128
 
 // Outcomes are written together, at most this often: one transaction for many attempts. Losing
 // the unwritten ones in a crash only means those messages are sent again (at-least-once).

@@ -1,4 +1,3 @@
-import { RelayConfigError } from '../errors'
 import type { Store } from './store'
 
 /** Whether a `database` option names a PostgreSQL server rather than a SQLite file. */
@@ -16,7 +15,8 @@ export function isPostgresUrl(database: string): boolean {
  */
 export async function openStore(database: string): Promise<Store> {
   if (isPostgresUrl(database)) {
-    throw new RelayConfigError('database', 'PostgreSQL is not supported yet')
+    const { openPostgresStore } = await import('./postgres/postgres-store')
+    return openPostgresStore(database)
   }
   const { openSqliteStore } = await import('./sqlite/sqlite-store')
   return openSqliteStore(database)

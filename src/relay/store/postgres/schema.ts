@@ -1,0 +1,111 @@
+import type { PoolClient } from 'pg'
+import type { PostgresPool } from './pool'
+
+/**
+ * The schema, one entry per version, applied in order. Version `n` is reached by running entry
+ * `n - 1`; the version a database is at lives in `tracklet_schema`. Append new entries at the
+ * end (never edit one that has shipped): a database written by an older relay is then brought up
+ * to date in place.
+ *
+ * Times are epoch milliseconds in `bigint` columns (as in the SQLite store), so both stores judge
+ * "due" and "leased" with the same numbers, read back as JS numbers.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE deliveries (
+    id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    source           text    NOT NULL,
+    destination      text    NOT NULL,
+    message_id       text    NOT NULL,
+    type             text    NOT NULL,
+    message          text    NOT NULL,   -- the message's JSON, as accepted (parsed only to deliver it)
+    status           text    NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts         integer NOT NULL DEFAULT 0,
+    first_attempt_at bigint,             -- epoch ms; the retry window starts here
+    next_attempt_at  bigint  NOT NULL,   -- epoch ms; when a pending delivery is due
+    last_error       text,
+    created_at       bigint  NOT NULL,
+    updated_at       bigint  NOT NULL,
+    lease_until      bigint,             -- epoch ms; no other relay claims it before then
+    lease_owner      text                -- the relay holding the lease
+  ) WITH (
+    -- Every delivery is updated at least twice (claimed, then recorded): room on each page lets
+    -- the claim (which changes no indexed column) be a HOT update, and an outbox churns, so it is
+    -- vacuumed after 1 % of it changed rather than PostgreSQL's default 20 %.
+    fillfactor = 80,
+    autovacuum_vacuum_scale_factor = 0.01,
+    autovacuum_analyze_scale_factor = 0.02
+  );
+  -- At-least-once from the client too: a batch the SDK sends again does not create a second delivery.
+  CREATE UNIQUE INDEX deliveries_message ON deliveries (source, destination, message_id);
+  -- The claim: a source's pending deliveries, oldest due first.
+  CREATE INDEX deliveries_due ON deliveries (source, next_attempt_at, id) WHERE status = 'pending';
+  -- The delivery log filtered by status, paged by id.
+  CREATE INDEX deliveries_status ON deliveries (status, id);
+  -- Retention: delivered deliveries by age.
+  CREATE INDEX deliveries_delivered ON deliveries (updated_at) WHERE status = 'delivered';
+
+  -- One row per HTTP request of an attempt. No foreign key: an outcome recorded late (by a relay
+  -- whose lease ran out) must never fail its whole batch; retention deletes a delivery's attempts with it.
+  CREATE TABLE attempts (
+    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    delivery_id bigint  NOT NULL,
+    at          bigint  NOT NULL,        -- epoch ms when the attempt started
+    url         text    NOT NULL,
+    status      integer,                 -- the HTTP status, when there was an answer
+    error       text,                    -- why it failed, when it did
+    ms          integer NOT NULL         -- how long it took
+  ) WITH (autovacuum_vacuum_scale_factor = 0.01);
+  CREATE INDEX attempts_delivery ON attempts (delivery_id);
+
+  CREATE TABLE audience_members (
+    source   text NOT NULL,
+    audience text NOT NULL,
+    user_id  text NOT NULL,
+    PRIMARY KEY (source, audience, user_id)
+  );
+  `,
+]
+
+// The advisory lock that serialises migrations between relays starting together (any constant
+// no other application is likely to pick: "tracklet" in ASCII).
+const MIGRATION_LOCK = 0x747261636b6c6574n
+
+/**
+ * Brings the database's schema up to date, in one transaction under an advisory lock: relays
+ * started at the same time on an empty database take turns, the first creates the tables and the
+ * others find them made.
+ *
+ * @throws {Error} when the database was written by a newer relay (a schema version this one does not know).
+ */
+export async function migrate(pool: PostgresPool): Promise<void> {
+  const client = await pool.connect()
+  let failed: unknown
+  try {
+    await client.query('BEGIN')
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()])
+    await client.query('CREATE TABLE IF NOT EXISTS tracklet_schema (version integer NOT NULL)')
+    const version = await schemaVersion(client)
+    if (version > MIGRATIONS.length) {
+      throw new Error(
+        `it was written by a newer relay (schema ${version}, this relay knows ${MIGRATIONS.length}); upgrade this relay`,
+      )
+    }
+    for (const sql of MIGRATIONS.slice(version)) await client.query(sql)
+    await client.query('DELETE FROM tracklet_schema')
+    await client.query('INSERT INTO tracklet_schema (version) VALUES ($1)', [MIGRATIONS.length])
+    await client.query('COMMIT')
+  } catch (error) {
+    failed = error
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    // A connection that failed mid-transaction is discarded rather than reused.
+    client.release(failed !== undefined)
+  }
+}
+
+async function schemaVersion(client: PoolClient): Promise<number> {
+  const { rows } = await client.query<{ version: number }>('SELECT version FROM tracklet_schema')
+  return rows[0]?.version ?? 0
+}

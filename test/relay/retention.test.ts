@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Relay } from '../../src/relay/index'
+import { RetentionSweeper } from '../../src/relay/store/retention'
+import type { SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
+import type { NewDelivery, Store } from '../../src/relay/store/store'
+import { isPostgres, openTestStore, STORE_KINDS, type StoreKind } from '../support/stores'
+import { adminGet, post, type Receiver, startReceiver, startRelay, track, waitFor } from './helpers'
+
+const T0 = Date.parse('2026-01-01T00:00:00.000Z')
+const opened: Store[] = []
+let relay: Relay | undefined
+let receiver: Receiver | undefined
+afterEach(async () => {
+  await relay?.close()
+  await receiver?.close()
+  relay = receiver = undefined
+  for (const store of opened.splice(0)) await store.close()
+})
+
+const delivery = (messageId: string): NewDelivery => ({
+  source: 'web',
+  destination: 'Webhooks',
+  messageId,
+  type: 'track',
+  json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId, properties: { pad: 'x'.repeat(500) } }),
+})
+
+// The space the outbox takes on disk: pages after a checkpoint (SQLite), or the tables with their
+// indexes after a vacuum makes dead rows' space reusable, as autovacuum does (PostgreSQL).
+async function databaseBytes(store: Store): Promise<number> {
+  if (isPostgres(store)) {
+    await store.pool.query('VACUUM deliveries, attempts')
+    const { rows } = await store.pool.query<{ bytes: number }>(
+      "SELECT (pg_total_relation_size('deliveries') + pg_total_relation_size('attempts'))::bigint AS bytes",
+    )
+    return rows[0]!.bytes
+  }
+  const { db } = store as SqliteStore
+  db.pragma('wal_checkpoint(TRUNCATE)')
+  return (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number)
+}
+
+async function count(store: Store, status: string): Promise<number> {
+  return (await store.list({ after: 0, limit: 100_000, status: status as 'delivered' })).length
+}
+
+describe.each(STORE_KINDS)('retention on the %s store', (kind: StoreKind) => {
+  it('keeps the database the same size under steady traffic, keeping every dead-lettered delivery', async () => {
+    let now = T0
+    const store = await openTestStore(kind, () => now)
+    opened.push(store)
+    const sweeper = new RetentionSweeper(store, 2000, () => now)
+    const sizes: number[] = []
+    const delivered: number[] = []
+    // 12 rounds, a second apart, of 300 messages each: delivered, except one dead-lettered per round.
+    for (let round = 0; round < 12; round++) {
+      now = T0 + round * 1000
+      await store.enqueue(Array.from({ length: 300 }, (_, i) => delivery(`r${round}-${i}`)))
+      const due = await store.claim({ source: 'web', limit: 1000, now, owner: 'me', leaseUntil: now + 30_000 })
+      await store.record(
+        due.map((d, i) => ({
+          id: d.id,
+          at: now,
+          requests: [{ url: 'https://a.example/hook', status: i === 0 ? 410 : 200, ms: 2 }],
+          next: i === 0 ? { status: 'failed' as const, error: 'HTTP 410' } : { status: 'delivered' as const },
+        })),
+      )
+      await sweeper.sweep()
+      delivered.push(await count(store, 'delivered'))
+      sizes.push(await databaseBytes(store))
+    }
+    // Only the last rounds' delivered deliveries are kept (those within 2 s of the last sweep)...
+    expect(delivered.slice(3)).toEqual(Array(9).fill(3 * 299))
+    // ...every dead-lettered one stays...
+    expect(await count(store, 'failed')).toBe(12)
+    // ...and after the first rounds the database stops growing: space freed is used again. (Without
+    // retention the last size would be about twice the size after round 6.)
+    expect(sizes[11]!).toBeLessThanOrEqual(sizes[5]! * 1.1)
+  })
+
+  it('deletes delivered deliveries from the log after `retention`, keeping dead-lettered ones', async () => {
+    receiver = await startReceiver()
+    const answers = receiver
+    // The message `dead` is refused for good (410): it is dead-lettered.
+    receiver.respond((_req, res) =>
+      res.writeHead(answers.received.at(-1)?.body['messageId'] === 'dead' ? 410 : 200).end(),
+    )
+    relay = await startRelay(receiver.url, { retention: 1000 }, kind)
+    await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: 'ok' }), track({ messageId: 'dead' })] })
+    await waitFor(async () => {
+      const { body } = await adminGet(`${relay!.url}/v1/deliveries`)
+      const statuses = body.deliveries.map((d: { messageId: string; status: string }) => `${d.messageId}:${d.status}`)
+      return statuses.join() === 'ok:delivered,dead:failed' ? true : undefined
+    }, 'one delivered and one dead-lettered')
+    const log = await waitFor(async () => {
+      const { body } = await adminGet(`${relay!.url}/v1/deliveries`)
+      return body.deliveries.length === 1 ? body.deliveries : undefined
+    }, 'retention to delete the delivered one')
+    expect(log.map((d: { messageId: string }) => d.messageId)).toEqual(['dead'])
+  })
+})

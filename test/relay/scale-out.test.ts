@@ -1,0 +1,326 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer as createTcpServer, type Server as TcpServer, type Socket, connect } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createRelay, type Relay } from '../../src/relay/index'
+import { MIGRATIONS } from '../../src/relay/store/postgres/schema'
+import { buildCli } from '../support/build-cli'
+import { freshPostgresDatabase, sql } from '../support/postgres'
+import { freePort } from '../support/postgres-server.mjs'
+import { ADMIN_TOKEN, admin, adminGet, post, track, waitFor, WRITE_KEY } from './helpers'
+
+// Several relays on one PostgreSQL database: real relay processes (the built CLI) or relays in
+// this process, a real PostgreSQL server, a real node:http receiver.
+
+let cli: string
+let removeCli: () => Promise<void>
+const dir = mkdtempSync(join(tmpdir(), 'tracklet-scale-out-'))
+const children: ChildProcess[] = []
+const cleanups: (() => Promise<unknown> | unknown)[] = []
+
+beforeAll(async () => {
+  ;({ cliPath: cli, remove: removeCli } = await buildCli())
+}, 60_000)
+afterAll(async () => {
+  await removeCli()
+  rmSync(dir, { recursive: true, force: true })
+})
+afterEach(async () => {
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+/** A receiver that counts each message id it was sent, and can hold its answers. */
+async function startCountingReceiver() {
+  const sent = new Map<string, number>()
+  /** Message ids answered 200 on a connection still open (so the relay saw the success). */
+  const answered = new Set<string>()
+  const held: { messageId: string; req: IncomingMessage; res: ServerResponse }[] = []
+  let holding = false
+  const answer = (messageId: string, req: IncomingMessage, res: ServerResponse) => {
+    if (req.socket.destroyed) return
+    res.writeHead(200).end()
+    answered.add(messageId)
+  }
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const { messageId } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messageId: string }
+      sent.set(messageId, (sent.get(messageId) ?? 0) + 1)
+      if (holding) held.push({ messageId, req, res })
+      else answer(messageId, req, res)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const receiver = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    sent,
+    answered,
+    held,
+    hold: () => (holding = true),
+    /** Answers every held request whose connection is still open, and answers at once from now on. */
+    releaseAll: () => {
+      holding = false
+      for (const h of held.splice(0)) answer(h.messageId, h.req, h.res)
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  }
+  cleanups.push(() => receiver.close())
+  return receiver
+}
+
+function writeConfig(name: string, receiverUrl: string, extra: Record<string, unknown> = {}): string {
+  const path = join(dir, `${name}.json`)
+  writeFileSync(
+    path,
+    JSON.stringify({
+      port: 0,
+      adminToken: ADMIN_TOKEN,
+      allowPrivateNetworks: true,
+      sources: [{ name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiverUrl }] } } }],
+      ...extra,
+    }),
+  )
+  return path
+}
+
+interface RelayProcess {
+  child: ChildProcess
+  url: string
+  output: () => string
+  exited: Promise<number | null>
+}
+
+/** Starts `tracklet relay` with the database given by `--database`, or by DATABASE_URL when `viaEnv`. */
+async function startRelayProcess(config: string, database: string, viaEnv = false): Promise<RelayProcess> {
+  const args = [cli, 'relay', '--config', config, ...(viaEnv ? [] : ['--database', database])]
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DEBUG: 'tracklet:relay', ...(viaEnv ? { DATABASE_URL: database } : {}) },
+  })
+  children.push(child)
+  let output = ''
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const url = await waitFor(
+    () => /listening on (http:\/\/\S+)/.exec(output)?.[1] ?? (child.exitCode !== null ? 'exited' : undefined),
+    'the relay to print its URL',
+  )
+  if (url === 'exited') throw new Error(`the relay exited: ${output}`)
+  return { child, url, output: () => output, exited }
+}
+
+const deliveredBy = (relay: RelayProcess) =>
+  (relay.output().match(/delivery \d+ of source web delivered/g) ?? []).length
+
+async function startInProcess(database: string, receiverUrl: string, extra: Record<string, unknown> = {}) {
+  const relay = await createRelay({
+    port: 0,
+    database,
+    adminToken: ADMIN_TOKEN,
+    allowPrivateNetworks: true,
+    sources: [{ name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiverUrl }] } } }],
+    ...extra,
+  })
+  cleanups.push(() => relay.close())
+  return relay
+}
+
+function batches(prefix: string, count: number, size = 100): Record<string, unknown>[][] {
+  return Array.from({ length: Math.ceil(count / size) }, (_, b) =>
+    Array.from({ length: Math.min(size, count - b * size) }, (_, i) =>
+      track({ messageId: `${prefix}-${b * size + i}` }),
+    ),
+  )
+}
+
+describe('two relays on one PostgreSQL database', () => {
+  it('deliver 5,000 messages between them, each attempted once while both are healthy', async () => {
+    const database = await freshPostgresDatabase()
+    const receiver = await startCountingReceiver()
+    const config = writeConfig('pair', receiver.url)
+    const [a, b] = await Promise.all([
+      startRelayProcess(config, database),
+      startRelayProcess(config, database, true), // DATABASE_URL selects the same store
+    ])
+    // Each relay takes in half the traffic, as behind a load balancer.
+    const all = batches('m', 5000)
+    const answers = await Promise.all(all.map((batch, i) => post(`${(i % 2 === 0 ? a : b).url}/v1/batch`, { batch })))
+    expect(answers.every((answer) => answer.status === 200)).toBe(true)
+    await waitFor(() => (receiver.sent.size === 5000 ? true : undefined), 'every message to arrive')
+    await waitFor(async () => {
+      const [row] = await sql<{ n: number }>(
+        database,
+        "SELECT count(*)::int AS n FROM deliveries WHERE status = 'delivered'",
+      )
+      return row!.n === 5000 ? true : undefined
+    }, 'every outcome to be recorded')
+
+    // Each message reached the receiver once, and the log shows one attempt per delivery.
+    expect([...receiver.sent.values()].filter((count) => count !== 1)).toEqual([])
+    expect(await sql(database, 'SELECT delivery_id FROM attempts GROUP BY delivery_id HAVING count(*) <> 1')).toEqual(
+      [],
+    )
+    expect((await sql<{ n: number }>(database, 'SELECT count(*)::int AS n FROM attempts'))[0]!.n).toBe(5000)
+    // Both did part of the work.
+    expect(deliveredBy(a)).toBeGreaterThan(0)
+    expect(deliveredBy(b)).toBeGreaterThan(0)
+    expect(deliveredBy(a) + deliveredBy(b)).toBe(5000)
+  }, 60_000)
+
+  it('deliver the work of one killed with kill -9 once its leases run out, losing nothing acknowledged', async () => {
+    const database = await freshPostgresDatabase()
+    const receiver = await startCountingReceiver()
+    const config = writeConfig('crash', receiver.url, { leaseTimeout: 1000, concurrency: 8 })
+    const a = await startRelayProcess(config, database)
+    const b = await startRelayProcess(config, database)
+    receiver.hold()
+    const answers = await Promise.all(batches('k', 300).map((batch) => post(`${a.url}/v1/batch`, { batch })))
+    expect(answers.every((answer) => answer.status === 200)).toBe(true)
+    // Both relays have attempts in flight (8 each), and leases on more.
+    await waitFor(() => (receiver.held.length === 16 ? true : undefined), 'both relays to fill their slots')
+    const owners = await sql<{ n: number }>(database, 'SELECT count(DISTINCT lease_owner)::int AS n FROM deliveries')
+    expect(owners[0]!.n).toBe(2)
+
+    a.child.kill('SIGKILL')
+    await a.exited
+    // The requests the dead relay had in flight: their connections are gone.
+    const closed = () => receiver.held.filter((h) => h.req.socket.destroyed)
+    await waitFor(() => (closed().length === 8 ? true : undefined), 'its 8 connections to close')
+    const lostInFlight = closed().map((h) => h.messageId)
+    receiver.releaseAll()
+
+    await waitFor(() => (receiver.answered.size === 300 ? true : undefined), 'every message to be answered')
+    for (const id of lostInFlight) expect(receiver.answered.has(id)).toBe(true)
+    await waitFor(async () => {
+      const rows = await sql<{ status: string; n: number }>(
+        database,
+        'SELECT status, count(*)::int AS n FROM deliveries GROUP BY status',
+      )
+      return rows.length === 1 && rows[0]!.status === 'delivered' && rows[0]!.n === 300 ? true : undefined
+    }, 'every delivery to be recorded as delivered')
+    b.child.kill('SIGTERM')
+    expect(await b.exited).toBe(0)
+  }, 60_000)
+
+  it('serve the admin API from either relay: the log, retry, deletions and audiences', async () => {
+    const database = await freshPostgresDatabase()
+    const receiver = await startCountingReceiver()
+    const a = await startInProcess(database, receiver.url)
+    const b = await startInProcess(database, receiver.url)
+    await post(`${a.url}/v1/batch`, { batch: [track({ messageId: 'seen-by-b' })] })
+    const listed = await adminGet(`${b.url}/v1/deliveries`)
+    expect(listed.body.deliveries.map((d: { messageId: string }) => d.messageId)).toEqual(['seen-by-b'])
+
+    // An audience synced on one relay and then on the other sees the first one's members.
+    await post(`${a.url}/v1/audiences/vip`, { source: 'web', userIds: ['u1', 'u2'] }, admin, 'PUT')
+    const second = await post(`${b.url}/v1/audiences/vip`, { source: 'web', userIds: ['u2'] }, admin, 'PUT')
+    expect(second.body).toEqual({ added: [], removed: ['u1'] })
+
+    expect((await post(`${b.url}/v1/deletions`, { userId: 'u-gone' }, admin)).status).toBe(202)
+    await waitFor(() => (receiver.sent.size === 5 ? true : undefined), 'the five messages')
+
+    // A dead-lettered delivery is retried from the other relay.
+    const [failed] = await sql<{ id: number }>(
+      database,
+      "UPDATE deliveries SET status = 'failed', last_error = 'x' WHERE message_id = 'seen-by-b' RETURNING id::int",
+    )
+    expect((await post(`${a.url}/v1/deliveries/${failed!.id}/retry`, {}, admin)).status).toBe(202)
+    await waitFor(() => (receiver.sent.get('seen-by-b') === 2 ? true : undefined), 'the retried delivery')
+  })
+
+  it('all come up when three start at once on an empty database', async () => {
+    const database = await freshPostgresDatabase()
+    const receiver = await startCountingReceiver()
+    const relays = await Promise.all([1, 2, 3].map(() => startInProcess(database, receiver.url)))
+    expect(await sql(database, 'SELECT version FROM tracklet_schema')).toEqual([{ version: MIGRATIONS.length }])
+    for (const [i, relay] of relays.entries()) {
+      expect((await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: `r${i}` })] })).status).toBe(200)
+    }
+    await waitFor(() => (receiver.sent.size === 3 ? true : undefined), 'one message from each')
+  })
+})
+
+describe('a relay and its PostgreSQL database', () => {
+  it('fails to start with a clear error when the database cannot be reached, never showing the password', async () => {
+    const port = await freePort()
+    const database = `postgres://tracklet:s3cret-pw@127.0.0.1:${port}/outbox?sslmode=disable`
+    const error = (await createRelay({ port: 0, database, sources: [{ name: 'web', writeKey: WRITE_KEY }] }).catch(
+      (e: unknown) => e,
+    )) as Error & { code: string }
+    expect(error).toMatchObject({ code: 'ERR_RELAY_DATABASE' })
+    expect(error.message).toContain(`PostgreSQL database at 127.0.0.1:${port}/outbox`)
+    expect(error.message).toContain('ECONNREFUSED')
+    expect(error.message).not.toContain('s3cret-pw')
+    expect(error.message).not.toContain('sslmode')
+  })
+
+  it('answers ingest 503 while the database is lost, and recovers by itself when it returns', async () => {
+    const target = new URL(await freshPostgresDatabase())
+    const proxy = await startTcpProxy(Number(target.port))
+    cleanups.push(() => proxy.close())
+    const database = new URL(target)
+    database.port = String(proxy.port)
+    const receiver = await startCountingReceiver()
+    const relay: Relay = await startInProcess(database.toString(), receiver.url)
+
+    expect((await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: 'before' })] })).status).toBe(200)
+    await waitFor(() => (receiver.answered.has('before') ? true : undefined), 'the first delivery')
+
+    await proxy.cut() // every connection drops; new ones are refused
+    for (const id of ['during-1', 'during-2']) {
+      const answer = await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: id })] })
+      expect(answer.status).toBe(503)
+      expect(answer.body.error.code).toBe('ERR_OUTBOX_UNAVAILABLE')
+    }
+
+    await proxy.restore()
+    const after = await waitFor(async () => {
+      const answer = await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: 'after' })] })
+      return answer.status === 200 ? answer : undefined
+    }, 'ingest to recover')
+    expect(after.status).toBe(200)
+    await waitFor(() => (receiver.answered.has('after') ? true : undefined), 'delivery to recover')
+    expect(receiver.sent.has('during-1')).toBe(false) // refused, so never promised
+  })
+})
+
+/** A TCP proxy to PostgreSQL whose connections a test can cut, as a network outage would. */
+async function startTcpProxy(targetPort: number) {
+  const sockets = new Set<Socket>()
+  let server: TcpServer | undefined
+  const port = await freePort()
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = createTcpServer((client) => {
+        const upstream = connect(targetPort, '127.0.0.1')
+        for (const s of [client, upstream]) {
+          sockets.add(s)
+          s.on('close', () => sockets.delete(s))
+          s.on('error', () => {})
+        }
+        client.pipe(upstream).pipe(client)
+        client.on('close', () => upstream.destroy())
+        upstream.on('close', () => client.destroy())
+      })
+      server.listen(port, '127.0.0.1', resolve)
+    })
+  const cut = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy()
+      server?.close(() => resolve())
+    })
+  await listen()
+  return { port, cut, restore: listen, close: cut }
+}

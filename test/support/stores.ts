@@ -1,0 +1,33 @@
+import { join } from 'node:path'
+import { PostgresStore, openPostgresStore } from '../../src/relay/store/postgres/postgres-store'
+import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
+import type { Store } from '../../src/relay/store/store'
+import { freshPostgresDatabase } from './postgres'
+
+/** The two stores every relay behaviour is tested on. */
+export const STORE_KINDS = ['sqlite', 'postgres'] as const
+export type StoreKind = (typeof STORE_KINDS)[number]
+
+/**
+ * A `database` value for a new, empty store of `kind` that a test may open several times (a
+ * relay restarted on it): a file in `dir` for SQLite, a fresh database for PostgreSQL.
+ */
+export async function newDatabase(kind: StoreKind, dir: string, name = 'relay.db'): Promise<string> {
+  return kind === 'sqlite' ? join(dir, name) : freshPostgresDatabase()
+}
+
+/** A `database` value for a relay that needs a store of its own only while it runs. */
+export async function throwawayDatabase(kind: StoreKind): Promise<string> {
+  return kind === 'sqlite' ? ':memory:' : freshPostgresDatabase()
+}
+
+/** Opens an empty store of `kind` with the clock `now`, or the store at `database` when given. */
+export async function openTestStore(kind: StoreKind, now: () => number = Date.now, database?: string): Promise<Store> {
+  const at = database ?? (await throwawayDatabase(kind))
+  return kind === 'sqlite' ? openSqliteStore(at, now) : openPostgresStore(at, { now })
+}
+
+/** Whether `store` is the PostgreSQL one (for a test's own look at its rows). */
+export function isPostgres(store: Store): store is PostgresStore {
+  return store instanceof PostgresStore
+}
