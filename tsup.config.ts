@@ -1,9 +1,35 @@
+import { dirname, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Plugin } from 'esbuild'
 import { defineConfig } from 'tsup'
 
 const libraryEntries = {
   index: 'src/index.ts',
   'webhooks/index': 'src/webhooks/index.ts',
   'relay/index': 'src/relay/index.ts',
+}
+
+const root = dirname(fileURLToPath(import.meta.url))
+const webhooksEntry = resolve(root, 'src/webhooks/index')
+
+/**
+ * The relay uses the Webhooks destination only through its public entry, and loads that entry's
+ * built file at run time instead of bundling a copy: each class (WebhookError, …) then exists once
+ * in dist/, so `instanceof` holds between `tracklet/relay` and `tracklet/webhooks`.
+ */
+function webhooksAsSibling(extension: '.js' | '.cjs'): Plugin {
+  return {
+    name: 'webhooks-as-sibling',
+    setup(build) {
+      build.onResolve({ filter: /\/webhooks\/index$/ }, (args) => {
+        const target = resolve(args.resolveDir, args.path)
+        const fromRelay = relative(resolve(root, 'src/relay'), args.importer)
+        if (target !== webhooksEntry || fromRelay.startsWith('..')) return undefined
+        // Every relay module ends up in dist/relay/index.*, beside dist/webhooks/.
+        return { path: `../webhooks/index${extension}`, external: true }
+      })
+    },
+  }
 }
 
 export default defineConfig([
@@ -14,6 +40,7 @@ export default defineConfig([
     platform: 'node',
     dts: true,
     sourcemap: true,
+    esbuildPlugins: [webhooksAsSibling('.js')],
   },
   {
     entry: libraryEntries,
@@ -25,6 +52,7 @@ export default defineConfig([
     // p-queue (and its own dependencies) ship ESM only. Bundling them into the CommonJS build
     // lets `require('tracklet')` work on every Node 20, not only where require(esm) exists.
     noExternal: ['p-queue', 'p-timeout', 'eventemitter3'],
+    esbuildPlugins: [webhooksAsSibling('.cjs')],
   },
   {
     entry: { cli: 'src/cli/main.ts' },

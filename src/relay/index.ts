@@ -4,4 +4,4 @@ export type { RelayOptions, RelaySource, SourceDestinations, SourceSchema } from
 export { RelayError, RelayConfigError } from './errors'
 export { BlockedAddressError, classifyAddress, type AddressKind } from './delivery/ssrf'
 export { loadRelayConfig } from './config'
-export type { WebhookSettings } from '../webhooks/settings'
+export type { WebhookSettings } from '../webhooks/index'

@@ -1,5 +1,5 @@
 import { describe, isPlainObject } from '../shared/validate'
-import type { WebhookSettings } from '../webhooks/settings'
+import type { WebhookSettings } from '../webhooks/index'
 import { RelayConfigError } from './errors'
 import { DESTINATION_NAMES } from './sources'
 

@@ -1,7 +1,6 @@
 // The Webhooks destination's public API (tracklet/webhooks). Everything users reach is named here.
-export { WebhookDestination, USER_AGENT, type DeliveryResult } from './destination'
+export { WebhookDestination, type DeliveryResult } from './destination'
 export type { DeliveryAttempt } from './post'
-export { TIMEOUT_CODE } from './post'
 export { formatMessage, type WebhookBody } from './format'
 export { sign, verifySignature } from './sign'
 export {
@@ -12,14 +11,7 @@ export {
   type IncomingHeaders,
   type VerifyStandardWebhookOptions,
 } from './standard-webhooks'
-export {
-  nextAttemptAt,
-  RETRY_WINDOW_MS,
-  RETRY_BASE_DELAY_MS,
-  RETRY_MAX_DELAY_MS,
-  type RetryState,
-} from './retry-schedule'
-export { parseRetryAfter } from './retry-after'
+export { nextAttemptAt, RETRY_WINDOW_MS, type RetryState } from './retry-schedule'
 export {
   MAX_WEBHOOKS,
   type WebhookSettings,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseRetryAfter } from '../../src/webhooks/index'
+import { parseRetryAfter } from '../../src/webhooks/retry-after'
 
 const now = Date.UTC(2026, 9, 21, 7, 28, 0)
 
