@@ -1,4 +1,4 @@
-import { describe, isPlainObject } from '../shared/validate'
+import { describe, isNonEmptyString, isPlainObject } from '../shared/validate'
 import type { WebhookSettings } from '../webhooks/index'
 import { RelayConfigError } from './errors'
 import { DESTINATION_NAMES } from './sources'
@@ -209,10 +209,6 @@ function resolveSchema(value: unknown, field: string): SourceSchema {
       )
   })
   return { blockedEvents: [...(blocked as string[])] }
-}
-
-function isNonEmptyString(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 0
 }
 
 function integer(input: Record<string, unknown>, key: string, fallback: number, min: number, max: number): number {

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../shared/retry'
 import type { Dispatcher } from 'undici'
 import type { Integrations } from '../shared/message'
 import { describe, findIntegrationsProblem, isPlainObject } from '../shared/validate'
@@ -132,7 +133,7 @@ function checkInteger(value: unknown, name: string, min: number): number {
  * The longest delay a Node timer honours (2^31 - 1 ms, about 24.8 days): `setTimeout` quietly
  * turns a longer one into 1 ms, which would make a generous limit fire at once.
  */
-export const MAX_TIMER_MS = 2_147_483_647
+export { MAX_TIMER_MS }
 
 function checkPositive(value: unknown, name: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {

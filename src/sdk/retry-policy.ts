@@ -1,3 +1,4 @@
+import { equalJitterBackoff, parseRetryAfter as parseHeader } from '../shared/retry'
 /** How one request for a batch ended. */
 export type AttemptOutcome =
   | { kind: 'response'; status: number; retryAfter?: string | undefined }
@@ -102,20 +103,12 @@ function classify(outcome: AttemptOutcome): Verdict {
  * same outage spread out, yet none retries almost at once.
  */
 export function backoff(attempts: number, random: number, policy: Pick<RetryPolicy, 'baseDelay' | 'maxDelay'>): number {
-  const ceiling = Math.min(policy.maxDelay, policy.baseDelay * 2 ** Math.max(0, attempts - 1))
-  return Math.round(ceiling / 2 + (ceiling / 2) * random)
+  return equalJitterBackoff(attempts, random, policy.baseDelay, policy.maxDelay)
 }
 
 /** `Retry-After` as milliseconds to wait: delay-seconds or an HTTP date; `undefined` if absent or unreadable. */
 export function parseRetryAfter(header: string | undefined, now: number): number | undefined {
-  if (header === undefined) return undefined
-  const text = header.trim()
-  if (/^\d+$/.test(text)) return Number(text) * 1000
-  // An HTTP date names its day or month in letters; Date.parse alone would read "-1" as a year.
-  if (!/[a-z]/i.test(text)) return undefined
-  const date = Date.parse(text)
-  if (Number.isNaN(date)) return undefined
-  return Math.max(0, date - now)
+  return parseHeader(header, now)
 }
 
 function errorText(error: unknown): string {

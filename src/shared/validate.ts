@@ -8,7 +8,8 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return proto === Object.prototype || proto === null
 }
 
-function isNonEmptyString(value: unknown): value is string {
+/** Whether `value` is a string with at least one character. */
+export function isNonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0
 }
 

@@ -1,3 +1,4 @@
+import { parseRetryAfter as parseHeader } from '../shared/retry'
 import { RETRY_WINDOW_MS } from './retry-schedule'
 
 /**
@@ -7,11 +8,5 @@ import { RETRY_WINDOW_MS } from './retry-schedule'
  * infinite (400 nines of seconds) or beyond any attempt the schedule could still make.
  */
 export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
-  const text = (Array.isArray(value) ? value[0] : value)?.trim()
-  if (text === undefined || text === '') return undefined
-  if (/^\d+$/.test(text)) return Math.min(Number(text) * 1000, RETRY_WINDOW_MS)
-  const date = Date.parse(text)
-  // Date.parse accepts bare numbers like "-5" or "1.5"; an HTTP date always names a weekday.
-  if (Number.isNaN(date) || !/[a-z]/i.test(text)) return undefined
-  return Math.min(Math.max(0, date - now), RETRY_WINDOW_MS)
+  return parseHeader(value, now, RETRY_WINDOW_MS)
 }

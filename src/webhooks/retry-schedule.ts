@@ -1,3 +1,4 @@
+import { equalJitterBackoff } from '../shared/retry'
 /** How long a delivery is retried, from its first attempt: 4 hours, in milliseconds. */
 export const RETRY_WINDOW_MS = 4 * 60 * 60 * 1000
 /** The wait after the first failed attempt, before jitter: 1 second. */
@@ -46,9 +47,7 @@ export function nextAttemptAt(state: RetryState, random: () => number = Math.ran
   const deadline = firstAttemptAt + RETRY_WINDOW_MS
   if (now >= deadline) return undefined
 
-  // 2 ** 30 already exceeds the cap; limiting the exponent keeps the number finite.
-  const ceiling = Math.min(RETRY_MAX_DELAY_MS, RETRY_BASE_DELAY_MS * 2 ** Math.min(attempt - 1, 30))
-  const backoff = ceiling / 2 + (ceiling / 2) * random()
+  const backoff = equalJitterBackoff(attempt, random(), RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS)
   const wait = Math.max(backoff, retryAfterMs ?? 0)
   return Math.min(Math.round(now + wait), deadline)
 }

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../shared/retry'
 import type { Dispatcher } from 'undici'
 import { describe, isPlainObject } from '../shared/validate'
 import { WebhookConfigError } from './errors'
@@ -68,7 +69,7 @@ export interface ResolvedWebhooks {
 /** The most endpoints one destination may have (the platform's limit). */
 export const MAX_WEBHOOKS = 5
 const DEFAULT_TIMEOUT_MS = 5000
-const MAX_TIMEOUT_MS = 2 ** 31 - 1 // setTimeout's limit
+const MAX_TIMEOUT_MS = MAX_TIMER_MS
 
 // RFC 9110 token and field-value (no control characters but tab).
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/

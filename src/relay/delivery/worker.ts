@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { redactUrl } from '../../shared/redact-url'
+import { clampTimerDelay } from '../../shared/retry'
 import { log } from '../log'
 import type { AttemptOutcome, DueDelivery, Store } from '../store/store'
 import type { Destination, DestinationResult, RetrySchedule } from './destination'
@@ -489,9 +490,4 @@ export function describeFailure(result: DestinationResult, showUrl: (url: string
 // The next wait after a failed store operation: doubling from the minimum, capped.
 function nextBackoff(previousMs: number): number {
   return Math.min(STORE_RETRY_MAX_MS, Math.max(STORE_RETRY_MIN_MS, 2 * previousMs))
-}
-
-// setTimeout's limit is 2^31-1 ms; a later due time just wakes the lane early.
-function clampTimerDelay(ms: number): number {
-  return Math.max(0, Math.min(ms, 2 ** 31 - 1))
 }
