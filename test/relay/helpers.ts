@@ -1,8 +1,11 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import { request } from 'undici'
 import { createRelay, type Relay, type RelayOptions } from '../../src/relay/index'
+import { startHttpReceiver } from '../support/http-receiver'
 import { type StoreKind, throwawayDatabase } from '../support/stores'
+import { waitFor } from '../support/wait-for'
+
+export { waitFor }
 
 export const WRITE_KEY = 'wk-test-web'
 export const ADMIN_TOKEN = 'admin-token-for-tests'
@@ -28,28 +31,18 @@ export async function startReceiver(): Promise<Receiver> {
   let handler = (_req: IncomingMessage, res: ServerResponse): void => {
     res.writeHead(200).end('ok')
   }
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8')
-      received.push({ headers: req.headers, body: JSON.parse(raw) as Record<string, unknown>, raw })
-      handler(req, res)
-    })
+  const server = await startHttpReceiver((req, res, request) => {
+    const raw = request.body.toString('utf8')
+    received.push({ headers: request.headers, body: JSON.parse(raw) as Record<string, unknown>, raw })
+    handler(req, res)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `${server.origin}/hook`,
     received,
     respond: (next) => {
       handler = next
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      }),
+    close: () => server.close(),
   }
 }
 
@@ -108,16 +101,6 @@ export function track(overrides: Record<string, unknown> = {}): Record<string, u
     event: 'Signed Up',
     messageId: `m-${Math.random().toString(36).slice(2)}`,
     ...overrides,
-  }
-}
-
-/** Waits until `check` returns a value that is not undefined (polling; the test timeout bounds it). */
-export async function waitFor<T>(check: () => T | undefined | Promise<T | undefined>, what = 'condition'): Promise<T> {
-  for (let i = 0; ; i++) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (i > 1500) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
 

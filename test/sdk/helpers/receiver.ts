@@ -1,6 +1,6 @@
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
 import type { Message } from '../../../src/shared/message'
+import { startHttpReceiver } from '../../support/http-receiver'
 
 /** One request as the receiver saw it. */
 export interface ReceivedRequest {
@@ -29,36 +29,25 @@ export interface Receiver {
 export async function startReceiver(responder?: Responder): Promise<Receiver> {
   const requests: ReceivedRequest[] = []
   let respond: Responder = responder ?? ((_request, response) => response.end('{}'))
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', () => {
-      const body = Buffer.concat(chunks)
-      const request: ReceivedRequest = {
-        method: req.method ?? '',
-        url: req.url ?? '',
-        headers: req.headers,
-        body,
-        json: JSON.parse(body.toString('utf8')) as ReceivedRequest['json'],
-      }
-      const index = requests.push(request) - 1
-      respond(request, res, index)
-    })
+  const server = await startHttpReceiver((_req, res, recorded) => {
+    const request: ReceivedRequest = {
+      method: recorded.method,
+      url: recorded.url,
+      headers: recorded.headers,
+      body: recorded.body,
+      json: JSON.parse(recorded.body.toString('utf8')) as ReceivedRequest['json'],
+    }
+    const index = requests.push(request) - 1
+    respond(request, res, index)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: server.origin,
     requests,
     messages: () => requests.flatMap((request) => request.json.batch),
     respond(next) {
       respond = next
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections()
-        server.close((error) => (error ? reject(error) : resolve()))
-      }),
+    close: () => server.close(),
   }
 }
 
