@@ -6,7 +6,7 @@ import pg from 'pg'
 // Each kind by a fragment of its SQL (src/relay/store/postgres/postgres-store.ts).
 const KINDS = [
   ['claim', 'SET lease_until = $5'],
-  ['record', 'WITH outcome AS'],
+  ['record', 'outcome AS ('],
   ['renew', 'SET lease_until = $3'],
   ['release', 'SET lease_until = NULL, lease_owner = NULL\n  WHERE id = ANY'],
   ['nextDue', 'SELECT least('],
