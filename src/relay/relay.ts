@@ -11,6 +11,9 @@ import { AdminToken, WriteKeys } from './http/auth'
 import { createRouter } from './http/router'
 import { GroupCommit } from './ingest/group-commit'
 import { log } from './log'
+import { StoreHealth } from './ops/health'
+import { opsRoutes } from './ops/routes'
+import { probeWrite, watchWrites } from './ops/watched-store'
 import { type RelayOptions, type ResolvedRelayOptions, resolveRelayOptions } from './options'
 import { type RoutedSource, WEBHOOKS_DESTINATION } from './sources'
 import { openStore } from './store/open-store'
@@ -43,10 +46,14 @@ const CLOSE_GRACE_MS = 2000
 export async function createRelay(options: RelayOptions): Promise<Relay> {
   const resolved = resolveRelayOptions(options)
   const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
-  let store: Store | undefined
+  let opened: Store | undefined
+  // A probe runs only after a write failed, so only once the store is open.
+  const health = new StoreHealth({ probe: () => probeWrite(opened!) })
   try {
     const destinations = buildDestinations(resolved, agent)
-    store = await openStore(resolved.database)
+    opened = await openStore(resolved.database)
+    // Everything below writes through this: every write's outcome tells /healthz.
+    const store = watchWrites(opened, health)
     // Deliveries that were in flight when the relay last stopped are still pending: due once
     // their leases are void (at once on SQLite; after leaseTimeout on a shared PostgreSQL).
     const orphaned = await store.failUnconfiguredSources(resolved.sources.map((s) => s.name))
@@ -72,6 +79,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       writeKeys: new WriteKeys(resolved.sources.map((s, index) => [s.writeKey, sources[index]!] as const)),
       adminToken: new AdminToken(resolved.adminToken),
       commits,
+      routes: opsRoutes({ health }),
     })
     const server = createServer(
       {
@@ -90,10 +98,10 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     log('listening on %s with %d sources (%s store)', url, sources.length, store.kind)
     worker.wake()
     retention.start()
-    const opened = store
-    return { url, close: once(() => shutdown(server, worker, commits, retention, agent, opened)) }
+    return { url, close: once(() => shutdown(server, worker, commits, retention, agent, health, store)) }
   } catch (error) {
-    await store?.close()
+    health.stop()
+    await opened?.close()
     await agent.close()
     throw error
   }
@@ -139,6 +147,7 @@ async function shutdown(
   commits: GroupCommit,
   retention: RetentionSweeper,
   agent: Agent,
+  health: StoreHealth,
   store: Store,
 ): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()))
@@ -152,6 +161,7 @@ async function shutdown(
   // not have sent them anywhere else; at-least-once).
   await commits.flush()
   await retention.stop()
+  health.stop()
   await store.close()
   log('closed')
 }

@@ -20,11 +20,15 @@ export interface RouterContext extends AdminContext {
   adminToken: AdminToken
   /** Where ingest commits its deliveries, together with other requests of the moment. */
   commits: GroupCommit
+  /** More routes, served beside the API: health, metrics and the operator page (`ops/`). */
+  routes?: readonly Route[]
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse, params: string[], url: URL) => Promise<void>
+/** Answers one request; `params` are the route pattern's groups. */
+export type Handler = (req: IncomingMessage, res: ServerResponse, params: string[], url: URL) => Promise<void>
 
-interface Route {
+/** A method and path pattern, and its handler. */
+export interface Route {
   method: string
   pattern: RegExp
   handler: Handler
@@ -56,7 +60,6 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
   }
 
   const routes: Route[] = [
-    { method: 'GET', pattern: /^\/healthz$/, handler: async (_req, res) => sendJson(res, 200, { ok: true }) },
     { method: 'POST', pattern: /^\/v1\/batch$/, handler: (req, res) => ingestRoute(req, res, batchMessages) },
     {
       method: 'POST',
@@ -90,6 +93,7 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
         sendJson(res, 202, await handleRetry(context, id!))
       },
     },
+    ...(context.routes ?? []),
   ]
 
   const dispatch = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
