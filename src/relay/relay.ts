@@ -12,6 +12,7 @@ import { createRouter } from './http/router'
 import { GroupCommit } from './ingest/group-commit'
 import { log } from './log'
 import { StoreHealth } from './ops/health'
+import { RelayMetrics } from './ops/metrics'
 import { opsRoutes } from './ops/routes'
 import { probeWrite, watchWrites } from './ops/watched-store'
 import { type RelayOptions, type ResolvedRelayOptions, resolveRelayOptions } from './options'
@@ -59,19 +60,21 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     const orphaned = await store.failUnconfiguredSources(resolved.sources.map((s) => s.name))
     if (orphaned > 0) log('dead-lettered %d pending deliveries of sources no longer configured', orphaned)
 
+    const sources: RoutedSource[] = resolved.sources.map((s) => ({
+      name: s.name,
+      destinations: Object.keys(s.destinations ?? {}),
+    }))
+    const metrics = new RelayMetrics({ store, sources, health })
     const worker = new Worker({
       store,
       destinations,
       schedule: nextAttemptAt,
       concurrency: resolved.concurrency,
       leaseTimeout: resolved.leaseTimeout,
+      observe: (attempt) => metrics.attemptSettled(attempt),
     })
     const commits = new GroupCommit(store)
     const retention = new RetentionSweeper(store, resolved.retention)
-    const sources: RoutedSource[] = resolved.sources.map((s) => ({
-      name: s.name,
-      destinations: Object.keys(s.destinations ?? {}),
-    }))
     const router = createRouter({
       store,
       sources,
@@ -79,7 +82,11 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       writeKeys: new WriteKeys(resolved.sources.map((s, index) => [s.writeKey, sources[index]!] as const)),
       adminToken: new AdminToken(resolved.adminToken),
       commits,
-      routes: opsRoutes({ health }),
+      routes: opsRoutes({ health, metrics, scrapeTokens: [resolved.metricsToken, resolved.adminToken] }),
+      observeIngest: {
+        answered: (source, answer) => metrics.ingested(source, answer),
+        refused: (error) => metrics.requestRefused(error),
+      },
     })
     const server = createServer(
       {

@@ -4,7 +4,7 @@ import { MESSAGE_TYPES, type MessageType } from '../../shared/message'
 import { type AdminContext, handleAudienceSync, handleDeletion, handleDeliveryLog, handleRetry } from '../admin/admin'
 import { snakeCase } from '../admin/audiences'
 import type { GroupCommit } from '../ingest/group-commit'
-import { batchMessages, ingest, singleMessage } from '../ingest/ingest'
+import { batchMessages, type IngestAnswer, ingest, singleMessage } from '../ingest/ingest'
 import { log } from '../log'
 import type { RoutedSource } from '../sources'
 import type { AdminToken, WriteKeys } from './auth'
@@ -22,6 +22,14 @@ export interface RouterContext extends AdminContext {
   commits: GroupCommit
   /** More routes, served beside the API: health, metrics and the operator page (`ops/`). */
   routes?: readonly Route[]
+  /** Told how each ingest request ended (metrics). Must not throw. */
+  observeIngest?: IngestObserver
+}
+
+/** What hears of ingest requests: each answer, or the error that refused the request whole. */
+export interface IngestObserver {
+  answered(source: string, answer: IngestAnswer): void
+  refused(error: unknown): void
 }
 
 /** Answers one request; `params` are the route pattern's groups. */
@@ -44,6 +52,7 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
     const source = context.writeKeys.authenticate(req)
     const body = await readJsonBody(req, MAX_BATCH_BYTES)
     const answer = await ingest(context.commits, source, messagesOf(body))
+    context.observeIngest?.answered(source.name, answer)
     if (answer.accepted > 0) context.wake()
     if (answer.refused.length > 0)
       log('source %s: %d accepted, %d refused', source.name, answer.accepted, answer.refused.length)
@@ -59,12 +68,23 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
     sendJson(res, status, await handle(await readJsonBody(req, MAX_ADMIN_BODY_BYTES)))
   }
 
+  const observed = (request: Promise<void>): Promise<void> =>
+    request.catch((error: unknown) => {
+      context.observeIngest?.refused(error)
+      throw error
+    })
+
   const routes: Route[] = [
-    { method: 'POST', pattern: /^\/v1\/batch$/, handler: (req, res) => ingestRoute(req, res, batchMessages) },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/batch$/,
+      handler: (req, res) => observed(ingestRoute(req, res, batchMessages)),
+    },
     {
       method: 'POST',
       pattern: new RegExp(`^/v1/(${MESSAGE_TYPES.join('|')})$`),
-      handler: (req, res, [type]) => ingestRoute(req, res, (body) => [singleMessage(type as MessageType, body)]),
+      handler: (req, res, [type]) =>
+        observed(ingestRoute(req, res, (body) => [singleMessage(type as MessageType, body)])),
     },
     {
       method: 'POST',
