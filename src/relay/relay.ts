@@ -13,6 +13,7 @@ import { GroupCommit } from './ingest/group-commit'
 import { log } from './log'
 import { StoreHealth } from './ops/health'
 import { RelayMetrics } from './ops/metrics'
+import { pageRoutes } from './ops/page/page-routes'
 import { opsRoutes } from './ops/routes'
 import { probeWrite, watchWrites } from './ops/watched-store'
 import { type RelayOptions, type ResolvedRelayOptions, resolveRelayOptions } from './options'
@@ -75,14 +76,19 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     })
     const commits = new GroupCommit(store)
     const retention = new RetentionSweeper(store, resolved.retention)
+    const adminToken = new AdminToken(resolved.adminToken)
+    const wake = () => worker.wake()
     const router = createRouter({
       store,
       sources,
-      wake: () => worker.wake(),
+      wake,
       writeKeys: new WriteKeys(resolved.sources.map((s, index) => [s.writeKey, sources[index]!] as const)),
-      adminToken: new AdminToken(resolved.adminToken),
+      adminToken,
       commits,
-      routes: opsRoutes({ health, metrics, scrapeTokens: [resolved.metricsToken, resolved.adminToken] }),
+      routes: [
+        ...opsRoutes({ health, metrics, scrapeTokens: [resolved.metricsToken, resolved.adminToken] }),
+        ...pageRoutes({ store, sources, wake, adminToken, health, metrics }),
+      ],
       observeIngest: {
         answered: (source, answer) => metrics.ingested(source, answer),
         refused: (error) => metrics.requestRefused(error),

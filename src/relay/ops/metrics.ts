@@ -7,6 +7,7 @@ import type { RoutedSource } from '../sources'
 import type { Store } from '../store/store'
 import { HttpError } from '../http/http-error'
 import type { StoreHealth } from './health'
+import { EventRates } from './rates'
 
 /** What the metrics read at scrape time besides their own counters. */
 export interface RelayMetricsOptions {
@@ -18,6 +19,18 @@ export interface RelayMetricsOptions {
 
 /** What a settled attempt became, as the `outcome` label says it. */
 export type AttemptOutcomeLabel = 'delivered' | 'retried' | 'dead_lettered'
+
+/** Events per minute over the last {@link RecentRates.minutes} minutes, for the operator page. */
+export interface RecentRates {
+  ingested: number
+  delivered: number
+  retried: number
+  deadLettered: number
+  minutes: number
+}
+
+// The operator page's rates cover this long; Prometheus keeps the history.
+const RATE_WINDOW_MINUTES = 5
 
 /** Why a message of an accepted request was refused, as the `reason` label says it. */
 export type MessageRefusalLabel = 'invalid' | 'too_large'
@@ -63,10 +76,13 @@ export class RelayMetrics {
   readonly #outboxDeliveries: Gauge<'source' | 'status'>
   readonly #outboxOldestAge: Gauge<'source' | 'status'>
   readonly #storeWritable: Gauge
+  /** Recent events, for the operator page's rates. */
+  readonly #rates: EventRates<'ingested' | AttemptOutcomeLabel>
 
   constructor(options: RelayMetricsOptions) {
     this.#options = options
     this.#now = options.now ?? Date.now
+    this.#rates = new EventRates(RATE_WINDOW_MINUTES * 60_000, this.#now)
     const registers = [this.#own]
     this.#ingested = new Counter({
       name: 'tracklet_messages_ingested_total',
@@ -139,6 +155,7 @@ export class RelayMetrics {
   /** An ingest request was answered: count what it accepted and refused. */
   ingested(source: string, answer: IngestAnswer): void {
     if (answer.accepted > 0) this.#ingested.inc({ source }, answer.accepted)
+    this.#rates.add('ingested', answer.accepted)
     for (const refusal of answer.refused) this.#refusedMessages.inc({ source, reason: refusalLabel(refusal) })
   }
 
@@ -156,10 +173,23 @@ export class RelayMetrics {
   attemptSettled(attempt: SettledAttempt): void {
     try {
       const labels = { source: attempt.source, destination: attempt.destination }
-      this.#attempts.inc({ ...labels, outcome: outcomeLabel(attempt) })
+      const outcome = outcomeLabel(attempt)
+      this.#attempts.inc({ ...labels, outcome })
+      this.#rates.add(outcome)
       this.#duration.observe(labels, Math.max(0, attempt.ms) / 1000)
     } catch (error) {
       log('ERROR metrics: could not count an attempt: %s', (error as Error).message)
+    }
+  }
+
+  /** Ingest and delivery outcomes per minute, over the last few minutes. */
+  recentRates(): RecentRates {
+    return {
+      ingested: this.#rates.perMinute('ingested'),
+      delivered: this.#rates.perMinute('delivered'),
+      retried: this.#rates.perMinute('retried'),
+      deadLettered: this.#rates.perMinute('dead_lettered'),
+      minutes: RATE_WINDOW_MINUTES,
     }
   }
 
