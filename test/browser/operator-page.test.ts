@@ -15,6 +15,9 @@ import {
 } from '../relay/helpers'
 import { launchChromium, runBrowserTests, SKIP_REASON } from './chromium'
 
+// Said once, where a person running the suite will see it.
+if (!runBrowserTests) console.warn(`Browser tests of the operator page ${SKIP_REASON}`)
+
 let browser: { context: BrowserContext; close: () => Promise<void> } | undefined
 let receiver: Receiver
 let relay: Relay
