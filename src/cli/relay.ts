@@ -1,12 +1,14 @@
 import { stderr, stdout } from 'node:process'
 import { parseArgs } from 'node:util'
-import { createRelay, loadRelayConfig } from '../relay/index'
+import { createRelay, loadRelayConfig, type Relay } from '../relay/index'
+import { type LogFormat, logFormatFrom, writeLogTo } from '../relay/log'
 
 const USAGE = 'usage: tracklet relay --config tracklet.config.json'
 
 /**
  * `tracklet relay --config FILE`: loads and validates the config, starts the relay, prints the URL
  * it listens on, and runs until SIGINT or SIGTERM, when it closes cleanly. Returns the exit code.
+ * The relay's log goes to stderr, one line per event: text, or JSON with `LOG_FORMAT=json`.
  */
 export async function runRelay(args: string[]): Promise<number> {
   let configPath: string | undefined
@@ -20,10 +22,19 @@ export async function runRelay(args: string[]): Promise<number> {
     stderr.write(`tracklet relay: --config is required\n${USAGE}\n`)
     return 2
   }
-  let relay
+  let format: LogFormat
+  try {
+    format = logFormatFrom(process.env['LOG_FORMAT'])
+  } catch (error) {
+    stderr.write(`tracklet relay: ${(error as Error).message}\n`)
+    return 2
+  }
+  const stopLogging = writeLogTo(stderr, format)
+  let relay: Relay
   try {
     relay = await createRelay(await loadRelayConfig(configPath))
   } catch (error) {
+    stopLogging()
     stderr.write(`tracklet relay: ${(error as Error).message}\n`)
     return 1
   }
@@ -35,5 +46,6 @@ export async function runRelay(args: string[]): Promise<number> {
   })
   stdout.write(`tracklet relay: ${signal} received, closing\n`)
   await relay.close()
+  stopLogging()
   return 0
 }

@@ -10,11 +10,12 @@ import { RelayConfigError } from './errors'
 import { AdminToken, WriteKeys } from './http/auth'
 import { createRouter } from './http/router'
 import { GroupCommit } from './ingest/group-commit'
-import { log } from './log'
+import { log, redactFromLog } from './log'
 import { StoreHealth } from './ops/health'
 import { RelayMetrics } from './ops/metrics'
 import { pageRoutes } from './ops/page/page-routes'
 import { opsRoutes } from './ops/routes'
+import { secretsOf } from './ops/secrets'
 import { probeWrite, watchWrites } from './ops/watched-store'
 import { type RelayOptions, type ResolvedRelayOptions, resolveRelayOptions } from './options'
 import { type RoutedSource, WEBHOOKS_DESTINATION } from './sources'
@@ -47,6 +48,7 @@ const CLOSE_GRACE_MS = 2000
  */
 export async function createRelay(options: RelayOptions): Promise<Relay> {
   const resolved = resolveRelayOptions(options)
+  const forgetSecrets = redactFromLog(secretsOf(resolved))
   const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
   let opened: Store | undefined
   // A probe runs only after a write failed, so only once the store is open.
@@ -111,11 +113,18 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     log('listening on %s with %d sources (%s store)', url, sources.length, store.kind)
     worker.wake()
     retention.start()
-    return { url, close: once(() => shutdown(server, worker, commits, retention, agent, health, store)) }
+    return {
+      url,
+      close: once(async () => {
+        await shutdown(server, worker, commits, retention, agent, health, store)
+        forgetSecrets()
+      }),
+    }
   } catch (error) {
     health.stop()
     await opened?.close()
     await agent.close()
+    forgetSecrets()
     throw error
   }
 }

@@ -13,5 +13,6 @@ const USER_INFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i
  * who should not see webhook tokens or database passwords: logs, `/healthz`, the operator page.
  */
 export function redactUrlsInText(text: string): string {
-  return text.replace(URL_IN_TEXT, (url) => redactUrl(url).replace(USER_INFO, '$1'))
+  // A URL with nothing to hide is left exactly as written (redactUrl would add a `/` to a bare origin).
+  return text.replace(URL_IN_TEXT, (url) => (/[?#@]/.test(url) ? redactUrl(url).replace(USER_INFO, '$1') : url))
 }

@@ -163,7 +163,7 @@ export function pageRoutes(context: PageContext): Route[] {
         const form = await readForm(req)
         const token = form.get('token') ?? ''
         if (!context.adminToken.matches(token)) {
-          log('operator page: sign-in refused (wrong token) from %s', req.socket.remoteAddress)
+          log('WARN operator page: sign-in refused (wrong token) from %s', req.socket.remoteAddress)
           return showSignIn(res, url, 401, context.adminToken.configured ? 'That is not the admin token.' : undefined)
         }
         const { id } = sessions.create()
