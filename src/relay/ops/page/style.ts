@@ -40,7 +40,8 @@ th, td { text-align: left; padding: 7px 10px; border-bottom: 1px solid var(--lin
 th { font-size: 12px; color: var(--muted); font-weight: 600; background: #fafbfd; }
 tr:last-child td { border-bottom: 0; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.error { color: var(--bad); max-width: 380px; overflow-wrap: anywhere; }
+td.error, dd.error { color: var(--bad); overflow-wrap: anywhere; }
+td.error { max-width: 380px; }
 td.mono, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; }
 .status { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px; font-weight: 600; }
 .status.delivered { background: var(--ok-bg); color: var(--ok); }

@@ -129,7 +129,7 @@ ${d.status === 'failed' && retryForm(d.id, view.csrfToken, 'Retry now')}
   ${d.nextAttemptAt !== null && html`<dt>Next attempt</dt><dd>${when(d.nextAttemptAt, view.now)}</dd>`}
   ${d.lastError !== null && html`<dt>Last error</dt><dd class="error">${redactUrlsInText(d.lastError)}</dd>`}
 </dl>
-<h2>Attempts (${d.attempts.length} requests)</h2>
+<h2>Attempts (${d.attempts.length} ${d.attempts.length === 1 ? 'request' : 'requests'})</h2>
 ${
   d.attempts.length === 0
     ? html`<p class="muted">No attempt yet.</p>`
