@@ -39,21 +39,23 @@ async function everyMatch(status?: DeliveryStatus, source?: string): Promise<num
 
 describe('newestDeliveries', () => {
   it.each([
-    [undefined, undefined],
-    ['failed', undefined],
-    ['delivered', 'ios'],
-    ['pending', 'web'],
+    [undefined, undefined, 20],
+    ['failed', undefined, 20],
+    ['delivered', 'ios', 20],
+    ['pending', 'web', 20],
+    // Pages larger than the store is read in at once.
+    [undefined, undefined, 150],
   ] as const)(
-    'pages through every %s delivery of %s, newest first, without gaps or repeats',
-    async (status, source) => {
+    'pages through every %s delivery of %s, newest first, %d at a time, without gaps or repeats',
+    async (status, source, limit) => {
       const expected = await everyMatch(status, source)
-      expect(expected.length).toBeGreaterThan(20)
+      expect(expected.length).toBeGreaterThan(limit)
       const seen: number[] = []
       let before: number | undefined
       for (;;) {
-        const page = await newestDeliveries(store, { status, source, before, limit: 20 })
+        const page = await newestDeliveries(store, { status, source, before, limit })
         seen.push(...page.map((d) => d.id))
-        if (page.length < 20) break
+        if (page.length < limit) break
         before = page.at(-1)!.id
       }
       expect(seen).toEqual(expected)

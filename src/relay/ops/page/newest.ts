@@ -9,14 +9,19 @@ export interface NewestQuery {
   limit: number
 }
 
-// The widest id range read at once, so memory stays bounded however sparse the filter's matches.
+// The widest id range read at once (ids, not rows): the windows grow to it, doubling.
 const MAX_WINDOW = 5000
+// Deliveries asked of the store per read within a window: from the first to the most.
+const FIRST_READ = 8
+const MAX_READ = 500
 
 /**
  * The newest `limit` deliveries matching the filter, newest first. The store's delivery log pages
  * oldest first (`list` after an id), so this finds the highest id in O(log n) probes by primary
- * key, then reads id windows downwards, doubling their width, until it has a page. A store with a
- * newest-first `list` would make this a single query.
+ * key, then reads id windows downwards, doubling their width, until it has a page. Within a window
+ * it reads forwards in small, growing steps, so the store stops scanning soon after the window's
+ * end even when the filter is sparse (a few dead letters among many delivered ones).
+ * A store with a newest-first `list` would make this a single query.
  */
 export async function newestDeliveries(store: Store, query: NewestQuery): Promise<DeliveryView[]> {
   const top = await highestId(store)
@@ -25,13 +30,24 @@ export async function newestDeliveries(store: Store, query: NewestQuery): Promis
   let found: DeliveryView[] = []
   while (found.length < query.limit && hi > 0) {
     const lo = Math.max(0, hi - width)
-    // At most `width` ids lie in (lo, hi], so a page of `width` holds every match among them.
-    const page = await store.list({ status: query.status, source: query.source, after: lo, limit: width })
-    found = page.filter((d) => d.id <= hi).concat(found)
+    let window: DeliveryView[] = []
+    // Small reads first: the store scans until it has `pageSize` matches, and past the window the
+    // matches may be far apart. Doubled while every match read lies inside the window.
+    let pageSize = FIRST_READ
+    for (let after = lo; ; ) {
+      const page = await store.list({ status: query.status, source: query.source, after, limit: pageSize })
+      const inside = page.filter((d) => d.id <= hi)
+      // Only the newest `limit` of a window can be shown.
+      window = window.concat(inside).slice(-query.limit)
+      if (inside.length < pageSize) break
+      after = inside.at(-1)!.id
+      pageSize = Math.min(2 * pageSize, MAX_READ)
+    }
+    found = window.concat(found).slice(-query.limit)
     hi = lo
     width = Math.min(2 * width, MAX_WINDOW)
   }
-  return found.slice(-query.limit).reverse()
+  return found.reverse()
 }
 
 // The highest delivery id (0 when there is none): doubling, then halving, on "is there any after x".
