@@ -1,6 +1,7 @@
 import { env, stderr, stdout } from 'node:process'
 import { parseArgs } from 'node:util'
 import { createRelay, loadRelayConfig, type Relay } from '../relay/index'
+import { type LogFormat, logFormatFrom, writeLogTo } from '../relay/log'
 
 const USAGE = 'usage: tracklet relay --config tracklet.config.json [--database postgres://… | FILE]'
 
@@ -10,6 +11,7 @@ const USAGE = 'usage: tracklet relay --config tracklet.config.json [--database p
  * The outbox is `--database`, else the `DATABASE_URL` environment variable, else the config
  * file's `database` (so one config file serves relays pointed at a shared PostgreSQL).
  * Returns the exit code.
+ * The relay's log goes to stderr, one line per event: text, or JSON with `LOG_FORMAT=json`.
  */
 export async function runRelay(args: string[]): Promise<number> {
   let configPath: string | undefined
@@ -30,11 +32,20 @@ export async function runRelay(args: string[]): Promise<number> {
     stderr.write(`tracklet relay: --config is required\n${USAGE}\n`)
     return 2
   }
+  let format: LogFormat
+  try {
+    format = logFormatFrom(process.env['LOG_FORMAT'])
+  } catch (error) {
+    stderr.write(`tracklet relay: ${(error as Error).message}\n`)
+    return 2
+  }
+  const stopLogging = writeLogTo(stderr, format)
   let relay: Relay
   try {
     const options = await loadRelayConfig(configPath)
     relay = await createRelay(database === undefined ? options : { ...options, database })
   } catch (error) {
+    stopLogging()
     stderr.write(`tracklet relay: ${(error as Error).message}\n`)
     return 1
   }
@@ -46,5 +57,6 @@ export async function runRelay(args: string[]): Promise<number> {
   })
   stdout.write(`tracklet relay: ${signal} received, closing\n`)
   await relay.close()
+  stopLogging()
   return 0
 }

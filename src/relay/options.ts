@@ -45,6 +45,11 @@ export interface RelayOptions {
   database?: string
   /** The Bearer token of the admin API. Without it the admin API answers 401 to everyone. */
   adminToken?: string | undefined
+  /**
+   * A Bearer token that reads `GET /metrics` and nothing else, for a Prometheus server that should
+   * not hold the admin token. The admin token reads `/metrics` too. Never logged.
+   */
+  metricsToken?: string | undefined
   /** Let webhooks reach loopback, private, link-local and other non-public addresses. @default false */
   allowPrivateNetworks?: boolean
   /** The sources whose write keys are accepted. At least one. */
@@ -78,6 +83,7 @@ export interface ResolvedRelayOptions {
   host: string
   database: string
   adminToken: string | undefined
+  metricsToken: string | undefined
   allowPrivateNetworks: boolean
   sources: readonly RelaySource[]
   concurrency: number
@@ -103,7 +109,7 @@ const DEFAULTS = Object.freeze({
   maxHeaderSize: 16_384,
 })
 
-const KNOWN_OPTIONS = new Set([...Object.keys(DEFAULTS), 'adminToken', 'sources'])
+const KNOWN_OPTIONS = new Set([...Object.keys(DEFAULTS), 'adminToken', 'metricsToken', 'sources'])
 
 /**
  * Validates relay options (from code or a parsed config file) and applies the defaults.
@@ -117,15 +123,14 @@ export function resolveRelayOptions(input: unknown): ResolvedRelayOptions {
     if (!KNOWN_OPTIONS.has(key))
       throw new RelayConfigError(key, `is not a relay option (known: ${[...KNOWN_OPTIONS].join(', ')})`)
   }
-  const adminToken = input['adminToken']
-  if (adminToken !== undefined && !isNonEmptyString(adminToken)) {
-    throw new RelayConfigError('adminToken', `must be a non-empty string, got ${typeof adminToken}`)
-  }
+  const adminToken = token(input, 'adminToken')
+  const metricsToken = token(input, 'metricsToken')
   return {
     port: integer(input, 'port', DEFAULTS.port, 0, 65_535),
     host: string(input, 'host', DEFAULTS.host),
     database: string(input, 'database', DEFAULTS.database),
     adminToken,
+    metricsToken,
     allowPrivateNetworks: boolean(input, 'allowPrivateNetworks', DEFAULTS.allowPrivateNetworks),
     sources: resolveSources(input['sources']),
     concurrency: integer(input, 'concurrency', DEFAULTS.concurrency, 1, 10_000),
@@ -209,6 +214,15 @@ function resolveSchema(value: unknown, field: string): SourceSchema {
       )
   })
   return { blockedEvents: [...(blocked as string[])] }
+}
+
+// A secret: its type is described in an error, never its value.
+function token(input: Record<string, unknown>, key: string): string | undefined {
+  const value = input[key]
+  if (value !== undefined && !isNonEmptyString(value)) {
+    throw new RelayConfigError(key, `must be a non-empty string, got ${typeof value}`)
+  }
+  return value
 }
 
 function integer(input: Record<string, unknown>, key: string, fallback: number, min: number, max: number): number {

@@ -9,7 +9,13 @@ import { RelayConfigError } from './errors'
 import { AdminToken, WriteKeys } from './http/auth'
 import { createRouter } from './http/router'
 import { GroupCommit } from './ingest/group-commit'
-import { log } from './log'
+import { log, redactFromLog } from './log'
+import { StoreHealth } from './ops/health'
+import { RelayMetrics } from './ops/metrics'
+import { pageRoutes } from './ops/page/page-routes'
+import { opsRoutes } from './ops/routes'
+import { secretsOf } from './ops/secrets'
+import { probeWrite, watchWrites } from './ops/watched-store'
 import { type RelayOptions, type ResolvedRelayOptions, resolveRelayOptions } from './options'
 import { type RoutedSource, WEBHOOKS_DESTINATION } from './sources'
 import { openStore } from './store/open-store'
@@ -46,37 +52,57 @@ const SHARED_STORE_POLL_MS = 1000
  */
 export async function createRelay(options: RelayOptions): Promise<Relay> {
   const resolved = resolveRelayOptions(options)
+  const forgetSecrets = redactFromLog(secretsOf(resolved))
   const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
-  let store: Store | undefined
+  let opened: Store | undefined
+  // A probe runs only after a write failed, so only once the store is open.
+  const health = new StoreHealth({ probe: () => probeWrite(opened!) })
   try {
     const destinations = buildDestinations(resolved, agent)
-    store = await openStore(resolved.database)
+    opened = await openStore(resolved.database)
+    // Everything below writes through this: every write's outcome tells /healthz.
+    const store = watchWrites(opened, health)
     // Deliveries that were in flight when the relay last stopped are still pending: due once
     // their leases are void (at once on SQLite; after leaseTimeout on a shared PostgreSQL).
     const orphaned = await store.failUnconfiguredSources(resolved.sources.map((s) => s.name))
     if (orphaned > 0) log('dead-lettered %d pending deliveries of sources no longer configured', orphaned)
 
+    const sources: RoutedSource[] = resolved.sources.map((s) => ({
+      name: s.name,
+      destinations: Object.keys(s.destinations ?? {}),
+      blockedEvents: new Set(s.schema?.blockedEvents),
+    }))
+    const metrics = new RelayMetrics({ store, sources, health })
     const worker = new Worker({
       store,
       destinations,
       schedule: nextAttemptAt,
       concurrency: resolved.concurrency,
       leaseTimeout: resolved.leaseTimeout,
+      observe: (attempt) => metrics.attemptSettled(attempt),
     })
     const commits = new GroupCommit(store)
     const retention = new RetentionSweeper(store, resolved.retention)
-    const sources: RoutedSource[] = resolved.sources.map((s) => ({
-      name: s.name,
-      destinations: Object.keys(s.destinations ?? {}),
-      blockedEvents: new Set(s.schema?.blockedEvents),
-    }))
+    const adminToken = new AdminToken(resolved.adminToken)
+    const wake = () => worker.wake()
     const router = createRouter({
       store,
       sources,
-      wake: () => worker.wake(),
+      wake,
       writeKeys: new WriteKeys(resolved.sources.map((s, index) => [s.writeKey, sources[index]!] as const)),
-      adminToken: new AdminToken(resolved.adminToken),
+      adminToken,
       commits,
+      routes: [
+        ...opsRoutes({ health, metrics, scrapeTokens: [resolved.metricsToken, resolved.adminToken] }),
+        ...pageRoutes({ store, sources, wake, adminToken, health, metrics }),
+      ],
+      observeIngest: {
+        answered: (source, answer, filtered) => {
+          metrics.ingested(source, answer)
+          if (filtered > 0) metrics.filtered(source, filtered)
+        },
+        refused: (error) => metrics.requestRefused(error),
+      },
     })
     const server = createServer(
       {
@@ -96,17 +122,19 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     worker.wake()
     retention.start()
     const poll = store.kind === 'postgres' ? setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref() : undefined
-    const opened = store
     return {
       url,
-      close: once(() => {
+      close: once(async () => {
         clearInterval(poll)
-        return shutdown(server, worker, commits, retention, agent, opened)
+        await shutdown(server, worker, commits, retention, agent, health, store)
+        forgetSecrets()
       }),
     }
   } catch (error) {
-    await store?.close()
+    health.stop()
+    await opened?.close()
     await agent.close()
+    forgetSecrets()
     throw error
   }
 }
@@ -151,6 +179,7 @@ async function shutdown(
   commits: GroupCommit,
   retention: RetentionSweeper,
   agent: Agent,
+  health: StoreHealth,
   store: Store,
 ): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()))
@@ -164,6 +193,7 @@ async function shutdown(
   // not have sent them anywhere else; at-least-once).
   await commits.flush()
   await retention.stop()
+  health.stop()
   await store.close()
   log('closed')
 }

@@ -249,7 +249,11 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
         const database = await newDatabase(kind, dir)
         let sending: () => void = () => {}
         const sent = new Promise<void>((resolve) => (sending = resolve))
-        const first = await setup(kind, { send: () => (sending(), new Promise(() => {})) }, { database })
+        const hangAfterSending = () => {
+          sending()
+          return new Promise<never>(() => {})
+        }
+        const first = await setup(kind, { send: hangAfterSending }, { database })
         await first.enqueue('m1')
         first.worker.wake()
         await sent

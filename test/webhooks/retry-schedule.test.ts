@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { nextAttemptAt, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, RETRY_WINDOW_MS } from '../../src/webhooks/retry-schedule'
+import {
+  nextAttemptAt,
+  RETRY_BASE_DELAY_MS,
+  RETRY_MAX_DELAY_MS,
+  RETRY_WINDOW_MS,
+} from '../../src/webhooks/retry-schedule'
 
 const firstAttemptAt = Date.UTC(2026, 0, 2, 3, 0, 0)
 const lowest = (): number => 0

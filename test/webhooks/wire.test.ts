@@ -74,7 +74,9 @@ describe('send: the request on the wire', () => {
     const arrived: (() => void)[] = []
     const together = (_req: unknown, res: import('node:http').ServerResponse): void => {
       arrived.push(() => res.writeHead(200).end())
-      if (arrived.length === 2) arrived.forEach((release) => release())
+      if (arrived.length === 2) {
+        for (const release of arrived) release()
+      }
     }
     const first = await receiver(together)
     const second = await receiver(together)

@@ -66,6 +66,16 @@ export class AdminToken {
     this.#digest = token === undefined ? undefined : digest(token)
   }
 
+  /** Whether a token is configured at all (without one, nothing is accepted). */
+  get configured(): boolean {
+    return this.#digest !== undefined
+  }
+
+  /** Whether `token` is the admin token, compared in constant time. */
+  matches(token: string): boolean {
+    return this.#digest !== undefined && timingSafeEqual(this.#digest, digest(token))
+  }
+
   /** Throws a 401 {@link HttpError} unless `req` carries the admin token. */
   authenticate(req: IncomingMessage): void {
     if (this.#digest === undefined)
@@ -73,7 +83,7 @@ export class AdminToken {
     const header = req.headers.authorization
     const match = header === undefined ? null : /^Bearer\s+(.+)$/i.exec(header)
     if (match === null) throw unauthorized('send the admin token: Authorization: Bearer <adminToken>', 'Bearer')
-    if (!timingSafeEqual(this.#digest, digest(match[1]!.trim()))) throw unauthorized('wrong admin token', 'Bearer')
+    if (!this.matches(match[1]!.trim())) throw unauthorized('wrong admin token', 'Bearer')
   }
 }
 

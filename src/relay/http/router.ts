@@ -4,7 +4,7 @@ import { MESSAGE_TYPES, type MessageType } from '../../shared/message'
 import { type AdminContext, handleAudienceSync, handleDeletion, handleDeliveryLog, handleRetry } from '../admin/admin'
 import { snakeCase } from '../admin/audiences'
 import type { GroupCommit } from '../ingest/group-commit'
-import { batchMessages, ingest, singleMessage } from '../ingest/ingest'
+import { batchMessages, type IngestAnswer, ingest, singleMessage } from '../ingest/ingest'
 import { log } from '../log'
 import type { RoutedSource } from '../sources'
 import type { AdminToken, WriteKeys } from './auth'
@@ -20,11 +20,24 @@ export interface RouterContext extends AdminContext {
   adminToken: AdminToken
   /** Where ingest commits its deliveries, together with other requests of the moment. */
   commits: GroupCommit
+  /** More routes, served beside the API: health, metrics and the operator page (`ops/`). */
+  routes?: readonly Route[]
+  /** Told how each ingest request ended (metrics). Must not throw. */
+  observeIngest?: IngestObserver
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse, params: string[], url: URL) => Promise<void>
+/** What hears of ingest requests: each answer, or the error that refused the request whole. */
+export interface IngestObserver {
+  /** `filtered` of the accepted messages were blocked by the source's schema (never delivered). */
+  answered(source: string, answer: IngestAnswer, filtered: number): void
+  refused(error: unknown): void
+}
 
-interface Route {
+/** Answers one request; `params` are the route pattern's groups. */
+export type Handler = (req: IncomingMessage, res: ServerResponse, params: string[], url: URL) => Promise<void>
+
+/** A method and path pattern, and its handler. */
+export interface Route {
   method: string
   pattern: RegExp
   handler: Handler
@@ -48,6 +61,7 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
       receivedAt,
       sentAt: body['sentAt'],
     })
+    context.observeIngest?.answered(source.name, answer, filtered)
     if (answer.accepted > filtered) context.wake()
     if (answer.refused.length > 0 || filtered > 0) {
       log(
@@ -70,13 +84,23 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
     sendJson(res, status, await handle(await readJsonBody(req, MAX_ADMIN_BODY_BYTES)))
   }
 
+  const observed = (request: Promise<void>): Promise<void> =>
+    request.catch((error: unknown) => {
+      context.observeIngest?.refused(error)
+      throw error
+    })
+
   const routes: Route[] = [
-    { method: 'GET', pattern: /^\/healthz$/, handler: async (_req, res) => sendJson(res, 200, { ok: true }) },
-    { method: 'POST', pattern: /^\/v1\/batch$/, handler: (req, res) => ingestRoute(req, res, batchMessages) },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/batch$/,
+      handler: (req, res) => observed(ingestRoute(req, res, batchMessages)),
+    },
     {
       method: 'POST',
       pattern: new RegExp(`^/v1/(${MESSAGE_TYPES.join('|')})$`),
-      handler: (req, res, [type]) => ingestRoute(req, res, (body) => [singleMessage(type as MessageType, body)]),
+      handler: (req, res, [type]) =>
+        observed(ingestRoute(req, res, (body) => [singleMessage(type as MessageType, body)])),
     },
     {
       method: 'POST',
@@ -105,6 +129,7 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
         sendJson(res, 202, await handleRetry(context, id!))
       },
     },
+    ...(context.routes ?? []),
   ]
 
   const dispatch = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

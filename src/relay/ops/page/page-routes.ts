@@ -1,0 +1,245 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { type AdminContext, handleRetry } from '../../admin/admin'
+import type { AdminToken } from '../../http/auth'
+import { HttpError } from '../../http/http-error'
+import type { Handler, Route } from '../../http/router'
+import { log } from '../../log'
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../../store/store'
+import type { StoreHealth } from '../health'
+import type { RelayMetrics } from '../metrics'
+import type { Html } from './html'
+import { newestDeliveries } from './newest'
+import { checkSameOrigin, isSecure, readForm } from './requests'
+import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } from './sessions'
+import { PAGE_CSS } from './style'
+import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
+
+/** What the operator page works on. */
+export interface PageContext extends AdminContext {
+  adminToken: AdminToken
+  health: StoreHealth
+  metrics: RelayMetrics
+  now?: () => number
+}
+
+/** Deliveries per page of the overview. */
+const PAGE_SIZE = 50
+
+// No script runs on the page at all, inline or not; styles come from /ui/page.css only; forms post
+// only here; no other site may frame it.
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-store',
+}
+
+/**
+ * The operator page (`GET /`), server-rendered HTML with no script: the outbox and rates at a
+ * glance, recent deliveries by status and source, one delivery's attempts, and a retry button for
+ * dead letters. Signed in with the admin token, which sets an HttpOnly, SameSite=Strict session
+ * cookie; every POST needs the session's CSRF token and a same-origin `Origin`.
+ */
+export function pageRoutes(context: PageContext): Route[] {
+  const sessions = new Sessions(context.now)
+  const now = context.now ?? Date.now
+  const sourceNames = context.sources.map((s) => s.name)
+
+  // Renders an HttpError as a page, not JSON: the reader is a person.
+  const page =
+    (handler: Handler): Handler =>
+    async (req, res, params, url) => {
+      try {
+        await handler(req, res, params, url)
+      } catch (error) {
+        if (!(error instanceof HttpError) || res.headersSent) throw error
+        log('%s %s → %d %s', req.method, url.pathname, error.status, error.code)
+        sendHtml(
+          res,
+          error.status,
+          errorPage(error.status, error.message, sessions.find(req.headers.cookie) !== undefined),
+          {
+            ...(error.headers.connection === undefined ? {} : { connection: error.headers.connection }),
+          },
+        )
+      }
+    }
+
+  // The session of a state-changing request, checked for origin and CSRF token.
+  const postedSession = (req: IncomingMessage, form: URLSearchParams): Session => {
+    const session = sessions.find(req.headers.cookie)
+    if (session === undefined) throw new HttpError(401, 'ERR_UNAUTHORIZED', 'your session has ended: sign in again')
+    if (!isCsrfToken(session, form.get('csrf')))
+      throw new HttpError(
+        403,
+        'ERR_FORBIDDEN',
+        'the form is stale or did not come from this page: reload and try again',
+      )
+    return session
+  }
+
+  const showSignIn = (res: ServerResponse, url: URL, status = 200, error?: string): void =>
+    sendHtml(
+      res,
+      status,
+      signInPage({ open: context.adminToken.configured, error, next: localPath(url.pathname + url.search) }),
+    )
+
+  return [
+    {
+      method: 'GET',
+      pattern: /^\/$/,
+      handler: page(async (req, res, _params, url) => {
+        const session = sessions.find(req.headers.cookie)
+        if (session === undefined) return showSignIn(res, url)
+        const filter = {
+          status: statusFilter(url.searchParams.get('status')),
+          source: sourceFilter(url.searchParams.get('source')),
+        }
+        const before = cursor(url.searchParams.get('before'))
+        const [backlog, deliveries] = await Promise.all([
+          context.store.backlog(),
+          newestDeliveries(context.store, { ...filter, before, limit: PAGE_SIZE }),
+        ])
+        sendHtml(
+          res,
+          200,
+          dashboardPage({
+            csrfToken: session.csrfToken,
+            health: context.health.report(),
+            sources: sourceNames,
+            backlog,
+            rates: context.metrics.recentRates(),
+            filter,
+            deliveries,
+            olderThan: deliveries.length === PAGE_SIZE ? deliveries.at(-1)!.id : undefined,
+            now: now(),
+          }),
+        )
+      }),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/ui\/deliveries\/(\d{1,15})$/,
+      handler: page(async (req, res, [id], url) => {
+        const session = sessions.find(req.headers.cookie)
+        if (session === undefined) return showSignIn(res, url)
+        const [delivery] = await context.store.list({ after: Number(id) - 1, limit: 1 })
+        if (delivery === undefined || delivery.id !== Number(id))
+          throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${id}`)
+        sendHtml(
+          res,
+          200,
+          deliveryPage({
+            csrfToken: session.csrfToken,
+            health: context.health.report(),
+            delivery,
+            notice: url.searchParams.has('retried')
+              ? 'Queued again: it is attempted now, with a fresh retry window.'
+              : undefined,
+            now: now(),
+          }),
+        )
+      }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/ui\/deliveries\/(\d{1,15})\/retry$/,
+      handler: page(async (req, res, [id]) => {
+        checkSameOrigin(req)
+        postedSession(req, await readForm(req))
+        await handleRetry(context, id!)
+        log('delivery %s queued again from the operator page', id)
+        redirect(res, `/ui/deliveries/${id}?retried`)
+      }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/ui\/sign-in$/,
+      handler: page(async (req, res, _params, url) => {
+        checkSameOrigin(req)
+        const form = await readForm(req)
+        const token = form.get('token') ?? ''
+        if (!context.adminToken.matches(token)) {
+          log('WARN operator page: sign-in refused (wrong token) from %s', req.socket.remoteAddress)
+          return showSignIn(res, url, 401, context.adminToken.configured ? 'That is not the admin token.' : undefined)
+        }
+        const { id } = sessions.create()
+        log('operator page: signed in from %s', req.socket.remoteAddress)
+        redirect(res, localPath(form.get('next') ?? '/'), {
+          'set-cookie': cookie(id, SESSION_MAX_MS / 1000, isSecure(req)),
+        })
+      }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/ui\/sign-out$/,
+      handler: page(async (req, res) => {
+        checkSameOrigin(req)
+        postedSession(req, await readForm(req))
+        sessions.end(req.headers.cookie)
+        redirect(res, '/', { 'set-cookie': cookie('', 0, isSecure(req)) })
+      }),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/ui\/page\.css$/,
+      handler: async (_req, res) => {
+        res.writeHead(200, {
+          ...SECURITY_HEADERS,
+          'content-type': 'text/css; charset=utf-8',
+          'content-length': Buffer.byteLength(PAGE_CSS),
+          'cache-control': 'max-age=300',
+        })
+        res.end(PAGE_CSS)
+      },
+    },
+  ]
+}
+
+function sendHtml(res: ServerResponse, status: number, body: Html, headers: Record<string, string> = {}): void {
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': Buffer.byteLength(body.text),
+    ...headers,
+  })
+  res.end(body.text)
+}
+
+// After a POST, a 303 to a page: reloading it never posts again.
+function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
+  res.writeHead(303, { ...SECURITY_HEADERS, location, 'content-length': 0, ...headers })
+  res.end()
+}
+
+function cookie(value: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`
+}
+
+// A path on this relay to return to after sign-in; anything else (`//evil.example`, a URL) is `/`.
+function localPath(value: string): string {
+  return /^\/(?![/\\])[^\s]*$/.test(value) && !value.startsWith('/ui/sign-') ? value : '/'
+}
+
+function statusFilter(value: string | null): DeliveryStatus | undefined {
+  if (value === null || value === '') return undefined
+  if (!DELIVERY_STATUSES.includes(value as DeliveryStatus))
+    throw new HttpError(400, 'ERR_INVALID_QUERY', `status must be one of ${DELIVERY_STATUSES.join(', ')}`)
+  return value as DeliveryStatus
+}
+
+// Any name: deliveries of a source no longer configured can still be looked at.
+function sourceFilter(value: string | null): string | undefined {
+  if (value === null || value === '') return undefined
+  if (value.length > 200) throw new HttpError(400, 'ERR_INVALID_QUERY', 'source must be a source name')
+  return value
+}
+
+function cursor(value: string | null): number | undefined {
+  if (value === null) return undefined
+  if (!/^\d{1,15}$/.test(value)) throw new HttpError(400, 'ERR_INVALID_QUERY', 'before must be a delivery id')
+  return Number(value)
+}

@@ -1,0 +1,300 @@
+import { redactUrl } from '../../../shared/redact-url'
+import type { BacklogRow, DeliveryStatus, DeliveryView } from '../../store/store'
+import type { HealthReport } from '../health'
+import type { RecentRates } from '../metrics'
+import { redactUrlsInText } from '../redact'
+import { type Html, html } from './html'
+
+/** Everything the dashboard shows. */
+export interface DashboardView {
+  csrfToken: string
+  health: HealthReport
+  sources: readonly string[]
+  backlog: readonly BacklogRow[]
+  rates: RecentRates
+  filter: { status: DeliveryStatus | undefined; source: string | undefined }
+  deliveries: readonly DeliveryView[]
+  /** The cursor of the next (older) page, when there may be one. */
+  olderThan: number | undefined
+  now: number
+}
+
+const STATUS_LABELS: Record<DeliveryStatus, string> = {
+  pending: 'pending',
+  delivered: 'delivered',
+  failed: 'dead-lettered',
+}
+
+/** The whole document around a page's body. */
+export function layout(title: string, body: Html, header?: { csrfToken: string; health: HealthReport }): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<title>${title} · Tracklet relay</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/ui/page.css">
+</head>
+<body>
+<header class="bar">
+  <a class="brand" href="/">Tracklet <span>relay</span></a>
+  ${header && healthBadge(header.health)}
+  <div class="spacer"></div>
+  ${
+    header &&
+    html`<form method="post" action="/ui/sign-out">
+    <input type="hidden" name="csrf" value="${header.csrfToken}">
+    <button type="submit">Sign out</button>
+  </form>`
+  }
+</header>
+${body}
+</body>
+</html>
+`
+}
+
+/** The sign-in form (or why there is none). */
+export function signInPage(options: { open: boolean; error?: string | undefined; next: string }): Html {
+  const form = options.open
+    ? html`<form method="post" action="/ui/sign-in">
+    <input type="hidden" name="next" value="${options.next}">
+    <label>Admin token <input type="password" name="token" autocomplete="current-password" required autofocus></label>
+    <button type="submit">Sign in</button>
+  </form>`
+    : html`<p class="notice bad">The page is closed: the relay has no <span class="mono">adminToken</span> configured.</p>`
+  return layout(
+    'Sign in',
+    html`<main><div class="signin">
+  <h1>Sign in</h1>
+  <p class="muted">The operator page of this relay. Sign in with its admin token.</p>
+  ${options.error !== undefined && html`<p class="notice bad" role="alert">${options.error}</p>`}
+  ${form}
+</div></main>`,
+  )
+}
+
+/** The overview: health, rates, the outbox per source, and recent deliveries. */
+export function dashboardPage(view: DashboardView): Html {
+  return layout(
+    'Overview',
+    html`<main>
+${healthNotice(view.health)}
+<h2>Last ${view.rates.minutes} minutes</h2>
+<div class="tiles">
+  ${tile('Ingested', view.rates.ingested, 'msg/min')}
+  ${tile('Delivered', view.rates.delivered, '/min')}
+  ${tile('Retried', view.rates.retried, '/min')}
+  ${tile('Dead-lettered', view.rates.deadLettered, '/min', view.rates.deadLettered > 0)}
+</div>
+<h2>Outbox</h2>
+${outboxTable(view)}
+<h2 id="deliveries">Recent deliveries</h2>
+${filterForm(view)}
+${deliveryTable(view)}
+${
+  view.olderThan !== undefined &&
+  html`<div class="pager"><a href="${pageLink(view.filter, view.olderThan)}">Older deliveries →</a></div>`
+}
+</main>`,
+    view,
+  )
+}
+
+/** One delivery: its fields, every request of every attempt, and the message. */
+export function deliveryPage(view: {
+  csrfToken: string
+  health: HealthReport
+  delivery: DeliveryView
+  notice: string | undefined
+  now: number
+}): Html {
+  const d = view.delivery
+  return layout(
+    `Delivery ${d.id}`,
+    html`<main>
+<p><a href="/">← Overview</a></p>
+${view.notice !== undefined && html`<p class="notice" role="status">${view.notice}</p>`}
+<h1>Delivery ${d.id} ${statusBadge(d.status)}</h1>
+${d.status === 'failed' && retryForm(d.id, view.csrfToken, 'Retry now')}
+<h2>Details</h2>
+<dl class="fields">
+  <dt>Source</dt><dd>${d.source}</dd>
+  <dt>Destination</dt><dd>${d.destination}</dd>
+  <dt>Message</dt><dd><span class="mono">${d.messageId}</span> · ${describeMessage(d)}</dd>
+  <dt>Written</dt><dd>${when(d.createdAt, view.now)}</dd>
+  <dt>Updated</dt><dd>${when(d.updatedAt, view.now)}</dd>
+  ${d.nextAttemptAt !== null && html`<dt>Next attempt</dt><dd>${when(d.nextAttemptAt, view.now)}</dd>`}
+  ${d.lastError !== null && html`<dt>Last error</dt><dd class="error">${redactUrlsInText(d.lastError)}</dd>`}
+</dl>
+<h2>Attempts (${d.attempts.length} ${d.attempts.length === 1 ? 'request' : 'requests'})</h2>
+${
+  d.attempts.length === 0
+    ? html`<p class="muted">No attempt yet.</p>`
+    : html`<table>
+  <thead><tr><th>At</th><th>URL</th><th>Result</th><th class="num">Duration</th></tr></thead>
+  <tbody>${d.attempts.map(
+    (a) => html`<tr>
+    <td>${when(a.at, view.now)}</td>
+    <td class="mono">${redactUrl(a.url)}</td>
+    <td${a.error !== undefined || (a.status ?? 0) >= 300 ? html` class="error"` : ''}>${
+      a.error !== undefined ? redactUrlsInText(a.error) : `HTTP ${a.status ?? '?'}`
+    }</td>
+    <td class="num">${a.ms} ms</td>
+  </tr>`,
+  )}</tbody>
+</table>`
+}
+<h2>Message</h2>
+<pre class="json">${JSON.stringify(d.message, null, 2)}</pre>
+</main>`,
+    view,
+  )
+}
+
+/** A page for a refused request (a bad filter, a stale form). */
+export function errorPage(status: number, message: string, signedIn: boolean): Html {
+  return layout(
+    `Error ${status}`,
+    html`<main>
+<h1>Error ${status}</h1>
+<p class="notice bad">${message}</p>
+<p><a href="/">${signedIn ? '← Overview' : 'Sign in'}</a></p>
+</main>`,
+  )
+}
+
+function healthBadge(health: HealthReport): Html {
+  return health.ok
+    ? html`<span class="health ok">store healthy</span>`
+    : html`<span class="health bad">store refuses writes</span>`
+}
+
+function healthNotice(health: HealthReport): Html | undefined {
+  if (health.ok) return undefined
+  return html`<p class="notice bad" role="alert">/healthz answers 503: ${health.reason}</p>`
+}
+
+function tile(label: string, value: number, unit: string, bad = false): Html {
+  return html`<div class="tile${bad ? ' bad' : ''}"><div class="label">${label}</div><div class="value">${formatRate(
+    value,
+  )} <span class="unit">${unit}</span></div></div>`
+}
+
+function outboxTable(view: DashboardView): Html {
+  const names = [...new Set([...view.sources, ...view.backlog.map((row) => row.source)])]
+  const row = (source: string, status: 'pending' | 'failed') =>
+    view.backlog.find((r) => r.source === source && r.status === status)
+  return html`<table>
+  <thead><tr><th>Source</th><th class="num">Pending</th><th class="num">Oldest pending</th><th class="num">Dead-lettered</th><th class="num">Oldest dead letter</th></tr></thead>
+  <tbody>${names.map((source) => {
+    const pending = row(source, 'pending')
+    const failed = row(source, 'failed')
+    return html`<tr>
+    <td>${source}${!view.sources.includes(source) && html` <span class="muted">(no longer configured)</span>`}</td>
+    <td class="num">${pending?.count ?? 0}</td>
+    <td class="num">${pending === undefined ? '–' : age(view.now - pending.oldestCreatedAt)}</td>
+    <td class="num">${
+      failed === undefined
+        ? 0
+        : html`<a href="${pageLink({ status: 'failed', source }, undefined)}">${failed.count}</a>`
+    }</td>
+    <td class="num">${failed === undefined ? '–' : age(view.now - failed.oldestCreatedAt)}</td>
+  </tr>`
+  })}</tbody>
+</table>`
+}
+
+function filterForm(view: DashboardView): Html {
+  const option = (value: string, label: string, selected: boolean) =>
+    html`<option value="${value}"${selected ? html` selected` : ''}>${label}</option>`
+  return html`<form class="filters" method="get" action="/">
+  <label>Status <select name="status">
+    ${option('', 'any', view.filter.status === undefined)}
+    ${(['pending', 'delivered', 'failed'] as const).map((s) => option(s, STATUS_LABELS[s], view.filter.status === s))}
+  </select></label>
+  <label>Source <select name="source">
+    ${option('', 'any', view.filter.source === undefined)}
+    ${[...new Set([...view.sources, ...(view.filter.source === undefined ? [] : [view.filter.source])])].map((s) =>
+      option(s, s, view.filter.source === s),
+    )}
+  </select></label>
+  <button type="submit" class="secondary">Filter</button>
+</form>`
+}
+
+function deliveryTable(view: DashboardView): Html {
+  if (view.deliveries.length === 0) return html`<p class="muted">No delivery matches.</p>`
+  return html`<table>
+  <thead><tr><th>Id</th><th>Updated</th><th>Source</th><th>Message</th><th>Status</th><th class="num">Requests</th><th>Last error</th><th></th></tr></thead>
+  <tbody>${view.deliveries.map(
+    (d) => html`<tr>
+    <td><a href="/ui/deliveries/${d.id}">${d.id}</a></td>
+    <td>${when(d.updatedAt, view.now)}</td>
+    <td>${d.source}</td>
+    <td>${describeMessage(d)}</td>
+    <td>${statusBadge(d.status)}</td>
+    <td class="num">${d.attempts.length}</td>
+    <td class="error">${d.lastError === null ? '' : truncate(redactUrlsInText(d.lastError), 140)}</td>
+    <td>${d.status === 'failed' && retryForm(d.id, view.csrfToken, 'Retry')}</td>
+  </tr>`,
+  )}</tbody>
+</table>`
+}
+
+function retryForm(id: number, csrfToken: string, label: string): Html {
+  return html`<form method="post" action="/ui/deliveries/${id}/retry">
+  <input type="hidden" name="csrf" value="${csrfToken}">
+  <button type="submit" aria-label="Retry delivery ${id}">${label}</button>
+</form>`
+}
+
+function statusBadge(status: DeliveryStatus): Html {
+  return html`<span class="status ${status}">${STATUS_LABELS[status]}</span>`
+}
+
+// A track's event name or a page's name says more than the type alone.
+function describeMessage(d: DeliveryView): Html {
+  const message = (d.message ?? {}) as Record<string, unknown>
+  const detail = typeof message['event'] === 'string' ? message['event'] : message['name']
+  return typeof detail === 'string' && detail.length > 0
+    ? html`<span class="muted">${d.type}</span> ${truncate(detail, 80)}`
+    : html`${d.type}`
+}
+
+function pageLink(
+  filter: { status?: string | undefined; source?: string | undefined },
+  before: number | undefined,
+): string {
+  const query = new URLSearchParams()
+  if (filter.status !== undefined) query.set('status', filter.status)
+  if (filter.source !== undefined) query.set('source', filter.source)
+  if (before !== undefined) query.set('before', String(before))
+  const text = query.toString()
+  return `/${text === '' ? '' : `?${text}`}#deliveries`
+}
+
+function when(iso: string, now: number): Html {
+  const ms = Date.parse(iso)
+  const delta = now - ms
+  const relative = delta >= 0 ? `${age(delta)} ago` : `in ${age(-delta)}`
+  return html`<time datetime="${iso}" title="${iso}">${relative}</time>`
+}
+
+function age(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000))
+  if (seconds < 60) return `${seconds} s`
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min`
+  if (seconds < 86_400) return `${(seconds / 3600).toFixed(1)} h`
+  return `${(seconds / 86_400).toFixed(1)} d`
+}
+
+function formatRate(value: number): string {
+  return value >= 100 ? Math.round(value).toLocaleString('en') : value.toFixed(1)
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text
+}

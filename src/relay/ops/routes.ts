@@ -1,0 +1,68 @@
+import type { IncomingMessage } from 'node:http'
+import { AdminToken } from '../http/auth'
+import { sendJson } from '../http/body'
+import { HttpError } from '../http/http-error'
+import type { Route } from '../http/router'
+import type { StoreHealth } from './health'
+import type { RelayMetrics } from './metrics'
+
+/** What the operations routes work on. */
+export interface OpsContext {
+  health: StoreHealth
+  metrics: RelayMetrics
+  /** The tokens that may read `/metrics`: the metrics token and the admin token, as configured. */
+  scrapeTokens: readonly (string | undefined)[]
+}
+
+/** The routes for the people who run the relay: `/healthz` and `/metrics` (DESIGN.md §5). */
+export function opsRoutes(context: OpsContext): Route[] {
+  const scrapers = context.scrapeTokens.flatMap((token) => (token === undefined ? [] : [new AdminToken(token)]))
+  return [
+    {
+      method: 'GET',
+      pattern: /^\/healthz$/,
+      handler: async (_req, res) => {
+        const report = context.health.report()
+        // No token: a load balancer asks. A cached answer would hide a change.
+        sendJson(res, report.ok ? 200 : 503, report, { 'cache-control': 'no-store' })
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/metrics$/,
+      handler: async (req, res) => {
+        authenticateScrape(scrapers, req)
+        const { contentType, text } = await context.metrics.scrape()
+        res.writeHead(200, {
+          'content-type': contentType,
+          'content-length': Buffer.byteLength(text),
+          'cache-control': 'no-store',
+        })
+        res.end(text)
+      },
+    },
+  ]
+}
+
+// Any configured token will do; a wrong one gets the same answer as none.
+function authenticateScrape(scrapers: readonly AdminToken[], req: IncomingMessage): void {
+  if (scrapers.length === 0) {
+    throw new HttpError(401, 'ERR_UNAUTHORIZED', '/metrics is closed: the relay has no metricsToken or adminToken', {
+      'www-authenticate': 'Bearer',
+    })
+  }
+  for (const scraper of scrapers) {
+    try {
+      scraper.authenticate(req)
+      return
+    } catch {
+      // try the next token
+    }
+  }
+  throw new HttpError(
+    401,
+    'ERR_UNAUTHORIZED',
+    'send the metricsToken or the adminToken: Authorization: Bearer <token>',
+    { 'www-authenticate': 'Bearer' },
+  )
+}

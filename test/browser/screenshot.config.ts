@@ -1,0 +1,13 @@
+import { fileURLToPath } from 'node:url'
+import { defineConfig } from 'vitest/config'
+
+// Not a test run: it writes docs/operator-page.png from a relay holding realistic data.
+//   npx vitest run --config test/browser/screenshot.config.ts
+export default defineConfig({
+  test: {
+    root: fileURLToPath(new URL('../..', import.meta.url)),
+    include: ['test/browser/*.screenshot.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 60_000,
+  },
+})
