@@ -60,6 +60,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
         writeKey,
         timeout: this.#options.timeout,
         dispatcher: this.#options.dispatcher,
+        gzip: this.#options.gzip,
       }),
       report: (error, message, callback) => this.#report(error, message, callback),
     })

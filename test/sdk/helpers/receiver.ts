@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { gunzipSync } from 'node:zlib'
 import type { Message } from '../../../src/shared/message'
 
 /** One request as the receiver saw it. */
@@ -7,8 +8,10 @@ export interface ReceivedRequest {
   method: string
   url: string
   headers: IncomingHttpHeaders
-  /** The raw body, as bytes. */
+  /** The body, as bytes, gunzipped when it came with `Content-Encoding: gzip`. */
   body: Buffer
+  /** The body's bytes as they came over the wire (compressed, if they were). */
+  wireBody: Buffer
   /** The body parsed as `{ batch, sentAt }`. */
   json: { batch: Message[]; sentAt: string }
 }
@@ -33,12 +36,14 @@ export async function startReceiver(responder?: Responder): Promise<Receiver> {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
-      const body = Buffer.concat(chunks)
+      const wireBody = Buffer.concat(chunks)
+      const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(wireBody) : wireBody
       const request: ReceivedRequest = {
         method: req.method ?? '',
         url: req.url ?? '',
         headers: req.headers,
         body,
+        wireBody,
         json: JSON.parse(body.toString('utf8')) as ReceivedRequest['json'],
       }
       const index = requests.push(request) - 1
