@@ -63,6 +63,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
         gzip: this.#options.gzip,
       }),
       report: (error, message, callback) => this.#report(error, message, callback),
+      hasErrorListeners: () => this.listenerCount('error') > 0,
     })
   }
 
@@ -112,6 +113,11 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
    * it again returns the same promise.
    * `timeout: Infinity` (or anything past a Node timer's limit of about 24.8 days) waits for as
    * long as delivery takes.
+   * At the deadline the messages left fail in one pass, before the promise resolves: each
+   * message with a callback (or any message, when there are `'error'` listeners) costs one
+   * parse of its JSON and one error without a stack trace, a few microseconds; the others cost
+   * nothing. That work is the only overrun (about half a second for 100,000 messages with
+   * callbacks; see `bench/sdk-close.mjs`).
    * @throws {TypeError} for a `timeout` that is not a number of at least 0 (a mistake in the code,
    * like an invalid constructor option).
    */
