@@ -158,27 +158,32 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   #call<T extends MessageType>(type: T, params: ParamsByType[T], callback: MessageCallback | undefined): void {
     try {
       if (this.#closing !== undefined) {
-        return this.#refuse(
+        this.#refuse(
           new ClosedError(`${type} call after closeAndFlush()`, { analyticsMessage: asGiven(type, params) }),
           callback,
         )
+        return
       }
       const problem = findMessageProblem(type, params)
       if (problem !== undefined) {
-        return this.#refuse(new InvalidMessageError(problem, { analyticsMessage: asGiven(type, params) }), callback)
+        this.#refuse(new InvalidMessageError(problem, { analyticsMessage: asGiven(type, params) }), callback)
+        return
       }
       const message = normalizeMessage(type, params, this.#options.integrations)
       // Serialised once, here: these bytes are the snapshot, what is measured, and what is sent.
       const serialized = serialize(message)
       if (!serialized.ok) {
-        return this.#refuse(new InvalidMessageError(serialized.problem, { analyticsMessage: message }), callback)
+        this.#refuse(new InvalidMessageError(serialized.problem, { analyticsMessage: message }), callback)
+        return
       }
       if (serialized.bytes > MAX_MESSAGE_BYTES) {
         const error = new MessageTooLargeError(serialized.bytes, MAX_MESSAGE_BYTES, { analyticsMessage: message })
-        return this.#refuse(error, callback)
+        this.#refuse(error, callback)
+        return
       }
       if (!this.#publisher.enqueue({ json: serialized.json, bytes: serialized.bytes, callback })) {
-        return this.#refuse(new QueueFullError(this.#options.maxQueueSize, { analyticsMessage: message }), callback)
+        this.#refuse(new QueueFullError(this.#options.maxQueueSize, { analyticsMessage: message }), callback)
+        return
       }
       if (log.enabled) log('queue: %s %s (%d bytes)', type, message.messageId, serialized.bytes)
     } catch (cause) {

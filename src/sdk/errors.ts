@@ -37,7 +37,7 @@ const CODE_OF_CLASS = new WeakMap<abstract new (...args: never[]) => unknown, An
 export class AnalyticsError extends Error {
   static {
     // On the prototype, not each instance: never enumerable, never in a logged object.
-    Object.defineProperty(this.prototype, BRAND, { value: true })
+    Object.defineProperty(AnalyticsError.prototype, BRAND, { value: true })
   }
 
   /**
@@ -46,11 +46,8 @@ export class AnalyticsError extends Error {
    * recognised by its `code`; a subclass of your own is recognised by its prototype chain only.
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true
-    if (typeof value !== 'object' || value === null || (value as Record<symbol, unknown>)[BRAND] !== true) return false
-    if (this === AnalyticsError) return true
-    const code = CODE_OF_CLASS.get(this)
-    return code !== undefined && (value as { code?: unknown }).code === code
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class right of instanceof, a subclass included
+    return isErrorOf(this, value)
   }
 
   /**
@@ -72,7 +69,7 @@ export class AnalyticsError extends Error {
 /** A call's fields are invalid or cannot be serialised to JSON. Fix the call; it was not sent. */
 export class InvalidMessageError extends AnalyticsError {
   static {
-    CODE_OF_CLASS.set(this, 'ERR_INVALID_MESSAGE')
+    CODE_OF_CLASS.set(InvalidMessageError, 'ERR_INVALID_MESSAGE')
   }
 
   constructor(problem: string, details: AnalyticsErrorDetails) {
@@ -83,7 +80,7 @@ export class InvalidMessageError extends AnalyticsError {
 /** A message's JSON is over the per-message limit, in UTF-8 bytes. It was not sent. */
 export class MessageTooLargeError extends AnalyticsError {
   static {
-    CODE_OF_CLASS.set(this, 'ERR_MESSAGE_TOO_LARGE')
+    CODE_OF_CLASS.set(MessageTooLargeError, 'ERR_MESSAGE_TOO_LARGE')
   }
 
   /** The message's size: UTF-8 bytes of its JSON. */
@@ -105,7 +102,7 @@ export class MessageTooLargeError extends AnalyticsError {
 /** `maxQueueSize` messages are already queued or in flight: the call was refused. */
 export class QueueFullError extends AnalyticsError {
   static {
-    CODE_OF_CLASS.set(this, 'ERR_QUEUE_FULL')
+    CODE_OF_CLASS.set(QueueFullError, 'ERR_QUEUE_FULL')
   }
 
   constructor(maxQueueSize: number, details: AnalyticsErrorDetails) {
@@ -120,7 +117,7 @@ export class QueueFullError extends AnalyticsError {
 /** The client was closed before the message was accepted or delivered. */
 export class ClosedError extends AnalyticsError {
   static {
-    CODE_OF_CLASS.set(this, 'ERR_CLOSED')
+    CODE_OF_CLASS.set(ClosedError, 'ERR_CLOSED')
   }
 
   constructor(reason: string, details: AnalyticsErrorDetails) {
@@ -131,7 +128,7 @@ export class ClosedError extends AnalyticsError {
 /** The tracking API did not accept the batch holding the message, after any retries. */
 export class DeliveryError extends AnalyticsError {
   static {
-    CODE_OF_CLASS.set(this, 'ERR_DELIVERY')
+    CODE_OF_CLASS.set(DeliveryError, 'ERR_DELIVERY')
   }
 
   /** The HTTP status of the last answer, or `undefined` when no answer came (network, timeout). */
@@ -148,4 +145,13 @@ export class DeliveryError extends AnalyticsError {
     this.status = info.status
     this.attempts = info.attempts
   }
+}
+
+/** `value instanceof errorClass`, recognising errors from another copy of this module by brand and code. */
+function isErrorOf(errorClass: abstract new (...args: never[]) => unknown, value: unknown): boolean {
+  if (Function.prototype[Symbol.hasInstance].call(errorClass, value)) return true
+  if (typeof value !== 'object' || value === null || (value as Record<symbol, unknown>)[BRAND] !== true) return false
+  if (errorClass === AnalyticsError) return true
+  const code = CODE_OF_CLASS.get(errorClass)
+  return code !== undefined && (value as { code?: unknown }).code === code
 }

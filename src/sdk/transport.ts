@@ -102,7 +102,10 @@ export class Transport {
         resolve(outcome)
       }
       const abort = (reason: Error, outcome: AttemptOutcome): void => {
-        if (controller !== undefined) return controller.abort(reason)
+        if (controller !== undefined) {
+          controller.abort(reason)
+          return
+        }
         // Still connecting: undici hands over its controller only once the connection is up,
         // which can take until its own connect timeout. Settle now, so neither the request's
         // timeout nor closeAndFlush's deadline waits for that; the request is aborted the moment

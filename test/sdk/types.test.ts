@@ -2,11 +2,11 @@ import type { Dispatcher } from 'undici'
 import { describe, expectTypeOf, it } from 'vitest'
 import {
   Analytics,
-  AnalyticsError,
+  type AnalyticsError,
   type AnalyticsErrorCode,
   type AnalyticsOptions,
   type AnalyticsStats,
-  DeliveryError,
+  type DeliveryError,
   type Message,
   type MessageCallback,
   type TrackParams,
