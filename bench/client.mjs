@@ -1,12 +1,13 @@
 // One variant of the benchmark, in its own process so that its CPU and peak RSS are its own:
-//   node bench/client.mjs <baseline|sdk> <endpoint> <events> [batchSize]
-// batchSize is flushAt for the SDK and the most events per body for the baseline.
+//   node bench/client.mjs <baseline|sdk> <endpoint> <events> [batchSize] [gzip]
+// batchSize is flushAt for the SDK and the most events per body for the baseline; `gzip` turns on
+// the SDK's gzip option.
 // Sends the events, waits until all are delivered, and sends the figures to its parent (IPC).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { makeEvent, WRITE_KEY } from './events.mjs'
 import { startBaseline } from './baseline.mjs'
 
-const [variant, endpoint, eventsArg, batchSizeArg] = process.argv.slice(2)
+const [variant, endpoint, eventsArg, batchSizeArg, gzipArg] = process.argv.slice(2)
 const EVENTS = Number(eventsArg)
 /** Calls made per event-loop turn: the application produces events in bursts. */
 const BURST = 1_000
@@ -19,7 +20,8 @@ const HIGH_WATER = 10_000
 const LOW_WATER = 5_000
 
 const batchSize = Number(batchSizeArg) || undefined
-const sender = variant === 'baseline' ? startBaseline(endpoint, batchSize) : await startSdk(endpoint, batchSize)
+const sender =
+  variant === 'baseline' ? startBaseline(endpoint, batchSize) : await startSdk(endpoint, batchSize, gzipArg === 'gzip')
 
 const cpuBefore = process.cpuUsage()
 const started = process.hrtime.bigint()
@@ -62,9 +64,13 @@ process.send({
 })
 
 /** The SDK, as an application uses it: one `track` call per event. */
-async function startSdk(endpoint, flushAt) {
+async function startSdk(endpoint, flushAt, gzip) {
   const { Analytics } = await import('tracklet')
-  const analytics = new Analytics(WRITE_KEY, { endpoint, ...(flushAt === undefined ? {} : { flushAt }) })
+  const analytics = new Analytics(WRITE_KEY, {
+    endpoint,
+    ...(flushAt === undefined ? {} : { flushAt }),
+    ...(gzip ? { gzip } : {}),
+  })
   let errors = 0
   let firstError
   analytics.on('error', (error) => {
@@ -72,7 +78,7 @@ async function startSdk(endpoint, flushAt) {
     firstError ??= error
   })
   return {
-    label: flushAt === undefined ? 'sdk (defaults)' : `sdk (flushAt ${flushAt})`,
+    label: `${flushAt === undefined ? 'sdk (defaults)' : `sdk (flushAt ${flushAt})`}${gzip ? ' gzip' : ''}`,
     call: (event) => analytics.track(event),
     afterBurst: () => {},
     outstanding: () => {

@@ -1,5 +1,6 @@
 // The SDK benchmark:  npm run bench  (builds, then runs this file)
 //   node bench/sdk.mjs [--events=100000] [--runs=3] [--diagnose] [--profile]
+//   (--gzip adds the SDK at flushAt 100 with gzip: true, to read its CPU cost beside gzip: false)
 //
 // Sends the same `track` events through a hand-written baseline and through the SDK (at its
 // defaults and at flushAt 100) to a local sink in a second process, each variant in its own
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     diagnose: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    gzip: { type: 'boolean', default: false },
   },
 })
 const EVENTS = Number(values.events)
@@ -29,6 +31,7 @@ const VARIANTS = [
   { name: 'baseline', args: ['baseline'] },
   { name: 'sdk (defaults)', args: ['sdk'] },
   { name: 'sdk (flushAt 100)', args: ['sdk', '100'] },
+  ...(values.gzip ? [{ name: 'sdk (flushAt 100) gzip', args: ['sdk', '100', 'gzip'] }] : []),
   ...(values.diagnose
     ? [
         { name: 'baseline (20 per body)', args: ['baseline', '20'] },
@@ -49,6 +52,7 @@ const FIGURES = [
   { title: 'call (ns)', pick: (r) => r.callerNsPerCall, digits: 0, target: 'caller' },
   { title: 'call CPU (ns)', pick: (r) => r.callerCpuNsPerCall, digits: 0, target: 'caller' },
   { title: 'requests', pick: (r) => r.sink.requests, digits: 0, noRatio: true },
+  { title: 'wire B/event', pick: (r) => r.sink.bodyBytes / r.sink.events, digits: 0, noRatio: true },
 ]
 
 const sink = fork(fileURLToPath(new URL('sink.mjs', import.meta.url)))
@@ -149,9 +153,23 @@ function printSummary() {
     })
     console.log(pad(name, NAME) + cells.join(''))
   }
+  printGzipCost()
   console.log(
     '\ntargets (ratio to baseline): flushAt 100: CPU <= 1.3x, events/s >= 0.8x, RSS <= 1.3x; defaults: CPU <= 2x;' +
       '\ncaller cost <= 1.3x of the baseline\'s build+stringify ("call": wall time inside the calls; "call CPU": process CPU during them)',
+  )
+}
+
+/** With --gzip: gzip: true against gzip: false (both flushAt 100), as medians of per-run ratios. */
+function printGzipCost() {
+  const plain = results.get('sdk (flushAt 100)')
+  const gzip = results.get('sdk (flushAt 100) gzip')
+  if (gzip === undefined) return
+  const ratio = (pick) =>
+    median(gzip.flatMap((result, run) => (result && plain[run] ? [pick(result) / pick(plain[run])] : []))).toFixed(2)
+  console.log(
+    `\ngzip: true vs gzip: false (flushAt 100, same runs): client CPU ${ratio((r) => r.cpuSeconds)}x, ` +
+      `events/s ${ratio((r) => r.eventsPerSecond)}x, bytes on the wire ${ratio((r) => r.sink.bodyBytes)}x`,
   )
 }
 

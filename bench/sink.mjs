@@ -2,9 +2,11 @@
 // answers every POST with 200 at once and counts what arrived. Driven by its parent over IPC:
 // `{ cmd: 'reset' }` and `{ cmd: 'report' }`; it announces `{ port }` once listening.
 import { createServer } from 'node:http'
+import { gunzipSync } from 'node:zlib'
 
 let counts
 function reset() {
+  // bodyBytes: as sent over the wire; maxBodyBytes: the largest body once decoded (the limit's measure).
   counts = { requests: 0, events: 0, bodyBytes: 0, maxBodyBytes: 0, notBatches: 0, messageIds: new Set() }
 }
 reset()
@@ -13,12 +15,13 @@ const server = createServer((req, res) => {
   const chunks = []
   req.on('data', (chunk) => chunks.push(chunk))
   req.on('end', () => {
-    const body = Buffer.concat(chunks)
+    const wire = Buffer.concat(chunks)
     counts.requests += 1
-    counts.bodyBytes += body.length
-    counts.maxBodyBytes = Math.max(counts.maxBodyBytes, body.length)
+    counts.bodyBytes += wire.length
     let batch
     try {
+      const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(wire) : wire
+      counts.maxBodyBytes = Math.max(counts.maxBodyBytes, body.length)
       batch = JSON.parse(body.toString('utf8')).batch
     } catch {
       batch = undefined

@@ -1,10 +1,11 @@
-import { argv, exit, stderr } from 'node:process'
+import { argv, exit, stderr, stdout } from 'node:process'
+import { asksForHelp, MAIN_HELP, RELAY_HELP, VERSION_TEXT } from './help'
 
 // `tracklet <command> [--flags]`. Each command lives in its own module, loaded only when named,
 // so `tracklet send` never loads the relay's SQLite binding.
-const USAGE = `usage:
-  tracklet send --writeKey=KEY --type=track --userId=ID --event=NAME [--properties=JSON] ...
-  tracklet relay --config tracklet.config.json [--database postgres://… | FILE]`
+
+/** Exit code of a bad command line (as each command uses too). */
+const EXIT_USAGE = 2
 
 async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args
@@ -12,11 +13,46 @@ async function main(args: string[]): Promise<number> {
     case 'send':
       return (await import('./send')).runSend(rest)
     case 'relay':
+      // Answered here, so that help never opens the relay's module (or its database drivers).
+      if (asksForHelp(rest)) return printed(RELAY_HELP)
       return (await import('./relay')).runRelay(rest)
+    case 'help':
+      // `tracklet help [command]`, as git and npm take it.
+      return helpFor(rest[0])
+    case '--help':
+    case '-h':
+      return printed(MAIN_HELP)
+    case '--version':
+    case '-v':
+      return printed(VERSION_TEXT)
+    case undefined:
+      return usageError('no command given')
     default:
-      stderr.write(`${command === undefined ? 'no command given' : `unknown command: ${command}`}\n${USAGE}\n`)
-      return 2
+      return usageError(command.startsWith('-') ? `unknown flag: ${command}` : `unknown command: ${command}`)
   }
+}
+
+async function helpFor(command: string | undefined): Promise<number> {
+  switch (command) {
+    case undefined:
+      return printed(MAIN_HELP)
+    case 'send':
+      return printed((await import('./send-args')).SEND_USAGE)
+    case 'relay':
+      return printed(RELAY_HELP)
+    default:
+      return usageError(`no help for unknown command: ${command}`)
+  }
+}
+
+function printed(text: string): number {
+  stdout.write(`${text}\n`)
+  return 0
+}
+
+function usageError(problem: string): number {
+  stderr.write(`tracklet: ${problem}\n\n${MAIN_HELP}\n`)
+  return EXIT_USAGE
 }
 
 main(argv.slice(2)).then(

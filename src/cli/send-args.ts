@@ -1,6 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { MESSAGE_TYPES, type MessageType } from '../shared/message'
 import { describe, findMessageProblem, isPlainObject } from '../shared/validate'
+import { DEFAULT_OPTIONS, MAX_TIMER_MS } from '../sdk/options'
+import { redactWriteKeys } from './redact'
 
 /** What `tracklet send` was asked to do, once its arguments are known to be valid. */
 export interface SendRequest {
@@ -8,6 +10,8 @@ export interface SendRequest {
   /** `undefined` leaves the SDK's default endpoint. */
   endpoint: string | undefined
   type: MessageType
+  /** The most the whole send may take, in milliseconds, the SDK's retries included. */
+  timeout: number
   /** The call's fields, as the SDK's `type` call takes them (checked with the shared rules). */
   fields: Record<string, unknown>
 }
@@ -55,24 +59,46 @@ const FIELDS_BY_TYPE: Readonly<Record<MessageType, readonly FieldFlag[]>> = {
 /** The environment variable read when `--writeKey` is absent (keeps the key out of `ps`). */
 export const WRITE_KEY_ENV = 'TRACKLET_WRITE_KEY'
 
-export const SEND_USAGE = `usage: tracklet send --writeKey=KEY --type=TYPE [fields] [--endpoint=URL]
+/** `--timeout`'s default: as long as `closeAndFlush()` waits by default, and past the retries' own backoffs. */
+export const DEFAULT_SEND_TIMEOUT = 30_000
 
-Sends one message through the SDK (flushAt 1) and waits until it is delivered or has failed.
+export const SEND_USAGE = `usage: tracklet send --writeKey=KEY --type=TYPE [message fields] [--endpoint=URL] [--timeout=MS]
 
-  --writeKey      the source's write key (or set ${WRITE_KEY_ENV})
-  --type          ${MESSAGE_TYPES.join(' | ')}
-  --endpoint      the tracking API's base URL (default: the SDK's)
-  --userId --anonymousId --messageId --timestamp (ISO 8601 with a zone)
-  --event (track)  --name --category (page, screen)  --groupId (group)  --previousId (alias)
-  --properties --traits --context --integrations   JSON objects, e.g. --properties='{"plan":"pro"}'
+Sends one message through the SDK (flushAt 1) and waits until the endpoint accepts it, refuses
+it, or --timeout passes. Accepted means the tracking API (or a relay) took the message;
+delivery to destinations is the relay's, later.
 
-Flags take --flag=value or --flag value. Exit codes: 0 delivered, 1 not delivered, 2 bad arguments.`
+Flags:
+  --writeKey KEY        the source's write key (required; default: $${WRITE_KEY_ENV})
+  --type TYPE           ${MESSAGE_TYPES.join(' | ')} (required)
+  --endpoint URL        the tracking API's base URL (default: ${DEFAULT_OPTIONS.endpoint})
+  --timeout MS          the most the whole send may take, retries included (default: ${DEFAULT_SEND_TIMEOUT})
+  -h, --help            show this help and exit
+
+Message fields (default: absent, unless noted):
+  --userId ID           the user (userId or anonymousId is required)
+  --anonymousId ID      the anonymous visitor
+  --messageId ID        the message's id (default: a random UUID)
+  --timestamp TIME      when it happened, ISO 8601 with a zone (default: now)
+  --event NAME          track: the event (required for track)
+  --name NAME           page, screen: the page or screen name
+  --category NAME       page, screen: its category
+  --groupId ID          group: the group (required for group)
+  --previousId ID       alias: the previous id (required for alias, with --userId)
+  --properties JSON     track, page, screen: a JSON object, e.g. --properties='{"plan":"pro"}'
+  --traits JSON         identify, group: a JSON object
+  --context JSON        a JSON object (default: {}; context.library is always added)
+  --integrations JSON   destination flags, e.g. '{"All":false,"Webhooks":true}' (default: none)
+
+Flags take --flag=value or --flag value.
+Exit codes: 0 accepted, 1 not accepted (refused, failed or timed out), 2 bad arguments.`
 
 const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   writeKey: { type: 'string' },
   type: { type: 'string' },
   endpoint: { type: 'string' },
+  timeout: { type: 'string' },
   ...Object.fromEntries([...STRING_FLAGS, ...JSON_FLAGS].map((flag) => [flag, { type: 'string' }])),
 } as const satisfies ParseArgsConfig['options']
 
@@ -88,8 +114,7 @@ export function parseSendArgs(
   const parsed = readSendArgs(args, env)
   if (parsed.kind !== 'invalid') return parsed
   // A problem may quote any argument (a stray one, a misplaced value): never the write key.
-  const problem = writeKeysIn(args, env).reduce((text, key) => text.replaceAll(key, '[write key]'), parsed.problem)
-  return invalid(problem)
+  return invalid(redactWriteKeys(parsed.problem, writeKeysIn(args, env)))
 }
 
 function readSendArgs(args: readonly string[], env: Readonly<Record<string, string | undefined>>): ParsedSendArgs {
@@ -117,6 +142,9 @@ function readSendArgs(args: readonly string[], env: Readonly<Record<string, stri
     return invalid(`--endpoint must be an http: or https: URL, got ${describe(endpoint)}`)
   }
 
+  const timeout = parseTimeout(text(values['timeout']))
+  if (typeof timeout === 'string') return invalid(timeout)
+
   const allowed = [...COMMON_FIELDS, ...FIELDS_BY_TYPE[type]]
   const fields: Record<string, unknown> = {}
   for (const flag of [...STRING_FLAGS, ...JSON_FLAGS]) {
@@ -136,7 +164,7 @@ function readSendArgs(args: readonly string[], env: Readonly<Record<string, stri
 
   const problem = findMessageProblem(type, fields)
   if (problem !== undefined) return invalid(`invalid ${type} message: ${problem}`)
-  return { kind: 'send', request: { writeKey, endpoint, type, fields } }
+  return { kind: 'send', request: { writeKey, endpoint, type, timeout, fields } }
 }
 
 /** Every value given as a write key, read leniently so that it is found even in bad arguments. */
@@ -146,6 +174,16 @@ function writeKeysIn(args: readonly string[], env: Readonly<Record<string, strin
     return arg === '--writeKey' && index + 1 < args.length ? [args[index + 1] as string] : []
   })
   return [...keys, env[WRITE_KEY_ENV] ?? ''].filter((key) => key !== '')
+}
+
+/** `--timeout`: a whole number of milliseconds from 1 to a timer's limit; a problem as a string. */
+function parseTimeout(value: string | undefined): number | string {
+  if (value === undefined) return DEFAULT_SEND_TIMEOUT
+  const timeout = /^\d+$/.test(value) ? Number(value) : Number.NaN
+  if (!(timeout >= 1 && timeout <= MAX_TIMER_MS)) {
+    return `--timeout must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}, got ${describe(value)}`
+  }
+  return timeout
 }
 
 function parseJsonObject(

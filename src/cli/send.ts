@@ -1,16 +1,18 @@
 import { env, stderr, stdout } from 'node:process'
-import { Analytics, type MessageCallback } from '../index'
+import { Analytics, type AnalyticsError, type MessageCallback } from '../index'
+import { DEFAULT_OPTIONS } from '../sdk/options'
+import { redactWriteKeys } from './redact'
 import { parseSendArgs, SEND_USAGE, type SendRequest } from './send-args'
 
-/** Exit codes: 0 delivered (or help), 1 not delivered, 2 bad arguments (as `main.ts` uses). */
+/** Exit codes: 0 accepted (or help), 1 not accepted, 2 bad arguments (as `main.ts` uses). */
 const EXIT_OK = 0
-const EXIT_NOT_DELIVERED = 1
+const EXIT_NOT_ACCEPTED = 1
 const EXIT_USAGE = 2
 
 /**
- * `tracklet send`: sends one message through the SDK (`flushAt: 1`) and waits for its callback.
- * Returns the exit code: 0 only when the message was delivered. Everything printed has the write
- * key redacted, whatever an error message might contain.
+ * `tracklet send`: sends one message through the SDK (`flushAt: 1`) and waits, for at most
+ * `--timeout` ms, for its callback. Returns the exit code: 0 only when the endpoint accepted the
+ * message. Everything printed has the write key redacted where it stands as a value.
  */
 export async function runSend(args: string[]): Promise<number> {
   const parsed = parseSendArgs(args, env)
@@ -19,11 +21,11 @@ export async function runSend(args: string[]): Promise<number> {
     return EXIT_OK
   }
   if (parsed.kind === 'invalid') {
-    stderr.write(`tracklet send: ${parsed.problem}\n(tracklet send --help lists the flags)\n`)
+    stderr.write(`tracklet send: ${parsed.problem}\n\n${SEND_USAGE}\n`)
     return EXIT_USAGE
   }
   const { request } = parsed
-  const redact = (text: string) => text.replaceAll(request.writeKey, '[write key]')
+  const redact = (text: string) => redactWriteKeys(text, [request.writeKey])
 
   let analytics: Analytics
   try {
@@ -36,28 +38,44 @@ export async function runSend(args: string[]): Promise<number> {
     return EXIT_USAGE
   }
 
-  const outcome = await deliver(analytics, request)
-  // Release the client's sockets and timers; the message has settled, so this is quick.
-  await analytics.closeAndFlush()
+  const outcome = send(analytics, request)
+  // closeAndFlush's timeout is the bound on the whole send, retries included: once it passes,
+  // the request is aborted and the message fails with ERR_CLOSED, so the callback has been
+  // called by the time it resolves. It also releases the client's sockets and timers.
+  await analytics.closeAndFlush({ timeout: request.timeout })
+  const { error, messageId } = await outcome
 
-  if (outcome.error !== undefined) {
-    stderr.write(
-      redact(`tracklet send: the ${request.type} message was not delivered: ${describeError(outcome.error)}\n`),
-    )
-    return EXIT_NOT_DELIVERED
+  if (error !== undefined) {
+    // ERR_CLOSED: closeAndFlush's deadline, the only way this client is closed under a message.
+    const why =
+      error.code === 'ERR_CLOSED'
+        ? `timed out after ${request.timeout} ms (--timeout) before the endpoint accepted it`
+        : `was not accepted: ${describeError(error)}`
+    stderr.write(redact(`tracklet send: the ${request.type} message ${why}\n`))
+    return EXIT_NOT_ACCEPTED
   }
-  stdout.write(`tracklet send: delivered ${request.type} ${outcome.messageId}\n`)
+  // Accepted, not delivered: delivery to destinations is the endpoint's (a relay's) job, later.
+  stdout.write(redact(`tracklet send: ${request.type} ${messageId} accepted by ${shownEndpoint(request.endpoint)}\n`))
   return EXIT_OK
 }
 
 /** Makes the `request.type` call and resolves when its callback reports the outcome. */
-function deliver(analytics: Analytics, request: SendRequest): Promise<{ error: Error | undefined; messageId: string }> {
+function send(
+  analytics: Analytics,
+  request: SendRequest,
+): Promise<{ error: AnalyticsError | undefined; messageId: string }> {
   // The fields were checked by parseSendArgs with the same rules as the SDK's for this type,
   // so the call's own parameter type is satisfied; TypeScript cannot see that through a union.
   const call = analytics[request.type].bind(analytics) as (fields: object, callback: MessageCallback) => void
   return new Promise((resolve) => {
     call(request.fields, (error, message) => resolve({ error, messageId: message.messageId }))
   })
+}
+
+/** The endpoint as it may be printed: no user info, query or fragment (they can hold secrets). */
+function shownEndpoint(endpoint: string | undefined): string {
+  const url = new URL(endpoint ?? DEFAULT_OPTIONS.endpoint)
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
 }
 
 /** The error's message, its `code`, its HTTP `status` and its `cause`, as far as it has them. */

@@ -16,11 +16,44 @@ interface AnalyticsErrorDetails {
 }
 
 /**
+ * Marks every Tracklet analytics error, whichever copy of the module made it: `Symbol.for` gives
+ * the same symbol to the ESM and the CommonJS builds loaded side by side in one process.
+ */
+const BRAND = Symbol.for('tracklet.AnalyticsError')
+
+/** The code each subclass stands for, to recognise its instances from another copy of the module. */
+const CODE_OF_CLASS = new WeakMap<abstract new (...args: never[]) => unknown, AnalyticsErrorCode>()
+
+/**
  * The base class of every error the client reports, through a call's callback and the
  * `'error'` event. The client never throws these into the caller.
+ *
+ * Test an error by its `code` (`err?.code === 'ERR_QUEUE_FULL'`): that works whatever copy of
+ * the package made it. `instanceof` works too, across copies: an app that loads both the ESM
+ * and the CommonJS build has two of each class, so `instanceof` here recognises any Tracklet
+ * analytics error by a brand (`Symbol.for('tracklet.AnalyticsError')`), and a subclass
+ * (`instanceof QueueFullError`) by its `code`.
  */
 export class AnalyticsError extends Error {
-  /** A stable code to match on. */
+  static {
+    // On the prototype, not each instance: never enumerable, never in a logged object.
+    Object.defineProperty(AnalyticsError.prototype, BRAND, { value: true })
+  }
+
+  /**
+   * Whether `value` is an error of this class, made by this copy of the module or another.
+   * For a class of this module other than `AnalyticsError`, an error from another copy is
+   * recognised by its `code`; a subclass of your own is recognised by its prototype chain only.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class right of instanceof, a subclass included
+    return isErrorOf(this, value)
+  }
+
+  /**
+   * A stable code to match on: the robust way to tell errors apart, as it holds whichever copy
+   * of the package (ESM or CommonJS build) made the error. The codes are `AnalyticsErrorCode`.
+   */
   readonly code: AnalyticsErrorCode
   /** The message concerned (for a refused call: its fields as given, with `type`). */
   readonly analyticsMessage: Message
@@ -35,6 +68,10 @@ export class AnalyticsError extends Error {
 
 /** A call's fields are invalid or cannot be serialised to JSON. Fix the call; it was not sent. */
 export class InvalidMessageError extends AnalyticsError {
+  static {
+    CODE_OF_CLASS.set(InvalidMessageError, 'ERR_INVALID_MESSAGE')
+  }
+
   constructor(problem: string, details: AnalyticsErrorDetails) {
     super('ERR_INVALID_MESSAGE', `invalid ${details.analyticsMessage.type} call: ${problem}`, details)
   }
@@ -42,6 +79,10 @@ export class InvalidMessageError extends AnalyticsError {
 
 /** A message's JSON is over the per-message limit, in UTF-8 bytes. It was not sent. */
 export class MessageTooLargeError extends AnalyticsError {
+  static {
+    CODE_OF_CLASS.set(MessageTooLargeError, 'ERR_MESSAGE_TOO_LARGE')
+  }
+
   /** The message's size: UTF-8 bytes of its JSON. */
   readonly bytes: number
   /** The limit it exceeded, in bytes. */
@@ -60,6 +101,10 @@ export class MessageTooLargeError extends AnalyticsError {
 
 /** `maxQueueSize` messages are already queued or in flight: the call was refused. */
 export class QueueFullError extends AnalyticsError {
+  static {
+    CODE_OF_CLASS.set(QueueFullError, 'ERR_QUEUE_FULL')
+  }
+
   constructor(maxQueueSize: number, details: AnalyticsErrorDetails) {
     super(
       'ERR_QUEUE_FULL',
@@ -71,6 +116,10 @@ export class QueueFullError extends AnalyticsError {
 
 /** The client was closed before the message was accepted or delivered. */
 export class ClosedError extends AnalyticsError {
+  static {
+    CODE_OF_CLASS.set(ClosedError, 'ERR_CLOSED')
+  }
+
   constructor(reason: string, details: AnalyticsErrorDetails) {
     super('ERR_CLOSED', `analytics client closed: ${reason}`, details)
   }
@@ -78,6 +127,10 @@ export class ClosedError extends AnalyticsError {
 
 /** The tracking API did not accept the batch holding the message, after any retries. */
 export class DeliveryError extends AnalyticsError {
+  static {
+    CODE_OF_CLASS.set(DeliveryError, 'ERR_DELIVERY')
+  }
+
   /** The HTTP status of the last answer, or `undefined` when no answer came (network, timeout). */
   readonly status: number | undefined
   /** How many requests were made for the message. */
@@ -92,4 +145,13 @@ export class DeliveryError extends AnalyticsError {
     this.status = info.status
     this.attempts = info.attempts
   }
+}
+
+/** `value instanceof errorClass`, recognising errors from another copy of this module by brand and code. */
+function isErrorOf(errorClass: abstract new (...args: never[]) => unknown, value: unknown): boolean {
+  if (Function.prototype[Symbol.hasInstance].call(errorClass, value)) return true
+  if (typeof value !== 'object' || value === null || (value as Record<symbol, unknown>)[BRAND] !== true) return false
+  if (errorClass === AnalyticsError) return true
+  const code = CODE_OF_CLASS.get(errorClass)
+  return code !== undefined && (value as { code?: unknown }).code === code
 }

@@ -1,3 +1,5 @@
+import { promisify } from 'node:util'
+import { gzip } from 'node:zlib'
 import { Agent, type Dispatcher } from 'undici'
 import { LIBRARY_NAME, LIBRARY_VERSION } from '../shared/version'
 import { log } from './log'
@@ -10,7 +12,12 @@ export interface TransportOptions {
   timeout: number
   /** An injected dispatcher, which the transport never closes; otherwise it owns an `Agent`. */
   dispatcher: Dispatcher | undefined
+  /** Whether bodies are sent gzip-compressed, with `Content-Encoding: gzip`. */
+  gzip: boolean
 }
+
+// Compressed on libuv's thread pool, off the application's event loop.
+const gzipAsync = promisify(gzip)
 
 /**
  * POSTs batch bodies to `{endpoint}/v1/batch` through undici, with keep-alive. It reports how
@@ -23,6 +30,8 @@ export class Transport {
   readonly #path: string
   /** Headers of every request; the Authorization value is never logged. */
   readonly #headers: Record<string, string>
+  /** The same headers with `Content-Encoding: gzip`; `undefined` when bodies are sent as is. */
+  readonly #gzipHeaders: Record<string, string> | undefined
   readonly #timeout: number
   readonly #dispatcher: Dispatcher
   /** Whether the transport created `#dispatcher` and so must close it. */
@@ -47,6 +56,7 @@ export class Transport {
       'content-type': 'application/json',
       'user-agent': `${LIBRARY_NAME}/${LIBRARY_VERSION} (node ${process.version})`,
     }
+    this.#gzipHeaders = options.gzip ? { ...this.#headers, 'content-encoding': 'gzip' } : undefined
     this.#timeout = options.timeout
     this.#ownsDispatcher = options.dispatcher === undefined
     // Connecting counts against the request's timeout too (undici's own default is 10 s).
@@ -54,10 +64,24 @@ export class Transport {
   }
 
   /**
-   * Sends one body. Resolves with the outcome — an answer, a network error or a timeout — and
+   * Sends one body (`{"batch":[...]}` as UTF-8), gzip-compressed first when the client was made
+   * with `gzip: true`. Resolves with the outcome — an answer, a network error or a timeout — and
    * never rejects. `signal` aborts the request (the client is closing).
    */
   send(body: Buffer, signal: AbortSignal): Promise<AttemptOutcome> {
+    if (this.#gzipHeaders === undefined) return this.#post(body, this.#headers, signal)
+    const headers = this.#gzipHeaders
+    return gzipAsync(body).then(
+      (compressed) =>
+        // Closed while compressing: the abort event has fired already, so say so here.
+        signal.aborted
+          ? { kind: 'network-error', error: new Error('the client is closing') }
+          : this.#post(compressed, headers, signal),
+      (error: unknown) => ({ kind: 'network-error', error }),
+    )
+  }
+
+  #post(body: Buffer, headers: Record<string, string>, signal: AbortSignal): Promise<AttemptOutcome> {
     // `dispatch` with a small handler rather than `request()`: no response stream, no signal
     // plumbing inside undici — a few tens of microseconds less per request, which is most of
     // the cost of a small batch.
@@ -78,7 +102,10 @@ export class Transport {
         resolve(outcome)
       }
       const abort = (reason: Error, outcome: AttemptOutcome): void => {
-        if (controller !== undefined) return controller.abort(reason)
+        if (controller !== undefined) {
+          controller.abort(reason)
+          return
+        }
         // Still connecting: undici hands over its controller only once the connection is up,
         // which can take until its own connect timeout. Settle now, so neither the request's
         // timeout nor closeAndFlush's deadline waits for that; the request is aborted the moment
@@ -101,7 +128,7 @@ export class Transport {
 
       try {
         this.#dispatcher.dispatch(
-          { origin: this.#origin, path: this.#path, method: 'POST', headers: this.#headers, body },
+          { origin: this.#origin, path: this.#path, method: 'POST', headers, body },
           {
             onRequestStart(started) {
               controller = started

@@ -28,6 +28,7 @@ describe('parseSendArgs', () => {
         writeKey: KEY,
         endpoint: 'http://127.0.0.1:8787',
         type: 'track',
+        timeout: 30_000,
         fields: {
           userId: 'u1',
           event: 'Order Completed',
@@ -57,6 +58,7 @@ describe('parseSendArgs', () => {
         writeKey: KEY,
         endpoint: undefined,
         type: 'identify',
+        timeout: 30_000,
         fields: { anonymousId: 'a1', traits: { plan: 'pro' } },
       },
     })
@@ -150,6 +152,17 @@ describe('parseSendArgs', () => {
     )
   })
 
+  it('reads --timeout in milliseconds, and refuses one that is not a positive whole number', () => {
+    const args = [`--writeKey=${KEY}`, '--type=track', '--userId=u', '--event=E']
+    const parsed = parseSendArgs([...args, '--timeout', '2500'])
+    expect(parsed.kind === 'send' && parsed.request.timeout).toBe(2500)
+    for (const bad of ['0', '-5', '1.5', '3s', '', '2147483648']) {
+      expect(problemOf([...args, `--timeout=${bad}`])).toBe(
+        `--timeout must be a whole number of milliseconds from 1 to 2147483647, got ${JSON.stringify(bad)}`,
+      )
+    }
+  })
+
   it('refuses an endpoint that is not an http(s) URL', () => {
     expect(
       problemOf([`--writeKey=${KEY}`, '--type=track', '--userId=u', '--event=E', '--endpoint=localhost:8787']),
@@ -170,5 +183,15 @@ describe('parseSendArgs', () => {
       ['--writeKey', KEY, KEY],
     ]
     for (const args of cases) expect(problemOf(args)).not.toContain(KEY)
+  })
+
+  it('redacts a short write key only where it stands as a value, never inside words', () => {
+    expect(problemOf(['--writeKey=e', '--type=nope'])).toBe(
+      'unknown --type "nope": use one of identify, track, page, screen, group, alias',
+    )
+    expect(problemOf(['--writeKey', 'ab', 'ab'])).toMatch(/^Unexpected argument '\[write key\]'/)
+    expect(problemOf(['--type=track', 'e'], { TRACKLET_WRITE_KEY: 'e' })).toMatch(
+      /^Unexpected argument '\[write key\]'\. This command does not take positional arguments/,
+    )
   })
 })

@@ -22,6 +22,8 @@ let server: Server
 let endpoint: string
 let received: Received[] = []
 let answerStatus = 200
+/** When set, the receiver reads the request and never answers it. */
+let hang = false
 
 beforeAll(async () => {
   cli = await buildCli()
@@ -29,6 +31,7 @@ beforeAll(async () => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
+      if (hang) return
       received.push({
         method: req.method,
         url: req.url,
@@ -54,6 +57,7 @@ afterAll(async () => {
 beforeEach(() => {
   received = []
   answerStatus = 200
+  hang = false
 })
 
 function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -69,7 +73,7 @@ function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
 }
 
 describe('tracklet send (the built command)', () => {
-  it('delivers one track message and exits 0', async () => {
+  it('sends one track message, says the endpoint accepted it, and exits 0', async () => {
     const result = await runCli([
       `--writeKey=${WRITE_KEY}`,
       '--type=track',
@@ -84,7 +88,10 @@ describe('tracklet send (the built command)', () => {
 
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
-    expect(result.stdout).toMatch(/^tracklet send: delivered track \S+\n$/)
+    // Accepted, not "delivered": delivery to webhooks is the relay's, later.
+    expect(result.stdout).toBe(
+      `tracklet send: track ${String(received[0]?.body.batch[0]?.['messageId'])} accepted by ${endpoint}\n`,
+    )
     expect(received).toHaveLength(1)
     const [request] = received
     expect(request).toMatchObject({
@@ -145,7 +152,7 @@ describe('tracklet send (the built command)', () => {
     ])
 
     expect(result.code).toBe(1)
-    expect(result.stderr).toMatch(/^tracklet send: the identify message was not delivered: .*400/)
+    expect(result.stderr).toMatch(/^tracklet send: the identify message was not accepted: .*400/)
     expect(result.stderr).toContain('ERR_DELIVERY')
     expect(result.stdout).toBe('')
     expect(received).toHaveLength(1) // a 400 is not retried
@@ -174,8 +181,73 @@ describe('tracklet send (the built command)', () => {
     expect(noKey.code).toBe(2)
     expect(noKey.stderr).toMatch(/^tracklet send: --writeKey is required/)
 
+    const unknownFlag = await runCli([`--writeKey=${WRITE_KEY}`, '--type=track', '--userId=u', '--event=E', '--bogus'])
+    expect(unknownFlag.code).toBe(2)
+    // The problem, then the usage, on stderr; nothing on stdout.
+    expect(unknownFlag.stderr).toMatch(/^tracklet send: Unknown option '--bogus'.*\n\nusage: tracklet send /s)
+    expect(unknownFlag.stdout).toBe('')
+
     expect(received).toEqual([])
-    expect(badJson.stderr + badType.stderr).not.toContain(WRITE_KEY)
+    expect(badJson.stderr + badType.stderr + unknownFlag.stderr).not.toContain(WRITE_KEY)
+  })
+
+  it('gives up after --timeout when the endpoint never answers, saying it timed out', async () => {
+    hang = true
+    const result = await runCli([
+      `--writeKey=${WRITE_KEY}`,
+      '--type=track',
+      '--userId=u',
+      '--event=E',
+      '--timeout=300',
+      `--endpoint=${endpoint}`,
+    ])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toBe(
+      'tracklet send: the track message timed out after 300 ms (--timeout) before the endpoint accepted it\n',
+    )
+    expect(result.stdout).toBe('')
+  })
+
+  it('bounds the SDK retries too: an endpoint answering 503 fails at --timeout, not after a minute of retries', async () => {
+    answerStatus = 503
+    const result = await runCli([
+      `--writeKey=${WRITE_KEY}`,
+      '--type=identify',
+      '--userId=u',
+      '--timeout=1500',
+      `--endpoint=${endpoint}`,
+    ])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/^tracklet send: the identify message timed out after 1500 ms \(--timeout\)/)
+    // It was retried (the SDK's policy) until the deadline, never past it: the test's own
+    // 20-second limit would fail first, as the retries alone may last 60 seconds.
+    expect(received.length).toBeGreaterThan(1)
+  })
+
+  it('refuses a --timeout that is not a positive whole number of milliseconds', async () => {
+    const result = await runCli([`--writeKey=${WRITE_KEY}`, '--type=identify', '--userId=u', '--timeout=1.5s'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(
+      /^tracklet send: --timeout must be a whole number of milliseconds from 1 to \d+, got "1.5s"\n/,
+    )
+  })
+
+  it('keeps messages readable with a 1- or 2-character write key, redacting it only as a value', async () => {
+    for (const key of ['e', 'ti']) {
+      const badType = await runCli([`--writeKey=${key}`, '--type=click', '--userId=u', `--endpoint=${endpoint}`])
+      expect(badType.stderr).toMatch(
+        /^tracklet send: unknown --type "click": use one of identify, track, page, screen, group, alias\n/,
+      )
+      const stray = await runCli(['--writeKey', key, key, '--type=track'])
+      expect(stray.stderr).toMatch(/^tracklet send: Unexpected argument '\[write key\]'/)
+      expect(stray.stderr).not.toContain(`'${key}'`)
+    }
+    answerStatus = 400
+    const refused = await runCli(['--writeKey=e', '--type=identify', '--userId=u', `--endpoint=${endpoint}`])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(
+      /^tracklet send: the identify message was not accepted: delivery failed: POST http:\/\/127\.0\.0\.1:\d+\/v1\/batch: HTTP 400 \(ERR_DELIVERY\)\n$/,
+    )
   })
 
   it('prints its usage with --help and exits 0', async () => {
@@ -183,5 +255,36 @@ describe('tracklet send (the built command)', () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(/^usage: tracklet send --writeKey=KEY --type=TYPE/)
     expect(result.stdout).toContain('identify | track | page | screen | group | alias')
+    expect(result.stderr).toBe('')
+    // Every flag, each with its default (or said to be required).
+    const flags: Array<[string, string]> = [
+      ['--writeKey KEY', 'required; default: $TRACKLET_WRITE_KEY'],
+      ['--type TYPE', 'required'],
+      ['--endpoint URL', 'default: https://api.segment.io'],
+      ['--timeout MS', 'default: 30000'],
+      ['--messageId ID', 'default: a random UUID'],
+      ['--timestamp TIME', 'default: now'],
+      ['--context JSON', 'default: {}'],
+      ['--integrations JSON', 'default: none'],
+    ]
+    for (const [flag, note] of flags)
+      expect(result.stdout).toMatch(new RegExp(`\\n  ${escapeRegExp(flag)} .*${escapeRegExp(note)}`))
+    for (const flag of [
+      'userId',
+      'anonymousId',
+      'event',
+      'name',
+      'category',
+      'groupId',
+      'previousId',
+      'properties',
+      'traits',
+    ]) {
+      expect(result.stdout).toContain(`--${flag} `)
+    }
   })
 })
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[$()*+.?[\\\]^{|}]/g, '\\$&')
+}

@@ -14,6 +14,7 @@ describe('options', () => {
       maxRetries: 6,
       integrations: undefined,
       dispatcher: undefined,
+      gzip: false,
     })
     expect(Object.isFrozen(DEFAULT_OPTIONS)).toBe(true)
   })
@@ -59,6 +60,8 @@ describe('options', () => {
       'integrations.Webhooks must be true, false or an object of options, got "yes"',
     ],
     [{ integrations: [] }, 'integrations must be an object, got an array'],
+    [{ gzip: 'yes' }, 'gzip must be true or false, got "yes"'],
+    [{ gzip: 1 }, 'gzip must be true or false, got number 1'],
     [{ dispatcher: {} }, 'dispatcher must be an undici Dispatcher (an Agent, ProxyAgent or MockAgent), got an object'],
   ])('throws a TypeError naming the option and value for %o', (options, message) => {
     expect(() => new Analytics('key', options as never)).toThrow(new TypeError(message))

@@ -189,4 +189,55 @@ describe('with fake timers', () => {
     expect(requests).toHaveLength(1)
     expect(vi.getTimerCount()).toBe(0)
   })
+
+  it('closeAndFlush({ timeout }) with a large backlog and the endpoint down fails each message once, at the deadline', async () => {
+    // No intercepts and no network: every request fails at once, as with an endpoint that is down.
+    agent = new MockAgent()
+    agent.disableNetConnect()
+    const analytics = new Analytics('k', { endpoint: ENDPOINT, dispatcher: agent })
+    const MESSAGES = 20_000
+    const calls = new Uint8Array(MESSAGES)
+    const codes = new Set<string>()
+    for (let i = 0; i < MESSAGES; i++) {
+      analytics.track({ userId: 'u', event: `e${i}` }, (error) => {
+        calls[i]! += 1
+        codes.add(error?.code ?? 'delivered')
+      })
+    }
+    const start = Date.now()
+    let closedAt: number | undefined
+    void analytics.closeAndFlush({ timeout: 3000 }).then(() => (closedAt = Date.now()))
+    // Math.random is 0: retries at 125, 375, 875 and 1875 ms; the next would be past the deadline.
+    await vi.advanceTimersByTimeAsync(2999)
+    expect(closedAt).toBeUndefined()
+    expect(calls.every((count) => count === 0)).toBe(true)
+
+    await vi.advanceTimersByTimeAsync(1)
+    expect(closedAt! - start).toBe(3000)
+    expect(calls.every((count) => count === 1)).toBe(true)
+    expect([...codes]).toEqual(['ERR_CLOSED'])
+    expect(analytics.stats()).toEqual({ queued: 0, inFlight: 0, delivered: 0, failed: MESSAGES })
+  })
+
+  it('fails a backlog at the deadline without per-message stack traces, and without parsing unobserved messages', async () => {
+    agent = new MockAgent()
+    agent.disableNetConnect()
+    const analytics = new Analytics('k', { endpoint: ENDPOINT, dispatcher: agent })
+    const { callback, result } = settled()
+    analytics.track({ userId: 'u', event: 'observed' }, callback)
+    for (let i = 0; i < 1000; i++) analytics.track({ userId: 'u', event: `fire-and-forget ${i}` })
+    void analytics.closeAndFlush({ timeout: 3000 })
+    await vi.advanceTimersByTimeAsync(2999)
+    const parse = vi.spyOn(JSON, 'parse')
+    await vi.advanceTimersByTimeAsync(1)
+
+    const { err } = await result
+    expect(err?.code).toBe('ERR_CLOSED')
+    // Its stack would show only the client's own frames: capturing 100,000 of them overran the
+    // deadline by a second. The message says what happened.
+    expect(err?.stack).toBe(`ClosedError: ${err?.message}`)
+    // Only the message with a callback was read back: nobody would see the others' errors.
+    expect(parse).toHaveBeenCalledTimes(1)
+    expect(analytics.stats().failed).toBe(1001)
+  })
 })

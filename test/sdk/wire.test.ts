@@ -40,6 +40,7 @@ describe('the request', () => {
     expect(request!.url).toBe('/v1/batch')
     expect(request!.headers['authorization']).toBe(`Basic ${Buffer.from('secret-key:').toString('base64')}`)
     expect(request!.headers['content-type']).toBe('application/json')
+    expect(request!.headers['content-encoding']).toBeUndefined() // gzip is off by default
     expect(request!.headers['user-agent']).toMatch(/^tracklet\/0\.1\.0 \(node v\d+/)
     expect(Object.keys(request!.json)).toEqual(['batch', 'sentAt'])
     expect(request!.json.sentAt).toMatch(ISO_UTC_MS)
@@ -165,6 +166,55 @@ describe('flushing', () => {
       expect(request.body.length).toBeLessThanOrEqual(MAX_BATCH_BYTES)
       expect(request.body.length).toBeGreaterThan(490_000)
     }
+  })
+
+  it('with gzip: true, sends the batch gzip-compressed with Content-Encoding: gzip', async () => {
+    receiver = await startReceiver()
+    const analytics = client({ gzip: true })
+    analytics.track({ userId: '42', event: 'Order Completed', properties: { revenue: '9.99', note: 'é'.repeat(2000) } })
+    analytics.identify({ userId: '42', traits: { plan: 'pro' } })
+    await analytics.flush()
+
+    expect(receiver.requests).toHaveLength(1)
+    const [request] = receiver.requests
+    expect(request!.headers['content-encoding']).toBe('gzip')
+    expect(request!.headers['content-type']).toBe('application/json')
+    expect(request!.headers['authorization']).toBe(`Basic ${Buffer.from('secret-key:').toString('base64')}`)
+    // The receiver gunzipped the body: it is the same { batch, sentAt } as without gzip.
+    expect(Object.keys(request!.json)).toEqual(['batch', 'sentAt'])
+    expect(request!.json.batch).toEqual([
+      expect.objectContaining({
+        type: 'track',
+        event: 'Order Completed',
+        properties: { revenue: '9.99', note: 'é'.repeat(2000) },
+      }),
+      expect.objectContaining({ type: 'identify', traits: { plan: 'pro' } }),
+    ])
+    expect(request!.wireBody.length).toBe(Number(request!.headers['content-length']))
+    expect(request!.wireBody.length).toBeLessThan(request!.body.length / 4)
+  })
+
+  it('with gzip: true, splits batches on the uncompressed body, exactly as without gzip', async () => {
+    const sizes: Record<string, number[][]> = {}
+    for (const gzip of [false, true]) {
+      receiver = await startReceiver()
+      // 48 compressible messages of ~31 KB: 16 make an uncompressed body just under 500,000
+      // bytes, though gzip would fit them all in one body of a few kilobytes.
+      const analytics = client({ flushAt: 100, gzip })
+      const pad = 'x'.repeat(31_000 - 200)
+      for (let i = 0; i < 48; i++) analytics.track({ userId: 'u', event: `e${i}`, properties: { pad } })
+      await analytics.closeAndFlush()
+      sizes[String(gzip)] = receiver.requests.map((request) => [request.json.batch.length, request.body.length])
+      for (const request of receiver.requests) {
+        expect(request.headers['content-encoding']).toBe(gzip ? 'gzip' : undefined)
+        expect(request.body.length).toBeLessThanOrEqual(MAX_BATCH_BYTES)
+      }
+      expect(receiver.messages().map((message) => message.event)).toEqual(Array.from({ length: 48 }, (_, i) => `e${i}`))
+      await receiver.close()
+    }
+    expect(sizes['true']!.map(([count]) => count)).toEqual([16, 16, 16])
+    expect(sizes['true']!.map(([, bytes]) => bytes)).toEqual(sizes['false']!.map(([, bytes]) => bytes))
+    receiver = await startReceiver() // for afterEach
   })
 
   it('concurrent flush() calls wait for everything queued before them, batches in flight included', async () => {

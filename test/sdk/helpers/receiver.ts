@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
+import { gunzipSync } from 'node:zlib'
 import type { Message } from '../../../src/shared/message'
 import { startHttpReceiver } from '../../support/http-receiver'
 
@@ -7,8 +8,10 @@ export interface ReceivedRequest {
   method: string
   url: string
   headers: IncomingHttpHeaders
-  /** The raw body, as bytes. */
+  /** The body, as bytes, gunzipped when it came with `Content-Encoding: gzip`. */
   body: Buffer
+  /** The body's bytes as they came over the wire (compressed, if they were). */
+  wireBody: Buffer
   /** The body parsed as `{ batch, sentAt }`. */
   json: { batch: Message[]; sentAt: string }
 }
@@ -30,12 +33,15 @@ export async function startReceiver(responder?: Responder): Promise<Receiver> {
   const requests: ReceivedRequest[] = []
   let respond: Responder = responder ?? ((_request, response) => response.end('{}'))
   const server = await startHttpReceiver((_req, res, recorded) => {
+    const wireBody = recorded.body
+    const body = recorded.headers['content-encoding'] === 'gzip' ? gunzipSync(wireBody) : wireBody
     const request: ReceivedRequest = {
       method: recorded.method,
       url: recorded.url,
       headers: recorded.headers,
-      body: recorded.body,
-      json: JSON.parse(recorded.body.toString('utf8')) as ReceivedRequest['json'],
+      body,
+      wireBody,
+      json: JSON.parse(body.toString('utf8')) as ReceivedRequest['json'],
     }
     const index = requests.push(request) - 1
     respond(request, res, index)

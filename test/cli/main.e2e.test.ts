@@ -1,0 +1,93 @@
+import { execFile } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildCli } from '../support/build-cli'
+
+// `tracklet --help`, `--version`, `tracklet <command> --help` and bad command lines, run as a user
+// runs them: the built command in its own process.
+
+let cli: Awaited<ReturnType<typeof buildCli>>
+
+beforeAll(async () => {
+  cli = await buildCli()
+})
+
+afterAll(async () => {
+  await cli?.remove()
+})
+
+function tracklet(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  delete env['DEBUG']
+  delete env['DATABASE_URL']
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli.cliPath, ...args], { env }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+describe('tracklet (the built command)', () => {
+  it('prints its help to stdout and exits 0 for --help, -h and `help`', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const result = await tracklet(args)
+      expect(result).toMatchObject({ code: 0, stderr: '' })
+      expect(result.stdout).toMatch(/^usage: tracklet <command> \[flags\]\n/)
+      expect(result.stdout).toMatch(/\n {2}send {5}\S/)
+      expect(result.stdout).toMatch(/\n {2}relay {4}\S/)
+      expect(result.stdout).toContain('-h, --help')
+      expect(result.stdout).toContain('-v, --version')
+    }
+  })
+
+  it("prints the package's version to stdout and exits 0", async () => {
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string
+    }
+    for (const flag of ['--version', '-v']) {
+      expect(await tracklet([flag])).toEqual({ code: 0, stdout: `tracklet ${version}\n`, stderr: '' })
+    }
+  })
+
+  it('prints the relay help, with every flag and its default, without starting a relay', async () => {
+    // With or without other flags, and with no config file: help never opens one.
+    for (const args of [
+      ['relay', '--help'],
+      ['relay', '-h'],
+      ['relay', '--config', 'missing.json', '--help'],
+      ['help', 'relay'],
+    ]) {
+      const result = await tracklet(args)
+      expect(result).toMatchObject({ code: 0, stderr: '' })
+      expect(result.stdout).toMatch(/^usage: tracklet relay --config FILE \[--database URL\|PATH\]\n/)
+      expect(result.stdout).toMatch(/\n {2}-c, --config FILE +the relay's JSON config file \(required; no default\)\n/)
+      expect(result.stdout).toMatch(
+        /\n {2}--database URL\|PATH +the outbox: .*overrides the\n.*config's `database` \(default: \$DATABASE_URL if set, else the config's\)\n/,
+      )
+      expect(result.stdout).toMatch(/\n {2}-h, --help +show this help and exit\n/)
+    }
+  })
+
+  it('prints the send help for `help send` as for `send --help`', async () => {
+    const viaHelp = await tracklet(['help', 'send'])
+    expect(viaHelp.code).toBe(0)
+    expect(viaHelp.stdout).toMatch(/^usage: tracklet send /)
+    expect(viaHelp.stdout).toBe((await tracklet(['send', '--help'])).stdout)
+  })
+
+  it('exits 2 with the usage on stderr for an unknown command, an unknown flag or none', async () => {
+    const cases: Array<[string[], string]> = [
+      [['sned'], 'tracklet: unknown command: sned'],
+      [['--bogus'], 'tracklet: unknown flag: --bogus'],
+      [[], 'tracklet: no command given'],
+      [['help', 'sned'], 'tracklet: no help for unknown command: sned'],
+    ]
+    for (const [args, problem] of cases) {
+      const result = await tracklet(args)
+      expect(result.code).toBe(2)
+      expect(result.stdout).toBe('')
+      expect(result.stderr).toMatch(new RegExp(`^${problem}\\n\\nusage: tracklet <command> \\[flags\\]\\n`))
+    }
+  })
+})
