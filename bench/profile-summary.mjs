@@ -18,7 +18,9 @@ for (const file of positionals) {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const selfUs = new Map()
   // timeDeltas[i] is the time before sample i: charge it to the sampled node.
-  profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+  profile.samples.forEach((id, i) => {
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0))
+  })
   const total = [...selfUs.values()].reduce((a, b) => a + b, 0)
 
   const byFunction = new Map()

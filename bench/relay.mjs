@@ -84,7 +84,10 @@ function startReceiver() {
           phase.all = new Promise((done) => (phase.done = done))
           return phase
         },
-        close: () => (server.closeAllConnections(), server.close()),
+        close: () => {
+          server.closeAllConnections()
+          server.close()
+        },
       }),
     ),
   )
@@ -119,7 +122,13 @@ function startRelay(receiverUrl, database, index) {
     },
   )
   const next = () => new Promise((resolve) => child.once('message', resolve))
-  return next().then(({ url }) => ({ url, stop: () => (child.send('stop'), next()) }))
+  return next().then(({ url }) => ({
+    url,
+    stop: () => {
+      child.send('stop')
+      return next()
+    },
+  }))
 }
 
 /** Sends `count` track calls through the SDK; resolves when every one is acknowledged. */

@@ -1,6 +1,5 @@
 // Loads the built package through its exports map with require(), as a CommonJS user would.
 // p-queue ships ESM only and is bundled into the CJS build: this proves that works.
-const assert = require('node:assert/strict')
 const { Analytics } = require('tracklet')
 const { sign, verifySignature, formatMessage, WebhookDestination } = require('tracklet/webhooks')
 const { createRelay } = require('tracklet/relay')
