@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Agent } from 'undici'
 import { WebhookDestination } from '../webhooks/destination'
-import { nextAttemptAt } from '../webhooks/retry-schedule'
+import { nextAttemptAt, RETRY_WINDOW_MS } from '../webhooks/retry-schedule'
 import type { Destination } from './delivery/destination'
 import { guardedAgent } from './delivery/ssrf'
 import { Worker } from './delivery/worker'
@@ -13,6 +13,7 @@ import { GroupCommit } from './ingest/group-commit'
 import { log } from './log'
 import { type RelayOptions, type ResolvedRelayOptions, resolveRelayOptions } from './options'
 import { type RoutedSource, WEBHOOKS_DESTINATION } from './sources'
+import { openCircuits } from './store/open-circuits'
 import { openStore } from './store/open-store'
 import { RetentionSweeper } from './store/retention'
 import type { Store } from './store/store'
@@ -58,6 +59,12 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       schedule: nextAttemptAt,
       concurrency: resolved.concurrency,
       leaseTimeout: resolved.leaseTimeout,
+      breaker: {
+        ...resolved.breaker,
+        maxInFlightPerUrl: resolved.maxInFlightPerUrl,
+        circuits: await openCircuits(store),
+        retryWindow: RETRY_WINDOW_MS,
+      },
     })
     const commits = new GroupCommit(store)
     const retention = new RetentionSweeper(store, resolved.retention)
