@@ -113,6 +113,8 @@ export class Breaker {
   readonly #heldProbes = new Set<string>()
   readonly #probeTimers = new Map<string, NodeJS.Timeout>()
   #pollTimer: NodeJS.Timeout | undefined
+  /** When the circuits were last read from the store (monotonic ms). */
+  #readAt = Number.NEGATIVE_INFINITY
   /** Store operations under way (reads, probes): the worker is not idle meanwhile. */
   #busy = 0
   #stopped = false
@@ -232,10 +234,19 @@ export class Breaker {
     })
   }
 
+  /**
+   * Reads the circuits again if the last read is older than a second: called before deliveries
+   * just claimed are sent, so that a circuit another relay opened is seen without a request.
+   */
+  async freshen(): Promise<void> {
+    if (performance.now() - this.#readAt >= POLL_INTERVAL_MS) await this.refresh()
+  }
+
   /** Reads the circuits of `urls` (all by default) from the store, as another relay may have changed them. */
   async refresh(urls: readonly string[] = [...this.#host.routes.keys()]): Promise<void> {
     this.#busy++
     try {
+      if (urls.length === this.#host.routes.size) this.#readAt = performance.now()
       const circuits = await this.#circuits.get(urls)
       const seen = new Set<string>()
       for (const circuit of circuits) {

@@ -273,6 +273,7 @@ export class Worker {
           lane.buffer.push(delivery)
         }
         this.#armRenewal()
+        if (due.length > 0) await this.#breaker?.freshen()
         if (due.length === wanted) lane.again = true
         else await this.#armTimer(lane, now)
       }
