@@ -75,11 +75,11 @@ export interface RelayOptions {
 export interface BreakerOptions {
   /** Failed requests in a row (timeouts, network errors, 429, 5xx) that open a URL's circuit. @default 5 */
   failureThreshold?: number
-  /** The wait before the first probe of an open circuit, in milliseconds; it doubles after each failed probe. @default 2000 */
+  /** The wait before the first probe of an open circuit, in milliseconds; it doubles after each failed probe. @default 1000 */
   probeInterval?: number
   /**
    * The longest wait between two probes, in milliseconds: also the longest a receiver that came
-   * back waits before its backlog is sent. @default 10000
+   * back waits before its backlog is sent. @default 5000
    */
   maxProbeInterval?: number
 }
@@ -120,8 +120,8 @@ const DEFAULTS = Object.freeze({
 
 const BREAKER_DEFAULTS: Readonly<Required<BreakerOptions>> = Object.freeze({
   failureThreshold: 5,
-  probeInterval: 2000,
-  maxProbeInterval: 10_000,
+  probeInterval: 1000,
+  maxProbeInterval: 5000,
 })
 
 const KNOWN_OPTIONS = new Set([...Object.keys(DEFAULTS), 'adminToken', 'sources', 'breaker'])
