@@ -6,6 +6,7 @@
 //
 //   BENCH_MESSAGES=10000 BENCH_OUTAGE_MS=120000 npm run bench:relay-fault
 //   BENCH_OUTAGE_MS=20000 npm run bench:relay-fault        (a quick run)
+//   BENCH_PROFILE=<dir> writes a CPU profile of the relay there (see bench/profile-summary.mjs)
 import { fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
@@ -55,14 +56,20 @@ await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
 const receiverUrl = `http://127.0.0.1:${server.address().port}/hook`
 
 // The relay, with its defaults (breaker and per-URL limit included).
-const child = fork(new URL('./relay-server.mjs', import.meta.url), [
-  JSON.stringify({
-    port: 0,
-    database: join(dir, 'relay.db'),
-    allowPrivateNetworks: true,
-    sources: [{ name: 'bench', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiverUrl }] } } }],
-  }),
-])
+const child = fork(
+  new URL('./relay-server.mjs', import.meta.url),
+  [
+    JSON.stringify({
+      port: 0,
+      database: join(dir, 'relay.db'),
+      allowPrivateNetworks: true,
+      sources: [
+        { name: 'bench', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiverUrl }] } } },
+      ],
+    }),
+  ],
+  { execArgv: process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [] },
+)
 const reply = () => new Promise((resolve) => child.once('message', resolve))
 const { url: relayUrl } = await reply()
 const relayCpuMs = async () => {

@@ -7,6 +7,7 @@
 // times within a minute); the ratio is taken against the faster of the two, the harsher test.
 //
 //   BENCH_MESSAGES=100000 BENCH_FLUSH_AT=100 BENCH_CLIENTS=1 npm run bench:relay
+//   (BENCH_CONCURRENCY and BENCH_MAX_IN_FLIGHT_PER_URL set those relay options)
 import { fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
@@ -103,6 +104,9 @@ function startRelay(receiverUrl) {
         database: join(dir, 'relay.db'),
         allowPrivateNetworks: true,
         ...(process.env.BENCH_CONCURRENCY ? { concurrency: Number(process.env.BENCH_CONCURRENCY) } : {}),
+        ...(process.env.BENCH_MAX_IN_FLIGHT_PER_URL
+          ? { maxInFlightPerUrl: Number(process.env.BENCH_MAX_IN_FLIGHT_PER_URL) }
+          : {}),
         sources: [
           { name: 'bench', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiverUrl }] } } },
         ],

@@ -1,5 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Pool } from 'pg'
+import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vitest'
 import type { CircuitStore, FailureReport } from '../../src/relay/store/circuits'
+import type { Queryable } from '../../src/relay/store/postgres/postgres-circuits'
 import { SqliteCircuits } from '../../src/relay/store/sqlite/sqlite-circuits'
 import { openSqliteStore, type SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
 import { delivery, T0 } from './breaker-helpers'
@@ -153,6 +155,12 @@ describe('the circuits (SQLite)', () => {
     expect(probe).toMatchObject({ id: m1!.id, source: 'web', message: { messageId: 'm1' }, attempts: 0 })
     expect(await circuits.claimProbe(ROUTES, 'relay-b', T0 + 1, T0 + 30_000)).toBeUndefined()
     expect(m2).toBeDefined()
+  })
+})
+
+describe('the circuits (PostgreSQL)', () => {
+  it('take a pg.Pool as it is (the store’s pool is passed in when the PostgreSQL store is wired)', () => {
+    expectTypeOf<Pool>().toExtend<Queryable>()
   })
 })
 

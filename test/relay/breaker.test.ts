@@ -88,7 +88,7 @@ describe('the circuit breaker', () => {
     expect(worker.circuits()[0]!.state).toBe('open')
 
     // The receiver is back. The clock moves to the first probe only: the deliveries' own
-    // retries (up to 60 s for the parked ones) are not due, so only the probe can release them.
+    // retries (minutes away for the parked ones) are not due, so only the probe can release them.
     down.respond((_req, res) => void res.writeHead(200).end())
     clock.advance(POLICY.probeInterval)
     await waitFor(async () => ((await setup.log()).every((d) => d.status === 'delivered') ? true : undefined))

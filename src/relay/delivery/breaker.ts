@@ -1,10 +1,10 @@
 import { redactUrl } from '../../shared/redact-url'
 import { log } from '../log'
 import type { Circuit, CircuitState, CircuitStore, Route } from '../store/circuits'
-import { type BreakerPolicy, nextProbeAt, probeDelay, validRetryAfter, verdictOf } from './breaker-policy'
+import { type BreakerPolicy, nextProbeAt, verdictOf } from './breaker-policy'
 import type { DestinationRequest } from './destination'
-import { describeRequest } from './failure-text'
-import { clampTimerDelay, nextBackoff } from './timing'
+import { Reports, type Unreported } from './breaker-reports'
+import { Prober } from './prober'
 
 /** What the worker gives the breaker: the policy, the shared circuits, and the retry window. */
 export interface BreakerConfig extends BreakerPolicy {
@@ -60,17 +60,6 @@ export interface CircuitSnapshot {
   lastError?: string
 }
 
-/** Failed and answered requests to one URL not yet written to the store. */
-interface Unreported {
-  failures: number
-  /** A request was answered since the last report: the run of failures is broken. */
-  answered: boolean
-  error: string
-  retryAfterMs: number | undefined
-}
-
-// Results are written to the store together, at most this often.
-const REPORT_INTERVAL_MS = 5
 // While a circuit is open, each relay reads the circuits this often: to learn that another relay
 // closed one (and drain), or when the next probe is due.
 const POLL_INTERVAL_MS = 1000
@@ -101,17 +90,9 @@ export class Breaker {
   readonly #run = new Map<string, number>()
   /** This relay's requests in flight, per URL. */
   readonly #inFlight = new Map<string, number>()
-  /** Results not yet written to the store, per URL. */
-  #unreported = new Map<string, Unreported>()
-  #reportTimer: NodeJS.Timeout | undefined
-  #reporting: Promise<void> | undefined
-  /** The wait before writing again after a failed write, ms; 0 while writes succeed. */
-  #reportRetryMs = 0
-  /** URLs whose probe this relay is taking or holds. */
-  readonly #probing = new Set<string>()
-  /** URLs whose probe this relay holds (taken in the store), to renew. */
-  readonly #heldProbes = new Set<string>()
-  readonly #probeTimers = new Map<string, NodeJS.Timeout>()
+  /** Results on their way to the store. */
+  readonly #reports: Reports
+  readonly #prober: Prober
   #pollTimer: NodeJS.Timeout | undefined
   /** When the circuits were last read from the store (monotonic ms). */
   #readAt = Number.NEGATIVE_INFINITY
@@ -130,6 +111,25 @@ export class Breaker {
     this.#window = options.retryWindow
     this.#random = options.random ?? Math.random
     this.#host = host
+    this.#reports = new Reports(
+      (url, unreported) => this.#write(url, unreported),
+      () => host.settled(),
+    )
+    this.#prober = new Prober({
+      ...host,
+      circuits: this.#circuits,
+      policy: this.#policy,
+      random: this.#random,
+      circuit: (url) => this.#view.get(url),
+      adopt: (circuit) => this.#adopt(circuit),
+      closed: (url, woken) => {
+        log('circuit of %s closed: the probe was answered; %d waiting deliveries are due now', redactUrl(url), woken)
+        this.#forget(url)
+        this.#run.set(url, 0)
+        this.#host.wakeAll()
+      },
+      refresh: (urls) => this.refresh(urls),
+    })
   }
 
   /** Reads the circuits of every URL, so that one left open (by another relay, or before a restart) is known. */
@@ -139,7 +139,7 @@ export class Breaker {
 
   /** Work is under way that the worker's `idle()` should wait for. */
   get busy(): boolean {
-    return this.#busy > 0 || this.#unreported.size > 0 || this.#reporting !== undefined
+    return this.#busy > 0 || this.#prober.busy || this.#reports.busy
   }
 
   /**
@@ -203,19 +203,18 @@ export class Breaker {
       const verdict = verdictOf(request)
       if (request.url === probe) {
         probeSettled = true
-        void this.#settleProbe(probe, verdict, request)
+        void this.#prober.settle(probe, verdict, request)
       } else if (verdict !== undefined) {
         this.#note(request.url, verdict, request)
       }
     }
     // The destination threw before any request: give the probe back unsent.
-    if (probe !== undefined && !probeSettled) void this.#settleProbe(probe, undefined, undefined)
+    if (probe !== undefined && !probeSettled) void this.#prober.settle(probe, undefined, undefined)
   }
 
   /** Extends this relay's hold on the probes in flight. */
-  async renewProbes(leaseUntil: number): Promise<void> {
-    if (this.#heldProbes.size === 0) return
-    await this.#circuits.renewProbes(this.#host.owner, [...this.#heldProbes], leaseUntil)
+  renewProbes(leaseUntil: number): Promise<void> {
+    return this.#prober.renew(leaseUntil)
   }
 
   /** Each URL's circuit as this relay last saw it, with its requests in flight (for metrics). */
@@ -266,12 +265,8 @@ export class Breaker {
   async stop(): Promise<void> {
     this.#stopped = true
     clearTimeout(this.#pollTimer)
-    for (const timer of this.#probeTimers.values()) clearTimeout(timer)
-    this.#probeTimers.clear()
-    clearTimeout(this.#reportTimer)
-    await this.#reporting
-    await this.#report()
-    clearTimeout(this.#reportTimer)
+    this.#prober.stop()
+    await this.#reports.stop()
   }
 
   #isOpen(url: string): boolean {
@@ -281,64 +276,15 @@ export class Breaker {
 
   // Counts one request's verdict here at once, and queues it for the store.
   #note(url: string, verdict: 'up' | 'down', request: DestinationRequest): void {
-    const unreported = this.#unreported.get(url) ?? { failures: 0, answered: false, error: '', retryAfterMs: undefined }
     if (verdict === 'up') {
-      // A closed circuit with no row has nothing to reset: nothing to write.
-      if (!this.#view.has(url) && unreported.failures === 0) return
-      unreported.answered = true
-      unreported.failures = 0
+      // A closed circuit with no row, and no failure on its way, has nothing to reset.
+      if (!this.#view.has(url) && this.#reports.pending(url) === undefined) return
       this.#run.set(url, 0)
     } else {
-      unreported.failures++
-      unreported.error = describeRequest(request)
-      const retryAfter = validRetryAfter(request.retryAfterMs)
-      if (retryAfter !== undefined) unreported.retryAfterMs = Math.max(unreported.retryAfterMs ?? 0, retryAfter)
       this.#run.set(url, (this.#run.get(url) ?? 0) + 1)
     }
-    this.#unreported.set(url, unreported)
     // A circuit about to open is written at once: deliveries wait for the store's word.
-    const urgent = (this.#run.get(url) ?? 0) >= this.#policy.failureThreshold
-    if (urgent && this.#reportRetryMs === 0) {
-      clearTimeout(this.#reportTimer)
-      this.#reportTimer = setTimeout(() => void this.#report(), 0)
-    } else {
-      this.#reportTimer ??= setTimeout(() => void this.#report(), REPORT_INTERVAL_MS)
-    }
-  }
-
-  // Writes the unreported results, one URL at a time; what fails to be written is kept and written later.
-  async #report(): Promise<void> {
-    clearTimeout(this.#reportTimer)
-    this.#reportTimer = undefined
-    if (this.#reporting !== undefined || this.#unreported.size === 0) return
-    const batch = this.#unreported
-    this.#unreported = new Map()
-    const write = async () => {
-      for (const [url, unreported] of batch) {
-        try {
-          await this.#write(url, unreported)
-          batch.delete(url)
-        } catch (error) {
-          this.#reportRetryMs = nextBackoff(this.#reportRetryMs)
-          log(
-            'ERROR could not record the circuit of %s: %s; writing again in %d ms',
-            redactUrl(url),
-            (error as Error).message,
-            this.#reportRetryMs,
-          )
-          break
-        }
-      }
-      if (batch.size === 0) this.#reportRetryMs = 0
-      for (const [url, unreported] of batch) this.#unreported.set(url, merge(unreported, this.#unreported.get(url)))
-    }
-    this.#reporting = write()
-    await this.#reporting
-    this.#reporting = undefined
-    if (this.#unreported.size > 0 && !this.#stopped) {
-      this.#reportTimer ??= setTimeout(() => void this.#report(), this.#reportRetryMs || REPORT_INTERVAL_MS)
-    }
-    this.#host.settled()
+    this.#reports.add(url, verdict, request, (this.#run.get(url) ?? 0) >= this.#policy.failureThreshold)
   }
 
   async #write(url: string, unreported: Unreported): Promise<void> {
@@ -365,7 +311,7 @@ export class Breaker {
     })
     // The store's run (every relay's) plus what failed here since this write began, unless an
     // answer here broke the run meanwhile.
-    const since = this.#unreported.get(url)
+    const since = this.#reports.pending(url)
     if (since === undefined || !since.answered) this.#run.set(url, circuit.failures + (since?.failures ?? 0))
     this.#adopt(circuit)
   }
@@ -387,11 +333,10 @@ export class Breaker {
           new Date(circuit.nextProbeAt ?? 0).toISOString(),
         )
       }
-      this.#armProbe(circuit)
+      this.#prober.arm(circuit)
       this.#armPoll()
     } else {
-      clearTimeout(this.#probeTimers.get(url))
-      this.#probeTimers.delete(url)
+      this.#prober.disarm(url)
     }
     if (open !== wasOpen) this.#host.resume(url)
   }
@@ -400,31 +345,11 @@ export class Breaker {
   #forget(url: string): void {
     const wasOpen = this.#isOpen(url)
     this.#view.delete(url)
-    clearTimeout(this.#probeTimers.get(url))
-    this.#probeTimers.delete(url)
+    this.#prober.disarm(url)
     if (wasOpen) {
       this.#run.set(url, 0)
       this.#host.resume(url)
     }
-  }
-
-  // Sleeps until the circuit's probe is due (or the other relay's hold on it runs out).
-  #armProbe(circuit: Circuit, notBefore = 0): void {
-    const { url } = circuit
-    clearTimeout(this.#probeTimers.get(url))
-    this.#probeTimers.delete(url)
-    if (this.#stopped || this.#probing.has(url) || circuit.state === 'closed') return
-    const heldElsewhere = circuit.probeOwner !== undefined && circuit.probeOwner !== this.#host.owner
-    const at = Math.max(notBefore, circuit.nextProbeAt ?? 0, heldElsewhere ? (circuit.probeLeaseUntil ?? 0) : 0)
-    const timer = setTimeout(
-      () => {
-        this.#probeTimers.delete(url)
-        void this.#probe(url)
-      },
-      clampTimerDelay(at - this.#host.now()),
-    )
-    timer.unref()
-    this.#probeTimers.set(url, timer)
   }
 
   #armPoll(): void {
@@ -437,96 +362,5 @@ export class Breaker {
       })
     }, POLL_INTERVAL_MS)
     this.#pollTimer.unref()
-  }
-
-  // The probe is due: take it (only one relay does), and have the worker send one delivery there.
-  async #probe(url: string): Promise<void> {
-    if (this.#stopped || this.#probing.has(url)) return
-    this.#probing.add(url)
-    this.#busy++
-    let sent = false
-    try {
-      const now = this.#host.now()
-      const taken = await this.#circuits.takeProbe(url, this.#host.owner, now, now + this.#host.leaseTimeout)
-      if (taken === undefined) {
-        // Not due after all, held by another relay, or closed: see how it stands.
-        this.#probing.delete(url)
-        await this.refresh([url])
-        return
-      }
-      this.#heldProbes.add(url)
-      this.#view.set(url, taken)
-      sent = !this.#stopped && (await this.#host.probe(url))
-      if (!sent) {
-        // Nothing waits to go there: the circuit stays open and looks again after the same interval.
-        const next = this.#host.now() + probeDelay(taken.probes, this.#policy, this.#random)
-        const circuit = await this.#circuits.returnProbe(url, this.#host.owner, next, this.#host.now())
-        this.#heldProbes.delete(url)
-        this.#probing.delete(url)
-        if (circuit !== undefined) this.#adopt(circuit)
-      }
-    } catch (error) {
-      log('ERROR could not probe %s: %s', redactUrl(url), (error as Error).message)
-      if (!sent) {
-        this.#probing.delete(url)
-        // Try again once the hold (if it was taken) runs out, without a hot loop.
-        const circuit = this.#view.get(url)
-        if (circuit !== undefined) this.#armProbe(circuit, this.#host.now() + this.#host.leaseTimeout)
-      }
-    } finally {
-      this.#busy--
-      this.#host.settled()
-    }
-  }
-
-  // The probe's request settled: an answer closes the circuit and wakes its deliveries; a failure
-  // opens it again with a longer wait; no request (the destination threw) gives the probe back.
-  async #settleProbe(url: string, verdict: 'up' | 'down' | undefined, request: DestinationRequest | undefined) {
-    this.#busy++
-    this.#probing.delete(url)
-    try {
-      const now = this.#host.now()
-      if (verdict === 'up') {
-        const { woken } = await this.#circuits.succeed(url, this.#host.routes.get(url) ?? [], now)
-        this.#heldProbes.delete(url)
-        log('circuit of %s closed: the probe was answered; %d waiting deliveries are due now', redactUrl(url), woken)
-        this.#forget(url)
-        this.#run.set(url, 0)
-        this.#host.wakeAll()
-        return
-      }
-      const failedProbes = (this.#view.get(url)?.probes ?? 0) + (verdict === 'down' ? 1 : 0)
-      const next = nextProbeAt(now, failedProbes, this.#policy, this.#random, request?.retryAfterMs)
-      const circuit =
-        verdict === 'down'
-          ? await this.#circuits.failProbe(url, this.#host.owner, next, describeRequest(request!), now)
-          : await this.#circuits.returnProbe(url, this.#host.owner, next, now)
-      this.#heldProbes.delete(url)
-      if (verdict === 'down') log('probe of %s failed (%s)', redactUrl(url), describeRequest(request!))
-      if (circuit === undefined) await this.refresh([url])
-      else this.#adopt(circuit)
-    } catch (error) {
-      log('ERROR could not record the probe of %s: %s', redactUrl(url), (error as Error).message)
-      this.#heldProbes.delete(url)
-      const circuit = this.#view.get(url)
-      if (circuit !== undefined) this.#armProbe(circuit, this.#host.now() + this.#host.leaseTimeout)
-    } finally {
-      this.#busy--
-      this.#host.settled()
-    }
-  }
-}
-
-function merge(older: Unreported, newer: Unreported | undefined): Unreported {
-  if (newer === undefined) return older
-  if (newer.answered) return newer
-  return {
-    failures: older.failures + newer.failures,
-    answered: older.answered,
-    error: newer.error || older.error,
-    retryAfterMs:
-      older.retryAfterMs === undefined && newer.retryAfterMs === undefined
-        ? undefined
-        : Math.max(older.retryAfterMs ?? 0, newer.retryAfterMs ?? 0),
   }
 }

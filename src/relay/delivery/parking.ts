@@ -24,11 +24,12 @@ interface Waiting {
 // Parks are written together, at most this often: one statement for many deliveries.
 const PARK_INTERVAL_MS = 5
 /**
- * A parked delivery is looked at again after this long at the latest, even if no probe succeeded:
- * it is only a safety net (a circuit's closing wakes its deliveries in the same transaction), for
- * deliveries whose URLs changed in the configuration, so it can be long and cheap.
+ * A parked delivery is looked at again after this long at the latest, even if no probe succeeded.
+ * A circuit's closing wakes its deliveries in the same transaction, so this is only for deliveries
+ * whose URLs changed in the configuration meanwhile; each look costs a claim and a park of every
+ * waiting delivery, so it is rare.
  */
-export const PARK_RECHECK_MS = 60_000
+export const PARK_RECHECK_MS = 5 * 60_000
 
 /**
  * Holds back, in the store, deliveries whose every URL's circuit is open: no attempt, the reason

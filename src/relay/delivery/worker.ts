@@ -4,11 +4,9 @@ import { log } from '../log'
 import type { CircuitStore, Route } from '../store/circuits'
 import type { AttemptOutcome, DueDelivery, Store } from '../store/store'
 import { Breaker, type BreakerConfig, type CircuitSnapshot, type Plan } from './breaker'
-import { validRetryAfter } from './breaker-policy'
 import type { Destination, DestinationResult, RetrySchedule } from './destination'
-import { describeFailure } from './failure-text'
+import { crashedOutcome, outcomeOf } from './outcome'
 import { Parking } from './parking'
-import { BLOCKED_ADDRESS_CODE } from './ssrf'
 import { clampTimerDelay, nextBackoff } from './timing'
 
 /** What the worker needs: the store, each source's destinations by name, and the retry rule. */
@@ -299,15 +297,25 @@ export class Worker {
   // Starts what the lane's slots allow. With a breaker, each delivery goes where the circuits and
   // the per-URL limits let it: one that must wait for a URL keeps its place, and the others pass.
   #startAttempts(lane: Lane): void {
+    // The deliveries of one destination all go to the same URLs: once one must wait, they all do.
+    const destinations = this.#destinations.get(lane.source)?.size ?? 0
+    let waiting: Set<string> | undefined
     let index = 0
     while (!this.#stopping && lane.running < this.#concurrency && index < lane.buffer.length) {
       const delivery = lane.buffer[index]!
+      if (waiting?.has(delivery.destination)) {
+        index++
+        continue
+      }
       const urls = this.#urlsOf(delivery)
       const plan: Plan =
         this.#breaker === undefined || urls.length === 0
           ? { kind: 'send', urls: [], skipped: [] }
           : this.#breaker.plan(urls, delivery.firstAttemptAt, this.#now())
       if (plan.kind === 'wait') {
+        waiting ??= new Set()
+        waiting.add(delivery.destination)
+        if (waiting.size >= destinations) break
         index++
         continue
       }
@@ -440,11 +448,18 @@ export class Worker {
     }
     let outcome: AttemptOutcome
     try {
-      outcome = this.#outcomeOf(delivery, at, result, sending?.skipped ?? [])
+      outcome = outcomeOf({
+        delivery,
+        at,
+        result,
+        skipped: sending?.skipped ?? [],
+        schedule: this.#schedule,
+        now: this.#now,
+      })
     } catch (error) {
       // A bug or a bad value while judging the attempt: dead-letter the delivery with the error
       // (it can be retried by hand) rather than leave it taken forever or crash the process.
-      outcome = this.#crashed(delivery, at, error, result.attempts)
+      outcome = crashedOutcome(delivery, at, error, result.attempts)
     }
     this.#observe?.({ source: delivery.source, destination: delivery.destination, outcome, ms: this.#now() - at })
     this.#settle(lane, outcome)
@@ -452,7 +467,7 @@ export class Worker {
 
   // The last resort of an attempt: nothing it throws may become an unhandled rejection.
   #abandon(lane: Lane, delivery: DueDelivery, error: unknown): void {
-    this.#settle(lane, this.#crashed(delivery, this.#now(), error))
+    this.#settle(lane, crashedOutcome(delivery, this.#now(), error))
   }
 
   // Frees the attempt's slot and queues its outcome; the delivery stays held until that is written.
@@ -466,27 +481,6 @@ export class Worker {
   #queueOutcome(lane: Lane, outcome: AttemptOutcome): void {
     this.#outcomes.push({ lane, outcome })
     this.#recordTimer ??= setTimeout(() => void this.#record(), RECORD_INTERVAL_MS)
-  }
-
-  #crashed(
-    delivery: DueDelivery,
-    at: number,
-    error: unknown,
-    requests: AttemptOutcome['requests'] = [],
-  ): AttemptOutcome {
-    const message = error instanceof Error ? error.message : String(error)
-    log(
-      'delivery %d of source %s dead-lettered: the worker failed on its outcome: %s',
-      delivery.id,
-      delivery.source,
-      error instanceof Error ? (error.stack ?? message) : message,
-    )
-    return {
-      id: delivery.id,
-      at,
-      requests,
-      next: { status: 'failed', error: `the relay failed to handle the attempt: ${message}` },
-    }
   }
 
   async #send(delivery: DueDelivery, at: number, urls: readonly string[] | undefined): Promise<DestinationResult> {
@@ -511,49 +505,6 @@ export class Worker {
         attempts: [{ url: '-', error: `the destination threw: ${(error as Error).message}`, ms: this.#now() - at }],
       }
     }
-  }
-
-  #outcomeOf(delivery: DueDelivery, at: number, result: DestinationResult, skipped: readonly string[]): AttemptOutcome {
-    const base = { id: delivery.id, at, requests: result.attempts }
-    if (result.ok) {
-      log('delivery %d of source %s delivered', delivery.id, delivery.source)
-      return { ...base, next: { status: 'delivered' } }
-    }
-    // The stored error (admin-only) keeps whole URLs; the log shows them without query strings.
-    // URLs the breaker left out are named with why, after those that were tried.
-    const error = [describeFailure(result), ...skipped.map((s) => `skipped ${s}`)].join('; ')
-    const logged = describeFailure(result, redactUrl)
-    const retryAfterMs = validRetryAfter(result.retryAfterMs)
-    if (result.retryAfterMs !== undefined && retryAfterMs === undefined) {
-      log(
-        'delivery %d of source %s: ignoring a Retry-After of %s ms (not a finite number ≥ 0)',
-        delivery.id,
-        delivery.source,
-        result.retryAfterMs,
-      )
-    }
-    if (result.retryable && !isBlocked(result)) {
-      const nextAttemptAt = this.#schedule({
-        attempt: delivery.attempts + 1,
-        firstAttemptAt: delivery.firstAttemptAt ?? at,
-        now: this.#now(),
-        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-      })
-      if (nextAttemptAt !== undefined) {
-        log(
-          'delivery %d of source %s failed (%s); next attempt at %d',
-          delivery.id,
-          delivery.source,
-          logged,
-          nextAttemptAt,
-        )
-        return { ...base, next: { status: 'pending', nextAttemptAt, error } }
-      }
-      log('delivery %d of source %s dead-lettered: retry window spent (%s)', delivery.id, delivery.source, logged)
-      return { ...base, next: { status: 'failed', error: `retry window spent; last error: ${error}` } }
-    }
-    log('delivery %d of source %s dead-lettered: not retryable (%s)', delivery.id, delivery.source, logged)
-    return { ...base, next: { status: 'failed', error } }
   }
 
   async #record(): Promise<void> {
@@ -615,10 +566,4 @@ export class Worker {
     this.#idleWaiters = []
     for (const resolve of waiters) resolve()
   }
-}
-
-// Every URL was refused by the SSRF guard: a configuration matter that retrying will not change,
-// so it is dead-lettered at once (and can be retried by hand once the configuration is fixed).
-function isBlocked(result: DestinationResult): boolean {
-  return result.attempts.length > 0 && result.attempts.every((a) => a.code === BLOCKED_ADDRESS_CODE)
 }
