@@ -1,11 +1,20 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { format } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Worker } from '../../src/relay/delivery/worker'
+import { Worker } from '../../src/relay/delivery/worker'
+import { log as relayLog } from '../../src/relay/log'
+import { SqliteCircuits } from '../../src/relay/store/sqlite/sqlite-circuits'
+import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
+import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../src/webhooks/index'
 import type { Relay } from '../../src/relay/index'
 import type { SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
 import {
   breakerSetup,
   type CountingReceiver,
   countingReceiver,
+  delivery,
   frozenClock,
   POLICY,
   T0,
@@ -119,6 +128,79 @@ describe('the circuit breaker', () => {
     const both = (await setup.log()).filter((d) => d.source === 'both')
     expect(both.map((d) => d.status)).toEqual(Array(10).fill('delivered'))
     expect(both[0]!.attempts.map((a) => a.url)).toEqual([up.url])
+  })
+})
+
+describe('the circuit breaker across a restart', () => {
+  it('knows a circuit left open by the relay’s last run, and sends nothing there', async () => {
+    const down = await receiver()
+    down.respond(unavailable())
+    const dir = mkdtempSync(join(tmpdir(), 'tracklet-breaker-'))
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+    const clock = frozenClock()
+    const start = async () => {
+      const store = await openSqliteStore(join(dir, 'relay.db'), clock.now)
+      const worker = new Worker({
+        store,
+        destinations: new Map([
+          ['web', new Map([['Webhooks', new WebhookDestination({ webhooks: [{ url: down.url }] })]])],
+        ]),
+        schedule: nextAttemptAt,
+        concurrency: 4,
+        leaseTimeout: 30_000,
+        now: clock.now,
+        breaker: { ...POLICY, circuits: new SqliteCircuits(store.db), retryWindow: RETRY_WINDOW_MS, random: () => 0 },
+      })
+      return { store, worker }
+    }
+    const first = await start()
+    await first.store.enqueue(Array.from({ length: 10 }, (_, i) => delivery('web', `a-${i}`)))
+    await run(first.worker)
+    await first.worker.stop(100)
+    await first.store.close()
+    const sent = down.requests.length
+
+    const second = await start()
+    track_(second.store, second.worker)
+    await second.store.enqueue(Array.from({ length: 10 }, (_, i) => delivery('web', `b-${i}`)))
+    await second.worker.idle() // it reads the circuits as it starts
+    await run(second.worker)
+    expect(down.requests).toHaveLength(sent)
+    expect(second.worker.circuits()[0]!.state).toBe('open')
+    const fresh = (await second.store.list({ after: 0, limit: 100 })).filter((d) => d.messageId.startsWith('b-'))
+    expect(fresh.map((d) => d.lastError?.startsWith(`circuit open for ${down.url}`))).toEqual(Array(10).fill(true))
+  })
+})
+
+describe('the circuit breaker’s log', () => {
+  const saved = { enabled: relayLog.enabled, log: relayLog.log }
+  afterEach(() => {
+    relayLog.enabled = saved.enabled
+    relayLog.log = saved.log
+  })
+
+  it('names a URL by origin and path only, never its query string, from opening to closing', async () => {
+    const lines: string[] = []
+    relayLog.enabled = true
+    relayLog.log = (...args: unknown[]) => lines.push(format(...args))
+    const down = await receiver()
+    down.respond(unavailable())
+    const url = `${down.url}?token=tok-s3cret`
+    const clock = frozenClock()
+    const setup = await breakerSetup({ sources: { web: [url] }, now: clock.now })
+    const worker = setup.worker()
+    track_(setup.store, worker)
+    await setup.enqueue('web', 10)
+    await run(worker)
+    down.respond((_req, res) => void res.writeHead(200).end())
+    clock.advance(POLICY.probeInterval)
+    await waitFor(async () => ((await setup.log()).every((d) => d.status === 'delivered') ? true : undefined))
+    const output = lines.join('\n')
+    expect(output).toContain(`circuit of ${down.url} open`)
+    expect(output).toContain(`probing ${down.url}`)
+    expect(output).toContain(`circuit of ${down.url} closed`)
+    expect(output).not.toContain('tok-s3cret')
+    expect(worker.circuits()[0]!.url).toBe(down.url)
   })
 })
 
