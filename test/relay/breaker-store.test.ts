@@ -3,42 +3,54 @@ import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vites
 import type { CircuitStore, FailureReport } from '../../src/relay/store/circuits'
 import type { Queryable } from '../../src/relay/store/postgres/postgres-circuits'
 import { SqliteCircuits } from '../../src/relay/store/sqlite/sqlite-circuits'
-import { openSqliteStore, type SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
+import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
+import type { Store } from '../../src/relay/store/store'
 import { delivery, T0 } from './breaker-helpers'
 
-// The circuits' contract, as both stores must keep it (each method is one atomic step).
+// The circuits' contract, as every store must keep it (each method is one atomic step), over the
+// deliveries of the same database. Each store adds one line here (PostgreSQL: a fresh database
+// from the test server, and `new PostgresCircuits(store.pool)`).
+const STORES: [string, () => Promise<{ store: Store; circuits: CircuitStore }>][] = [
+  [
+    'SQLite',
+    async () => {
+      const store = await openSqliteStore(':memory:', () => T0)
+      return { store, circuits: new SqliteCircuits(store.db) }
+    },
+  ],
+]
+
 const URL_A = 'https://a.example/hook?token=t'
 const URL_B = 'https://b.example/hook'
 const ROUTES = [{ source: 'web', destination: 'Webhooks' }]
 
-let store: SqliteStore
-let circuits: CircuitStore
-beforeEach(async () => {
-  store = await openSqliteStore(':memory:', () => T0)
-  circuits = new SqliteCircuits(store.db)
-})
-afterEach(async () => {
-  await store.close()
-})
+describe.each(STORES)('the circuits (%s)', (_kind, open) => {
+  let store: Store
+  let circuits: CircuitStore
+  beforeEach(async () => {
+    ;({ store, circuits } = await open())
+  })
+  afterEach(async () => {
+    await store.close()
+  })
 
-function failure(overrides: Partial<FailureReport> = {}): FailureReport {
-  return {
-    url: URL_A,
-    failures: 1,
-    threshold: 3,
-    now: T0,
-    firstProbeAt: T0 + 2000,
-    notBefore: undefined,
-    error: 'HTTP 503',
-    ...overrides,
+  function failure(overrides: Partial<FailureReport> = {}): FailureReport {
+    return {
+      url: URL_A,
+      failures: 1,
+      threshold: 3,
+      now: T0,
+      firstProbeAt: T0 + 2000,
+      notBefore: undefined,
+      error: 'HTTP 503',
+      ...overrides,
+    }
   }
-}
 
-async function openCircuit(url = URL_A) {
-  return circuits.fail(failure({ url, failures: 3 }))
-}
+  async function openCircuit(url = URL_A) {
+    return circuits.fail(failure({ url, failures: 3 }))
+  }
 
-describe('the circuits (SQLite)', () => {
   it('count failures in a row and open at the threshold, with the first probe when asked', async () => {
     expect(await circuits.fail(failure())).toMatchObject({ state: 'closed', failures: 1, nextProbeAt: undefined })
     expect(await circuits.fail(failure({ now: T0 + 5 }))).toMatchObject({ state: 'closed', failures: 2 })
