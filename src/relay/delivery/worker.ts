@@ -82,6 +82,10 @@ interface Sending {
  * Leases of deliveries still held (waiting, in flight, or their outcome not yet written) are
  * renewed every third of `leaseTimeout`, so an attempt may outlast the lease timeout; if this
  * process dies, its leases run out and another relay (or this one, restarted) delivers the work.
+ *
+ * With a `breaker`, each delivery goes only to URLs whose circuit is closed and that have a free
+ * slot (`maxInFlightPerUrl`); one whose every URL is open is parked in the store without an
+ * attempt, and one whose URLs stay open past its retry window is dead-lettered. See {@link Breaker}.
  */
 export class Worker {
   readonly #store: Store

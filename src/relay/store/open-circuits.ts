@@ -1,4 +1,5 @@
 import type { CircuitStore } from './circuits'
+import type { Queryable } from './postgres/postgres-circuits'
 import type { Store } from './store'
 
 /**
@@ -13,5 +14,11 @@ export async function openCircuits(store: Store): Promise<CircuitStore> {
     ])
     if (store instanceof SqliteStore) return new SqliteCircuits(store.db)
   }
-  throw new Error(`the circuit breaker has no implementation for the ${store.kind} store`)
+  // The PostgreSQL store's connection pool, shared with it.
+  const pool = (store as Partial<{ pool: Queryable }>).pool
+  if (store.kind === 'postgres' && typeof pool?.query === 'function') {
+    const { PostgresCircuits } = await import('./postgres/postgres-circuits')
+    return new PostgresCircuits(pool)
+  }
+  throw new Error(`the circuit breaker has no implementation for this ${store.kind} store`)
 }
