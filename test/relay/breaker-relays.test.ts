@@ -8,7 +8,9 @@ afterEach(async () => {
 })
 
 describe('the circuit breaker with several relays on one database', () => {
-  it('shares each circuit: one probe per interval whichever relays watch it, and all drain on recovery', async () => {
+  it('shares each circuit: one probe per interval whichever relays watch it, and all drain on recovery', {
+    timeout: 60_000,
+  }, async () => {
     const down = await countingReceiver()
     cleanups.push(() => down.close())
     down.respond(unavailable())
