@@ -498,7 +498,7 @@ export class Worker {
     }
     try {
       // Only the URLs the breaker let through, when it left some out.
-      const subset = urls !== undefined && urls.length < new Set(destination.urls).size
+      const subset = urls !== undefined && urls.length < (destination.urls?.length ?? 0)
       return await (subset ? destination.send(delivery.message, { urls }) : destination.send(delivery.message))
     } catch (error) {
       // A destination reports delivery failures in its result; it throws only for a message it
