@@ -1,11 +1,17 @@
 // The relay under benchmark, in its own process so that its memory and CPU are its own.
-// Started by bench/relay.mjs with the relay options as JSON in argv[2]; reports its URL over IPC,
-// and on 'stop' closes and reports its peak RSS and CPU time.
+// Started by bench/relay.mjs (and bench/relay-fault.mjs) with the relay options as JSON in argv[2];
+// reports its URL over IPC; on 'usage' reports its CPU time so far; on 'stop' closes and reports
+// its peak RSS and CPU time.
 import { createRelay } from '../dist/relay/index.js'
 
 const relay = await createRelay(JSON.parse(process.argv[2]))
 process.send({ url: relay.url })
 process.on('message', async (message) => {
+  if (message === 'usage') {
+    const cpu = process.cpuUsage()
+    process.send({ cpuMs: (cpu.user + cpu.system) / 1000 })
+    return
+  }
   if (message !== 'stop') return
   const cpu = process.cpuUsage()
   await relay.close()

@@ -14,6 +14,7 @@
 //   npm run bench:relay -- --store postgres --relays 1,2
 //   BENCH_MESSAGES=100000 BENCH_FLUSH_AT=100 npm run bench:relay
 //   BENCH_PROFILE=.tmp/profiles npm run bench:relay      (a --cpu-prof per relay process)
+//   (BENCH_CLIENTS, BENCH_CONCURRENCY and BENCH_MAX_IN_FLIGHT_PER_URL set those relay options)
 import { fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
@@ -102,6 +103,9 @@ function startRelay(receiverUrl, database, index) {
         database,
         allowPrivateNetworks: true,
         ...(process.env.BENCH_CONCURRENCY ? { concurrency: Number(process.env.BENCH_CONCURRENCY) } : {}),
+        ...(process.env.BENCH_MAX_IN_FLIGHT_PER_URL
+          ? { maxInFlightPerUrl: Number(process.env.BENCH_MAX_IN_FLIGHT_PER_URL) }
+          : {}),
         sources: [
           {
             name: 'bench',

@@ -75,6 +75,30 @@ export interface RelayOptions {
   requestTimeout?: number
   /** The largest request head, in bytes; larger gets 431. @default 16384 */
   maxHeaderSize?: number
+  /** The circuit breaker of each webhook URL (see docs/breaker.md). */
+  breaker?: BreakerOptions
+  /**
+   * Requests in flight at once to one webhook URL from this relay, every source together, so a
+   * receiver that answers slowly is not flooded; deliveries to other URLs keep flowing. @default 32
+   */
+  maxInFlightPerUrl?: number
+}
+
+/**
+ * When a webhook URL counts as down and how it is probed. While a URL's circuit is open, nothing
+ * is sent there but one probe at a time (across every relay on the database); the first answer
+ * closes it and every delivery waiting for it is due at once.
+ */
+export interface BreakerOptions {
+  /** Failed requests in a row (timeouts, network errors, 429, 5xx) that open a URL's circuit. @default 5 */
+  failureThreshold?: number
+  /** The wait before the first probe of an open circuit, in milliseconds; it doubles after each failed probe. @default 1000 */
+  probeInterval?: number
+  /**
+   * The longest wait between two probes, in milliseconds: also the longest a receiver that came
+   * back waits before its backlog is sent. @default 5000
+   */
+  maxProbeInterval?: number
 }
 
 /** {@link RelayOptions} with every default applied, validated and copied (never the caller's objects). */
@@ -93,6 +117,8 @@ export interface ResolvedRelayOptions {
   headersTimeout: number
   requestTimeout: number
   maxHeaderSize: number
+  breaker: Required<BreakerOptions>
+  maxInFlightPerUrl: number
 }
 
 const DEFAULTS = Object.freeze({
@@ -107,9 +133,16 @@ const DEFAULTS = Object.freeze({
   headersTimeout: 10_000,
   requestTimeout: 30_000,
   maxHeaderSize: 16_384,
+  maxInFlightPerUrl: 32,
 })
 
-const KNOWN_OPTIONS = new Set([...Object.keys(DEFAULTS), 'adminToken', 'metricsToken', 'sources'])
+const BREAKER_DEFAULTS: Readonly<Required<BreakerOptions>> = Object.freeze({
+  failureThreshold: 5,
+  probeInterval: 1000,
+  maxProbeInterval: 5000,
+})
+
+const KNOWN_OPTIONS = new Set([...Object.keys(DEFAULTS), 'adminToken', 'metricsToken', 'sources', 'breaker'])
 
 /**
  * Validates relay options (from code or a parsed config file) and applies the defaults.
@@ -141,7 +174,34 @@ export function resolveRelayOptions(input: unknown): ResolvedRelayOptions {
     headersTimeout: integer(input, 'headersTimeout', DEFAULTS.headersTimeout, 1, 600_000),
     requestTimeout: integer(input, 'requestTimeout', DEFAULTS.requestTimeout, 1, 3_600_000),
     maxHeaderSize: integer(input, 'maxHeaderSize', DEFAULTS.maxHeaderSize, 1024, 1_048_576),
+    breaker: resolveBreaker(input['breaker']),
+    maxInFlightPerUrl: integer(input, 'maxInFlightPerUrl', DEFAULTS.maxInFlightPerUrl, 1, 10_000),
   }
+}
+
+function resolveBreaker(value: unknown): Required<BreakerOptions> {
+  if (value === undefined) return { ...BREAKER_DEFAULTS }
+  if (!isPlainObject(value)) throw new RelayConfigError('breaker', `must be an object, got ${describe(value)}`)
+  for (const key of Object.keys(value)) {
+    if (!(key in BREAKER_DEFAULTS)) {
+      throw new RelayConfigError(
+        `breaker.${key}`,
+        `is not a breaker option (known: ${Object.keys(BREAKER_DEFAULTS).join(', ')})`,
+      )
+    }
+  }
+  const field = (key: keyof BreakerOptions, min: number, max: number) =>
+    integer(value, key, BREAKER_DEFAULTS[key], min, max, `breaker.${key}`)
+  // Probes at least every hour: past that, a receiver back for long would still wait, unseen.
+  const probeInterval = field('probeInterval', 100, 3_600_000)
+  const maxProbeInterval = field('maxProbeInterval', 100, 3_600_000)
+  if (maxProbeInterval < probeInterval) {
+    throw new RelayConfigError(
+      'breaker.maxProbeInterval',
+      `must be at least breaker.probeInterval (${probeInterval}), got ${maxProbeInterval}`,
+    )
+  }
+  return { failureThreshold: field('failureThreshold', 1, 10_000), probeInterval, maxProbeInterval }
 }
 
 function resolveSources(value: unknown): RelaySource[] {
@@ -225,11 +285,18 @@ function token(input: Record<string, unknown>, key: string): string | undefined 
   return value
 }
 
-function integer(input: Record<string, unknown>, key: string, fallback: number, min: number, max: number): number {
+function integer(
+  input: Record<string, unknown>,
+  key: string,
+  fallback: number,
+  min: number,
+  max: number,
+  field = key,
+): number {
   const value = input[key]
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new RelayConfigError(key, `must be an integer from ${min} to ${max}, got ${describe(value)}`)
+    throw new RelayConfigError(field, `must be an integer from ${min} to ${max}, got ${describe(value)}`)
   }
   return value
 }

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Agent } from 'undici'
-import { nextAttemptAt, WebhookDestination } from '../webhooks/index'
+import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../webhooks/index'
 import type { Destination } from './delivery/destination'
 import { guardedAgent } from './delivery/ssrf'
 import { Worker } from './delivery/worker'
@@ -18,6 +18,7 @@ import { secretsOf } from './ops/secrets'
 import { probeWrite, watchWrites } from './ops/watched-store'
 import { type RelayOptions, type ResolvedRelayOptions, resolveRelayOptions } from './options'
 import { type RoutedSource, WEBHOOKS_DESTINATION } from './sources'
+import { openCircuits } from './store/open-circuits'
 import { openStore } from './store/open-store'
 import { RetentionSweeper } from './store/retention'
 import type { Store } from './store/store'
@@ -80,6 +81,13 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       concurrency: resolved.concurrency,
       leaseTimeout: resolved.leaseTimeout,
       observe: (attempt) => metrics.attemptSettled(attempt),
+      breaker: {
+        ...resolved.breaker,
+        maxInFlightPerUrl: resolved.maxInFlightPerUrl,
+        // The unwatched store: circuit writes are the breaker's, not a sign of the outbox's health.
+        circuits: await openCircuits(opened),
+        retryWindow: RETRY_WINDOW_MS,
+      },
     })
     const commits = new GroupCommit(store)
     const retention = new RetentionSweeper(store, resolved.retention)

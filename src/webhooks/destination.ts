@@ -42,6 +42,8 @@ export const USER_AGENT = 'Tracklet/1.0'
 export class WebhookDestination {
   /** The validated, frozen settings and options. */
   readonly #config: ResolvedWebhooks
+  /** The configured URLs, in order. */
+  readonly urls: readonly string[]
 
   /**
    * @throws {WebhookConfigError} (`code: 'ERR_WEBHOOK_CONFIG'`) for any invalid setting or
@@ -49,6 +51,7 @@ export class WebhookDestination {
    */
   constructor(settings: WebhookSettings, options?: WebhookDestinationOptions) {
     this.#config = resolveWebhooks(settings, options)
+    this.urls = Object.freeze(this.#config.webhooks.map((webhook) => webhook.url))
   }
 
   /**
@@ -56,16 +59,22 @@ export class WebhookDestination {
    * URL concurrently. Resolves with each URL's outcome — it does not retry (the relay's outbox
    * schedules retries with {@link nextAttemptAt}) and does not reject over network errors.
    *
+   * `options.urls` sends to those of the configured {@link urls} only (a relay skips a URL whose
+   * receiver is down); URLs not configured are ignored.
+   *
    * @throws {WebhookMessageError} (rejects) when the message cannot be formatted or serialised;
    * such a message will never be deliverable, so retrying it is pointless.
    */
-  async send(message: DeliverableMessage): Promise<DeliveryResult> {
+  async send(message: DeliverableMessage, options?: { urls?: readonly string[] }): Promise<DeliveryResult> {
     const serialized = serialize(formatMessage(message))
     if (!serialized.ok) throw new WebhookMessageError(serialized.problem)
     const body = Buffer.from(serialized.json, 'utf8')
     const signed = this.#signatureHeaders(body, message)
 
-    const { webhooks, timeout, dispatcher } = this.#config
+    const { timeout, dispatcher } = this.#config
+    const only = options?.urls
+    const webhooks =
+      only === undefined ? this.#config.webhooks : this.#config.webhooks.filter((webhook) => only.includes(webhook.url))
     const attempts = await Promise.all(
       webhooks.map((webhook) =>
         post({

@@ -9,6 +9,8 @@ export interface DestinationRequest {
   code?: string
   /** How long the request took, in milliseconds. */
   ms: number
+  /** The receiver's `Retry-After`, in milliseconds, when it sent one with a failure. */
+  retryAfterMs?: number
 }
 
 /** What one attempt to deliver a message came to. */
@@ -23,9 +25,20 @@ export interface DestinationResult {
   retryAfterMs?: number
 }
 
+/** Options of one attempt. */
+export interface SendOptions {
+  /** Send to these of the destination's {@link Destination.urls} only (the others' circuits are open). */
+  urls?: readonly string[]
+}
+
 /** What the worker drives: one attempt at delivering a message. The Webhooks destination is one. */
 export interface Destination {
-  send(message: DeliverableMessage): Promise<DestinationResult>
+  send(message: DeliverableMessage, options?: SendOptions): Promise<DestinationResult>
+  /**
+   * The URLs each attempt goes to, when the destination sends to URLs: the circuit breaker keeps a
+   * circuit and a limit on requests in flight for each. A destination without them has neither.
+   */
+  readonly urls?: readonly string[]
 }
 
 /** When to try again after the attempt numbered `attempt` (1 for the first) failed, or `undefined` once the window is spent. */

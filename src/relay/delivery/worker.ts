@@ -2,9 +2,13 @@ import { randomUUID } from 'node:crypto'
 import { redactUrl } from '../../shared/redact-url'
 import { clampTimerDelay } from '../../shared/retry'
 import { log } from '../log'
+import type { CircuitStore, Route } from '../store/circuits'
 import type { AttemptOutcome, DueDelivery, Store } from '../store/store'
+import { Breaker, type BreakerConfig, type CircuitSnapshot, type Plan } from './breaker'
 import type { Destination, DestinationResult, RetrySchedule } from './destination'
-import { BLOCKED_ADDRESS_CODE } from './ssrf'
+import { crashedOutcome, outcomeOf } from './outcome'
+import { Parking } from './parking'
+import { nextBackoff } from './timing'
 
 /** What the worker needs: the store, each source's destinations by name, and the retry rule. */
 export interface WorkerOptions {
@@ -18,6 +22,11 @@ export interface WorkerOptions {
   leaseTimeout: number
   /** This relay's id, written with its leases. @default a random UUID */
   owner?: string
+  /**
+   * The circuit breaker per URL and the limit on requests in flight per URL, for destinations that
+   * send to URLs. Without it, every due delivery is attempted.
+   */
+  breaker?: BreakerConfig
   /** Told of every attempt's outcome as it settles (metrics). Must not throw. */
   observe?: (attempt: SettledAttempt) => void
   now?: () => number
@@ -57,11 +66,13 @@ const CLAIM_CHUNK = 128
 // the unwritten ones in a crash only means those messages are sent again (at-least-once).
 const RECORD_INTERVAL_MS = 5
 
-// After a failed write of outcomes or claim (a full disk, a lost connection), it is tried again
-// after this long, doubling up to the maximum. Meanwhile the deliveries stay leased and no new
-// attempt starts: sending again what could not be recorded would only repeat it, without end.
-const STORE_RETRY_MIN_MS = 50
-const STORE_RETRY_MAX_MS = 30_000
+// What one attempt sends, as the breaker planned it: to `urls`, leaving out `skipped` (with why),
+// carrying the probe of `probe` when this relay holds it.
+interface Sending {
+  urls: string[]
+  skipped: string[]
+  probe?: string
+}
 
 /**
  * Claims due deliveries from the store and attempts them, bounded per source; records each
@@ -72,6 +83,10 @@ const STORE_RETRY_MAX_MS = 30_000
  * Leases of deliveries still held (waiting, in flight, or their outcome not yet written) are
  * renewed every third of `leaseTimeout`, so an attempt may outlast the lease timeout; if this
  * process dies, its leases run out and another relay (or this one, restarted) delivers the work.
+ *
+ * With a `breaker`, each delivery goes only to URLs whose circuit is closed and that have a free
+ * slot (`maxInFlightPerUrl`); one whose every URL is open is parked in the store without an
+ * attempt, and one whose URLs stay open past its retry window is dead-lettered. See {@link Breaker}.
  */
 export class Worker {
   readonly #store: Store
@@ -102,6 +117,12 @@ export class Worker {
   #closed = false
   /** Resolvers of `idle()`. */
   #idleWaiters: (() => void)[] = []
+  /** The circuit breaker and per-URL limits, when configured; and where it parks deliveries. */
+  readonly #breaker: Breaker | undefined
+  readonly #parking: Parking | undefined
+  readonly #circuits: CircuitStore | undefined
+  /** Each URL's routes (the deliveries that go there), for the breaker. */
+  readonly #routes = new Map<string, Route[]>()
 
   constructor(options: WorkerOptions) {
     this.#store = options.store
@@ -124,6 +145,44 @@ export class Worker {
         claimRetryMs: 0,
       })
     }
+    for (const [source, destinations] of options.destinations) {
+      for (const [destination, { urls = [] }] of destinations) {
+        for (const url of new Set(urls))
+          this.#routes.set(url, [...(this.#routes.get(url) ?? []), { source, destination }])
+      }
+    }
+    const breaker = options.breaker
+    this.#circuits = breaker?.circuits
+    if (breaker !== undefined) {
+      this.#breaker = new Breaker(breaker, {
+        owner: this.#owner,
+        now: this.#now,
+        leaseTimeout: this.#leaseTimeout,
+        routes: this.#routes,
+        resume: (url) => this.#resume(url),
+        wakeAll: () => this.wake(),
+        probe: (url) => this.#probe(url),
+        settled: () => this.#checkIdle(),
+      })
+      this.#parking = new Parking(breaker.circuits, breaker.retryWindow, {
+        owner: this.#owner,
+        now: this.#now,
+        parked: (ids) => {
+          for (const id of ids) this.#held.delete(id)
+        },
+        refused: (ids, urls) => void this.#unpark(ids, urls),
+        settled: () => this.#checkIdle(),
+      })
+      this.#breaker.start()
+    }
+  }
+
+  /**
+   * Each webhook URL's circuit and requests in flight, as this relay sees them (for metrics).
+   * Empty without a breaker.
+   */
+  circuits(): CircuitSnapshot[] {
+    return this.#breaker?.circuits() ?? []
   }
 
   /** New deliveries were committed (or retries became due): look for work on every lane. */
@@ -157,6 +216,8 @@ export class Worker {
     clearTimeout(this.#recordTimer)
     await this.#recording
     await this.#record()
+    await this.#parking?.stop()
+    await this.#breaker?.stop()
     this.#closed = true
     // Outcomes that could not be written now are left: their deliveries are pending (leased until expiry).
     clearTimeout(this.#recordTimer)
@@ -215,6 +276,7 @@ export class Worker {
           lane.buffer.push(delivery)
         }
         this.#armRenewal()
+        if (due.length > 0) await this.#breaker?.freshen()
         if (due.length === wanted) lane.again = true
         else await this.#armTimer(lane, now)
       }
@@ -237,12 +299,101 @@ export class Worker {
     this.#checkIdle()
   }
 
+  // Starts what the lane's slots allow. With a breaker, each delivery goes where the circuits and
+  // the per-URL limits let it: one that must wait for a URL keeps its place, and the others pass.
   #startAttempts(lane: Lane): void {
-    while (!this.#stopping && lane.running < this.#concurrency && lane.buffer.length > 0) {
-      const delivery = lane.buffer.shift()!
-      lane.running++
-      this.#attempt(lane, delivery).catch((error: unknown) => this.#abandon(lane, delivery, error))
+    // The deliveries of one destination all go to the same URLs: once one must wait, they all do.
+    const destinations = this.#destinations.get(lane.source)?.size ?? 0
+    let waiting: Set<string> | undefined
+    let index = 0
+    while (!this.#stopping && lane.running < this.#concurrency && index < lane.buffer.length) {
+      const delivery = lane.buffer[index]!
+      if (waiting?.has(delivery.destination)) {
+        index++
+        continue
+      }
+      const urls = this.#urlsOf(delivery)
+      const plan: Plan =
+        this.#breaker === undefined || urls.length === 0
+          ? { kind: 'send', urls: [], skipped: [] }
+          : this.#breaker.plan(urls, delivery.firstAttemptAt, this.#now())
+      if (plan.kind === 'wait') {
+        waiting ??= new Set()
+        waiting.add(delivery.destination)
+        if (waiting.size >= destinations) break
+        index++
+        continue
+      }
+      lane.buffer.splice(index, 1)
+      if (plan.kind === 'send') {
+        this.#start(lane, delivery, urls.length === 0 ? undefined : plan)
+      } else if (plan.kind === 'park') {
+        this.#parking!.add(delivery.id, urls, plan.error)
+      } else {
+        const at = this.#now()
+        log('delivery %d of source %s dead-lettered: retry window spent, its circuits open', delivery.id, lane.source)
+        this.#queueOutcome(lane, { id: delivery.id, at, requests: [], next: { status: 'failed', error: plan.error } })
+      }
     }
+  }
+
+  #start(lane: Lane, delivery: DueDelivery, sending: Sending | undefined): void {
+    lane.running++
+    if (sending !== undefined) this.#breaker!.acquire(sending.urls)
+    this.#attempt(lane, delivery, sending).catch((error: unknown) => this.#abandon(lane, delivery, error))
+  }
+
+  #urlsOf(delivery: DueDelivery): readonly string[] {
+    return this.#destinations.get(delivery.source)?.get(delivery.destination)?.urls ?? []
+  }
+
+  // A URL's circuit or slots changed: the lanes that send there look at their waiting deliveries.
+  #resume(url: string): void {
+    for (const { source } of this.#routes.get(url) ?? []) {
+      const lane = this.#lanes.get(source)
+      if (lane !== undefined) this.#schedulePump(lane)
+    }
+  }
+
+  // This relay holds the URL's probe: send a delivery there, one already claimed here if any.
+  async #probe(url: string): Promise<boolean> {
+    if (this.#stopping) return false
+    const routes = this.#routes.get(url) ?? []
+    for (const route of routes) {
+      const lane = this.#lanes.get(route.source)
+      const index = lane?.buffer.findIndex((d) => d.destination === route.destination) ?? -1
+      if (lane !== undefined && index >= 0) {
+        this.#startProbe(lane, lane.buffer.splice(index, 1)[0]!, url)
+        return true
+      }
+    }
+    const now = this.#now()
+    const delivery = await this.#circuits!.claimProbe(routes, this.#owner, now, now + this.#leaseTimeout)
+    if (delivery === undefined) return false
+    const lane = this.#lanes.get(delivery.source)
+    if (lane === undefined || this.#stopping) {
+      await this.#releaseLeases([delivery.id])
+      return false
+    }
+    this.#held.add(delivery.id)
+    this.#armRenewal()
+    this.#startProbe(lane, delivery, url)
+    return true
+  }
+
+  #startProbe(lane: Lane, delivery: DueDelivery, url: string): void {
+    const plan = this.#breaker!.plan(this.#urlsOf(delivery), delivery.firstAttemptAt, this.#now(), url)
+    // The probe's URL is always in the plan, so it is always a send.
+    const { urls, skipped } = plan as Extract<Plan, { kind: 'send' }>
+    log('probing %s with delivery %d of source %s', redactUrl(url), delivery.id, lane.source)
+    this.#start(lane, delivery, { urls, skipped, probe: url })
+  }
+
+  // Deliveries the store would not park (a circuit closed meanwhile) are given back, due at once.
+  async #unpark(ids: readonly number[], urls: readonly string[]): Promise<void> {
+    await this.#releaseLeases(ids)
+    await this.#breaker!.refresh(urls)
+    this.wake()
   }
 
   // Sleeps until the lane's next retry is due. Unref'd: a pending retry never keeps the process up.
@@ -263,6 +414,10 @@ export class Worker {
         this.#renewTimer = undefined
         if (this.#closed || this.#held.size === 0) return
         const now = this.#now()
+        // A probe in flight is held as long as its delivery (a failure here only lets another relay probe sooner).
+        this.#breaker?.renewProbes(now + this.#leaseTimeout).catch((error: unknown) => {
+          log('ERROR could not renew the probes held: %s', (error as Error).message)
+        })
         this.#store.renew(this.#owner, [...this.#held], now + this.#leaseTimeout).then(
           () => this.#armRenewal(),
           (error: unknown) => {
@@ -287,16 +442,29 @@ export class Worker {
     }
   }
 
-  async #attempt(lane: Lane, delivery: DueDelivery): Promise<void> {
+  async #attempt(lane: Lane, delivery: DueDelivery, sending: Sending | undefined): Promise<void> {
     const at = this.#now()
-    const result = await this.#send(delivery, at)
+    let result: DestinationResult | undefined
+    try {
+      result = await this.#send(delivery, at, sending?.urls)
+    } finally {
+      // Frees the URLs' slots and counts each answer towards its circuit, even if the attempt broke.
+      if (sending !== undefined) this.#breaker!.settle(sending.urls, result?.attempts ?? [], sending.probe)
+    }
     let outcome: AttemptOutcome
     try {
-      outcome = this.#outcomeOf(delivery, at, result)
+      outcome = outcomeOf({
+        delivery,
+        at,
+        result,
+        skipped: sending?.skipped ?? [],
+        schedule: this.#schedule,
+        now: this.#now,
+      })
     } catch (error) {
       // A bug or a bad value while judging the attempt: dead-letter the delivery with the error
       // (it can be retried by hand) rather than leave it taken forever or crash the process.
-      outcome = this.#crashed(delivery, at, error, result.attempts)
+      outcome = crashedOutcome(delivery, at, error, result.attempts)
     }
     try {
       this.#observe?.({ source: delivery.source, destination: delivery.destination, outcome, ms: this.#now() - at })
@@ -308,40 +476,23 @@ export class Worker {
 
   // The last resort of an attempt: nothing it throws may become an unhandled rejection.
   #abandon(lane: Lane, delivery: DueDelivery, error: unknown): void {
-    this.#settle(lane, this.#crashed(delivery, this.#now(), error))
+    this.#settle(lane, crashedOutcome(delivery, this.#now(), error))
   }
 
   // Frees the attempt's slot and queues its outcome; the delivery stays held until that is written.
   #settle(lane: Lane, outcome: AttemptOutcome): void {
     if (this.#closed) return
     lane.running--
-    this.#outcomes.push({ lane, outcome })
-    this.#recordTimer ??= setTimeout(() => void this.#record(), RECORD_INTERVAL_MS)
+    this.#queueOutcome(lane, outcome)
     this.#schedulePump(lane)
   }
 
-  #crashed(
-    delivery: DueDelivery,
-    at: number,
-    error: unknown,
-    requests: AttemptOutcome['requests'] = [],
-  ): AttemptOutcome {
-    const message = error instanceof Error ? error.message : String(error)
-    log(
-      'delivery %d of source %s dead-lettered: the worker failed on its outcome: %s',
-      delivery.id,
-      delivery.source,
-      error instanceof Error ? (error.stack ?? message) : message,
-    )
-    return {
-      id: delivery.id,
-      at,
-      requests,
-      next: { status: 'failed', error: `the relay failed to handle the attempt: ${message}` },
-    }
+  #queueOutcome(lane: Lane, outcome: AttemptOutcome): void {
+    this.#outcomes.push({ lane, outcome })
+    this.#recordTimer ??= setTimeout(() => void this.#record(), RECORD_INTERVAL_MS)
   }
 
-  async #send(delivery: DueDelivery, at: number): Promise<DestinationResult> {
+  async #send(delivery: DueDelivery, at: number, urls: readonly string[] | undefined): Promise<DestinationResult> {
     const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
     if (destination === undefined) {
       return {
@@ -351,7 +502,9 @@ export class Worker {
       }
     }
     try {
-      return await destination.send(delivery.message)
+      // Only the URLs the breaker let through, when it left some out.
+      const subset = urls !== undefined && urls.length < (destination.urls?.length ?? 0)
+      return await (subset ? destination.send(delivery.message, { urls }) : destination.send(delivery.message))
     } catch (error) {
       // A destination reports delivery failures in its result; it throws only for a message it
       // can never send (one it cannot format), which retrying would not change.
@@ -361,47 +514,6 @@ export class Worker {
         attempts: [{ url: '-', error: `the destination threw: ${(error as Error).message}`, ms: this.#now() - at }],
       }
     }
-  }
-
-  #outcomeOf(delivery: DueDelivery, at: number, result: DestinationResult): AttemptOutcome {
-    const base = { id: delivery.id, at, requests: result.attempts }
-    if (result.ok) {
-      log('delivery %d of source %s delivered', delivery.id, delivery.source)
-      return { ...base, next: { status: 'delivered' } }
-    }
-    // The stored error (admin-only) keeps whole URLs; the log shows them without query strings.
-    const error = describeFailure(result)
-    const logged = describeFailure(result, redactUrl)
-    if (result.retryAfterMs !== undefined && !isValidRetryAfter(result.retryAfterMs)) {
-      log(
-        'delivery %d of source %s: ignoring a Retry-After of %s ms (not a finite number ≥ 0)',
-        delivery.id,
-        delivery.source,
-        result.retryAfterMs,
-      )
-    }
-    if (result.retryable && !isBlocked(result)) {
-      const nextAttemptAt = this.#schedule({
-        attempt: delivery.attempts + 1,
-        firstAttemptAt: delivery.firstAttemptAt ?? at,
-        now: this.#now(),
-        ...(isValidRetryAfter(result.retryAfterMs) ? { retryAfterMs: result.retryAfterMs } : {}),
-      })
-      if (nextAttemptAt !== undefined) {
-        log(
-          'delivery %d of source %s failed (%s); next attempt at %d',
-          delivery.id,
-          delivery.source,
-          logged,
-          nextAttemptAt,
-        )
-        return { ...base, next: { status: 'pending', nextAttemptAt, error } }
-      }
-      log('delivery %d of source %s dead-lettered: retry window spent (%s)', delivery.id, delivery.source, logged)
-      return { ...base, next: { status: 'failed', error: `retry window spent; last error: ${error}` } }
-    }
-    log('delivery %d of source %s dead-lettered: not retryable (%s)', delivery.id, delivery.source, logged)
-    return { ...base, next: { status: 'failed', error } }
   }
 
   async #record(): Promise<void> {
@@ -450,6 +562,7 @@ export class Worker {
 
   #isIdle(): boolean {
     if (this.#outcomes.length > 0 || this.#recording !== undefined) return false
+    if (this.#breaker?.busy || this.#parking?.busy) return false
     for (const lane of this.#lanes.values()) {
       if (lane.running > 0 || lane.pumpScheduled || lane.claiming) return false
     }
@@ -462,32 +575,4 @@ export class Worker {
     this.#idleWaiters = []
     for (const resolve of waiters) resolve()
   }
-}
-
-// A destination's Retry-After is honoured only when it is a real wait; anything else (NaN,
-// Infinity, negative) would make the retry rule throw, so the rule's own backoff applies.
-function isValidRetryAfter(ms: number | undefined): ms is number {
-  return ms !== undefined && Number.isFinite(ms) && ms >= 0
-}
-
-// Every URL was refused by the SSRF guard: a configuration matter that retrying will not change,
-// so it is dead-lettered at once (and can be retried by hand once the configuration is fixed).
-function isBlocked(result: DestinationResult): boolean {
-  return result.attempts.length > 0 && result.attempts.every((a) => a.code === BLOCKED_ADDRESS_CODE)
-}
-
-/**
- * One line saying why each request of a failed attempt failed: `URL: HTTP 503; URL: timeout`.
- * `showUrl` decides how each URL appears (whole by default).
- */
-export function describeFailure(result: DestinationResult, showUrl: (url: string) => string = (url) => url): string {
-  if (result.attempts.length === 0) return 'no request was made'
-  return result.attempts
-    .map((a) => `${showUrl(a.url)}: ${a.error ?? (a.status === undefined ? 'failed' : `HTTP ${a.status}`)}`)
-    .join('; ')
-}
-
-// The next wait after a failed store operation: doubling from the minimum, capped.
-function nextBackoff(previousMs: number): number {
-  return Math.min(STORE_RETRY_MAX_MS, Math.max(STORE_RETRY_MIN_MS, 2 * previousMs))
 }

@@ -1,3 +1,4 @@
+import { POSTGRES_CIRCUITS_MIGRATION } from './postgres-circuits'
 import type { PoolClient } from 'pg'
 import type { PostgresPool } from './pool'
 
@@ -65,6 +66,7 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (source, audience, user_id)
   );
   `,
+  POSTGRES_CIRCUITS_MIGRATION,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -57,6 +57,22 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE deliveries ADD COLUMN lease_owner TEXT;
   CREATE INDEX deliveries_delivered ON deliveries (updated_at) WHERE status = 'delivered';
   `,
+  // The circuit breaker: one row per webhook URL whose receiver has been failing (none while it
+  // answers), so every relay on the database sees the same circuit and only one holds its probe.
+  `
+  CREATE TABLE circuits (
+    url               TEXT    PRIMARY KEY,
+    state             TEXT    NOT NULL CHECK (state IN ('closed', 'open', 'half-open')),
+    failures          INTEGER NOT NULL DEFAULT 0,  -- failed requests in a row
+    probes            INTEGER NOT NULL DEFAULT 0,  -- failed probes since it opened
+    opened_at         INTEGER,                     -- epoch ms
+    next_probe_at     INTEGER,                     -- epoch ms
+    probe_owner       TEXT,                        -- the relay holding the probe (half-open)
+    probe_lease_until INTEGER,                     -- epoch ms; then another relay may probe
+    last_error        TEXT,
+    updated_at        INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ]
 
 /**

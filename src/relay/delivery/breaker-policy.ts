@@ -1,0 +1,56 @@
+import type { DestinationRequest } from './destination'
+import { BLOCKED_ADDRESS_CODE } from './ssrf'
+
+/** The breaker's thresholds, as the relay options give them (validated there, with the defaults). */
+export interface BreakerPolicy {
+  /** Failed requests in a row to one URL that open its circuit. */
+  failureThreshold: number
+  /** The wait before the first probe of an open circuit, ms; it doubles after each failed probe. */
+  probeInterval: number
+  /** The longest wait between two probes, ms. */
+  maxProbeInterval: number
+  /** Requests in flight at once to one URL, from this relay (every source together). */
+  maxInFlightPerUrl: number
+}
+
+// A probe goes up to this fraction of its interval early, so that the circuits of URLs that
+// failed together (and the relays watching them) do not probe in step.
+const PROBE_JITTER = 0.2
+
+/**
+ * The wait before the next probe of a circuit whose probes failed `failedProbes` times since it
+ * opened, ms: `probeInterval` doubled at each failed probe, capped at `maxProbeInterval`, then up to
+ * 20 % earlier at random. A receiver's `Retry-After` is honoured on top: see {@link nextProbeAt}.
+ */
+export function probeDelay(failedProbes: number, policy: BreakerPolicy, random: () => number): number {
+  const interval = Math.min(policy.maxProbeInterval, policy.probeInterval * 2 ** Math.min(failedProbes, 30))
+  return Math.round(interval * (1 - PROBE_JITTER * random()))
+}
+
+/** When the next probe goes, epoch ms: after {@link probeDelay}, and never before a `Retry-After` asks. */
+export function nextProbeAt(
+  now: number,
+  failedProbes: number,
+  policy: BreakerPolicy,
+  random: () => number,
+  retryAfterMs?: number,
+): number {
+  return now + Math.max(probeDelay(failedProbes, policy, random), validRetryAfter(retryAfterMs) ?? 0)
+}
+
+/**
+ * What one request says about its receiver: `down` for a timeout, a network error, 429 or 5xx
+ * (the failures worth retrying, as the Webhooks destination judges them), `up` for any other
+ * answer (the receiver is there, even if it refused the message), nothing when the relay itself
+ * refused to connect (the SSRF guard: a matter of configuration, not of the receiver's health).
+ */
+export function verdictOf(request: DestinationRequest): 'up' | 'down' | undefined {
+  if (request.code === BLOCKED_ADDRESS_CODE) return undefined
+  if (request.status === undefined) return 'down'
+  return request.status === 429 || request.status >= 500 ? 'down' : 'up'
+}
+
+/** A `Retry-After` worth honouring: a finite wait ≥ 0, ms. */
+export function validRetryAfter(ms: number | undefined): number | undefined {
+  return ms !== undefined && Number.isFinite(ms) && ms >= 0 ? ms : undefined
+}

@@ -1,0 +1,15 @@
+import type { DestinationRequest, DestinationResult } from './destination'
+
+/** Why one request failed, for people: `HTTP 503`, or the error (`timed out after 5000 ms…`). */
+export function describeRequest(request: DestinationRequest): string {
+  return request.error ?? (request.status === undefined ? 'failed' : `HTTP ${request.status}`)
+}
+
+/**
+ * One line saying why each request of a failed attempt failed: `URL: HTTP 503; URL: timeout`.
+ * `showUrl` decides how each URL appears (whole by default).
+ */
+export function describeFailure(result: DestinationResult, showUrl: (url: string) => string = (url) => url): string {
+  if (result.attempts.length === 0) return 'no request was made'
+  return result.attempts.map((a) => `${showUrl(a.url)}: ${describeRequest(a)}`).join('; ')
+}
