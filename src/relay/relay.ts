@@ -73,8 +73,10 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       destinations: Object.keys(s.destinations ?? {}),
       blockedEvents: new Set(s.schema?.blockedEvents),
     }))
-    const metrics = new RelayMetrics({ store, sources, health })
-    const worker = new Worker({
+    // The worker is built below; the metrics read its circuits only at scrape time.
+    let worker: Worker | undefined
+    const metrics = new RelayMetrics({ store, sources, health, circuits: () => worker?.circuits() ?? [] })
+    worker = new Worker({
       store,
       destinations,
       schedule: nextAttemptAt,

@@ -20,7 +20,8 @@ import {
   T0,
   unavailable,
 } from './breaker-helpers'
-import { adminGet, post, startRelay, track, waitFor } from './helpers'
+import { ADMIN_TOKEN, adminGet, post, startRelay, track, waitFor } from './helpers'
+import { parseExposition, sampleValue } from './ops/prometheus'
 
 const cleanups: (() => Promise<void>)[] = []
 afterEach(async () => {
@@ -226,6 +227,10 @@ describe('the circuit breaker in a relay', () => {
     }, 'a delivery waiting on an open circuit')
     expect(waiting.lastError).toMatch(/\(next probe at \d{4}-\d\d-\d\dT[\d:.]+Z\); last error: .*: HTTP 503$/)
     expect(waiting.attempts).toEqual([])
+    // The metrics show the URL's circuit as not closed (open, or half-open while a probe is out).
+    const during = await circuitMetrics(relay.url, down.url)
+    expect(during.closed).toBe(0)
+    expect((during.open ?? 0) + (during['half-open'] ?? 0)).toBe(1)
 
     down.respond((_req, res) => void res.writeHead(200).end())
     await waitFor(async () => {
@@ -234,5 +239,16 @@ describe('the circuit breaker in a relay', () => {
     }, 'every delivery delivered')
     // Every message reached the receiver once it was back.
     expect(new Set(down.requests).size).toBe(20)
+    expect(await circuitMetrics(relay.url, down.url)).toEqual({ closed: 1, open: 0, 'half-open': 0 })
   })
 })
+
+/** The relay's `tracklet_circuit_state` gauges for `url`, by state, from a real scrape. */
+async function circuitMetrics(relayUrl: string, url: string): Promise<Record<string, number | undefined>> {
+  const response = await fetch(`${relayUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  const samples = parseExposition(await response.text())
+  const states = ['closed', 'open', 'half-open']
+  return Object.fromEntries(
+    states.map((state) => [state, sampleValue(samples, 'tracklet_circuit_state', { url, state })]),
+  )
+}

@@ -4,6 +4,7 @@ import type { SettledAttempt } from '../delivery/worker'
 import type { IngestAnswer, Refusal } from '../ingest/ingest'
 import { log } from '../log'
 import type { RoutedSource } from '../sources'
+import type { CircuitSnapshot } from '../delivery/breaker'
 import type { Store } from '../store/store'
 import { HttpError } from '../http/http-error'
 import type { StoreHealth } from './health'
@@ -14,6 +15,8 @@ export interface RelayMetricsOptions {
   store: Store
   sources: readonly RoutedSource[]
   health: StoreHealth
+  /** The circuit breaker's view of each webhook URL (the worker's), read at each scrape. */
+  circuits?: () => readonly CircuitSnapshot[]
   now?: () => number
 }
 
@@ -76,6 +79,8 @@ export class RelayMetrics {
   readonly #outboxDeliveries: Gauge<'source' | 'status'>
   readonly #outboxOldestAge: Gauge<'source' | 'status'>
   readonly #storeWritable: Gauge
+  readonly #circuitState: Gauge<'url' | 'state'>
+  readonly #urlInFlight: Gauge<'url'>
   /** Recent events, for the operator page's rates. */
   readonly #rates: EventRates<'ingested' | AttemptOutcomeLabel>
 
@@ -138,6 +143,18 @@ export class RelayMetrics {
       help: '1 while the store takes writes, 0 while /healthz answers 503.',
       registers,
     })
+    this.#circuitState = new Gauge({
+      name: 'tracklet_circuit_state',
+      help: 'The circuit breaker of each webhook URL this relay has sent to (by origin and path): 1 for its current state (closed, open or half-open), 0 for the others.',
+      labelNames: ['url', 'state'],
+      registers,
+    })
+    this.#urlInFlight = new Gauge({
+      name: 'tracklet_webhook_requests_in_flight',
+      help: "This relay's requests in flight to each webhook URL (by origin and path), bounded by maxInFlightPerUrl.",
+      labelNames: ['url'],
+      registers,
+    })
     // Every series a configured source will have starts at 0, so rate() sees its first increase.
     for (const source of options.sources) {
       this.#ingested.inc({ source: source.name }, 0)
@@ -196,8 +213,20 @@ export class RelayMetrics {
   /** The Prometheus text exposition of this relay's metrics and the process's, read now. */
   async scrape(): Promise<{ contentType: string; text: string }> {
     await this.#readOutbox()
+    this.#readCircuits()
     this.#storeWritable.set(this.#options.health.report().ok ? 1 : 0)
     return { contentType: this.#exposed.contentType, text: await this.#exposed.metrics() }
+  }
+
+  #readCircuits(): void {
+    this.#circuitState.reset()
+    this.#urlInFlight.reset()
+    for (const circuit of this.#options.circuits?.() ?? []) {
+      for (const state of CIRCUIT_STATES) {
+        this.#circuitState.set({ url: circuit.url, state }, circuit.state === state ? 1 : 0)
+      }
+      this.#urlInFlight.set({ url: circuit.url }, circuit.inFlight)
+    }
   }
 
   // Sets the outbox gauges from one backlog query: 0 for every configured source with nothing
@@ -227,6 +256,8 @@ export class RelayMetrics {
     }
   }
 }
+
+const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const
 
 function outcomeLabel(attempt: SettledAttempt): AttemptOutcomeLabel {
   switch (attempt.outcome.next.status) {
