@@ -23,6 +23,7 @@ const ENTRIES = {
     'WebhookDestination',
     'WebhookError',
     'WebhookMessageError',
+    'decideNextStep',
     'formatMessage',
     'nextAttemptAt',
     'sign',

@@ -40,3 +40,8 @@ export function parseRetryAfter(
   if (Number.isNaN(date)) return undefined
   return Math.min(Math.max(0, date - now), maxMs)
 }
+
+/** A `Retry-After` worth honouring: a finite wait ≥ 0, ms; `undefined` for anything else (NaN, ∞, < 0). */
+export function validRetryAfter(ms: number | undefined): number | undefined {
+  return ms !== undefined && Number.isFinite(ms) && ms >= 0 ? ms : undefined
+}

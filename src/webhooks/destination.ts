@@ -12,6 +12,7 @@ import {
 } from './settings'
 import { sign } from './sign'
 import { signStandardWebhook } from './standard-webhooks'
+import { isRetryableFailure, isSuccess } from './retry-rule'
 
 /** The outcome of one attempt to deliver a message to every configured URL. */
 export interface DeliveryResult {
@@ -115,15 +116,6 @@ export class WebhookDestination {
 function webhookId(message: DeliverableMessage, body: Buffer): string {
   if (typeof message.messageId === 'string' && message.messageId !== '') return message.messageId
   return `msg_${createHash('sha256').update(body).digest('hex').slice(0, 32)}`
-}
-
-function isSuccess(attempt: DeliveryAttempt): boolean {
-  return attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300
-}
-
-function isRetryableFailure(attempt: DeliveryAttempt): boolean {
-  if (attempt.status === undefined) return true // a timeout or a network error
-  return attempt.status === 429 || attempt.status >= 500
 }
 
 function summarise(attempts: DeliveryAttempt[]): DeliveryResult {

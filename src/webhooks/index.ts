@@ -12,6 +12,7 @@ export {
   type VerifyStandardWebhookOptions,
 } from './standard-webhooks'
 export { nextAttemptAt, RETRY_WINDOW_MS, type RetryState } from './retry-schedule'
+export { decideNextStep, type AttemptFacts, type RetryDecision } from './retry-rule'
 export {
   MAX_WEBHOOKS,
   type WebhookSettings,

@@ -1,3 +1,4 @@
+import { validRetryAfter } from '../../shared/retry'
 import type { DestinationRequest } from './destination'
 import { BLOCKED_ADDRESS_CODE } from './ssrf'
 
@@ -48,9 +49,4 @@ export function verdictOf(request: DestinationRequest): 'up' | 'down' | undefine
   if (request.code === BLOCKED_ADDRESS_CODE) return undefined
   if (request.status === undefined) return 'down'
   return request.status === 429 || request.status >= 500 ? 'down' : 'up'
-}
-
-/** A `Retry-After` worth honouring: a finite wait ≥ 0, ms. */
-export function validRetryAfter(ms: number | undefined): number | undefined {
-  return ms !== undefined && Number.isFinite(ms) && ms >= 0 ? ms : undefined
 }

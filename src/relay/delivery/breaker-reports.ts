@@ -1,6 +1,6 @@
 import { redactUrl } from '../../shared/redact-url'
 import { log } from '../log'
-import { validRetryAfter } from './breaker-policy'
+import { validRetryAfter } from '../../shared/retry'
 import type { DestinationRequest } from './destination'
 import { describeRequest } from './failure-text'
 import { nextBackoff } from './timing'

@@ -1,10 +1,10 @@
 import { redactUrl } from '../../shared/redact-url'
 import { log } from '../log'
 import type { AttemptOutcome, DueDelivery } from '../store/store'
-import { validRetryAfter } from './breaker-policy'
+import { validRetryAfter } from '../../shared/retry'
+import { decideNextStep } from '../../webhooks/index'
 import type { DestinationResult, RetrySchedule } from './destination'
 import { describeFailure } from './failure-text'
-import { BLOCKED_ADDRESS_CODE } from './ssrf'
 
 /** One settled attempt, as {@link outcomeOf} judges it. */
 export interface SettledInput {
@@ -34,8 +34,7 @@ export function outcomeOf({ delivery, at, result, skipped, schedule, now }: Sett
   // URLs the breaker left out are named with why, after those that were tried.
   const error = [describeFailure(result), ...skipped.map((s) => `skipped ${s}`)].join('; ')
   const logged = describeFailure(result, redactUrl)
-  const retryAfterMs = validRetryAfter(result.retryAfterMs)
-  if (result.retryAfterMs !== undefined && retryAfterMs === undefined) {
+  if (result.retryAfterMs !== undefined && validRetryAfter(result.retryAfterMs) === undefined) {
     log(
       'delivery %d of source %s: ignoring a Retry-After of %s ms (not a finite number ≥ 0)',
       delivery.id,
@@ -43,28 +42,25 @@ export function outcomeOf({ delivery, at, result, skipped, schedule, now }: Sett
       result.retryAfterMs,
     )
   }
-  if (result.retryable && !isBlocked(result)) {
-    const nextAttemptAt = schedule({
-      attempt: delivery.attempts + 1,
-      firstAttemptAt: delivery.firstAttemptAt ?? at,
-      now: now(),
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    })
-    if (nextAttemptAt !== undefined) {
-      log(
-        'delivery %d of source %s failed (%s); next attempt at %d',
-        delivery.id,
-        delivery.source,
-        logged,
-        nextAttemptAt,
-      )
-      return { ...base, next: { status: 'pending', nextAttemptAt, error } }
-    }
-    log('delivery %d of source %s dead-lettered: retry window spent (%s)', delivery.id, delivery.source, logged)
-    return { ...base, next: { status: 'failed', error: `retry window spent; last error: ${error}` } }
+  const decision = decideNextStep(
+    { result, attempt: delivery.attempts + 1, firstAttemptAt: delivery.firstAttemptAt ?? at, now: now() },
+    schedule,
+  )
+  switch (decision.kind) {
+    case 'delivered':
+      // decideNextStep answers this only for an ok result, handled above.
+      return { ...base, next: { status: 'delivered' } }
+    case 'retry':
+      log('delivery %d of source %s failed (%s); next attempt at %d', delivery.id, delivery.source, logged, decision.at)
+      return { ...base, next: { status: 'pending', nextAttemptAt: decision.at, error } }
+    case 'give-up':
+      if (decision.why === 'window-spent') {
+        log('delivery %d of source %s dead-lettered: retry window spent (%s)', delivery.id, delivery.source, logged)
+        return { ...base, next: { status: 'failed', error: `retry window spent; last error: ${error}` } }
+      }
+      log('delivery %d of source %s dead-lettered: not retryable (%s)', delivery.id, delivery.source, logged)
+      return { ...base, next: { status: 'failed', error } }
   }
-  log('delivery %d of source %s dead-lettered: not retryable (%s)', delivery.id, delivery.source, logged)
-  return { ...base, next: { status: 'failed', error } }
 }
 
 /** A delivery dead-lettered because the worker itself failed on its attempt (a bug, a bad value). */
@@ -87,10 +83,4 @@ export function crashedOutcome(
     requests,
     next: { status: 'failed', error: `the relay failed to handle the attempt: ${message}` },
   }
-}
-
-// Every URL was refused by the SSRF guard: a configuration matter that retrying will not change,
-// so it is dead-lettered at once (and can be retried by hand once the configuration is fixed).
-function isBlocked(result: DestinationResult): boolean {
-  return result.attempts.length > 0 && result.attempts.every((a) => a.code === BLOCKED_ADDRESS_CODE)
 }

@@ -1,3 +1,4 @@
+import { BLOCKED_ADDRESS_CODE } from '../../shared/blocked-address'
 import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
 import { Agent, buildConnector } from 'undici'
@@ -119,7 +120,7 @@ function ipv6Groups(address: string): number[] {
 }
 
 /** The `code` of a {@link BlockedAddressError}. */
-export const BLOCKED_ADDRESS_CODE = 'ERR_BLOCKED_ADDRESS'
+export { BLOCKED_ADDRESS_CODE }
 
 /** A webhook's host resolved to an address the relay refuses to reach. */
 export class BlockedAddressError extends RelayError {
