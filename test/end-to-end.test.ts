@@ -62,9 +62,14 @@ describe('SDK → relay → receiver', () => {
     })
     expect(bodies.find((b) => b['type'] === 'alias')).toMatchObject({ 'Previous ID': 'anon-7', 'User ID': 'u1' })
     expect(new Set(bodies.map((b) => b['messageId'])).size).toBe(6)
-    // The seventh was accepted but routed nowhere: the relay wrote no delivery for it.
-    const log = await fetch(`${relay.url}/v1/deliveries`, { headers: { authorization: 'Bearer admin-e2e' } })
-    const { deliveries } = (await log.json()) as { deliveries: { status: string; message: { event?: string } }[] }
+    // The seventh was accepted but routed nowhere: the relay wrote no delivery for it. Outcomes are
+    // written in batches a moment after each answer, so wait until the log has settled all six.
+    type Logged = { status: string }
+    const deliveries = await waitFor(async () => {
+      const log = await fetch(`${relay!.url}/v1/deliveries`, { headers: { authorization: 'Bearer admin-e2e' } })
+      const page = ((await log.json()) as { deliveries: Logged[] }).deliveries
+      return page.every((d) => d.status !== 'pending') ? page : undefined
+    }, 'the delivery log to settle')
     expect(deliveries).toHaveLength(6)
     expect(deliveries.every((d) => d.status === 'delivered')).toBe(true)
     expect(bodies.some((b) => b['event'] === 'Not for webhooks')).toBe(false)

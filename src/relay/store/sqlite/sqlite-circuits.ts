@@ -12,6 +12,7 @@ import {
 import type { DeliveryRow } from '../rows'
 import type { DueDelivery } from '../store'
 import type { SqliteDatabase } from './schema'
+import { StatementCache } from './statements'
 
 // Counts failures; the closed circuit whose run reaches the threshold opens. In SET, every column
 // read is the row as it was, so each CASE judges the same old state.
@@ -61,6 +62,8 @@ const WAKE = `
  */
 export class SqliteCircuits implements CircuitStore {
   readonly #db: SqliteDatabase
+  /** Statements whose text depends on a list's length, prepared once each. */
+  readonly #statements: StatementCache
   readonly #fail: Database.Statement
   readonly #takeProbe: Database.Statement
   readonly #failProbe: Database.Statement
@@ -69,6 +72,7 @@ export class SqliteCircuits implements CircuitStore {
 
   constructor(db: SqliteDatabase) {
     this.#db = db
+    this.#statements = new StatementCache(db)
     db.prepare(
       `UPDATE circuits SET state = 'open', probe_owner = NULL, probe_lease_until = NULL WHERE state = 'half-open'`,
     ).run()
@@ -89,8 +93,8 @@ export class SqliteCircuits implements CircuitStore {
 
   async get(urls: readonly string[]): Promise<Circuit[]> {
     if (urls.length === 0) return []
-    const rows = this.#db
-      .prepare(`SELECT * FROM circuits WHERE url IN (${urls.map(() => '?').join(',')})`)
+    const rows = this.#statements
+      .get(`SELECT * FROM circuits WHERE url IN (${urls.map(() => '?').join(',')})`)
       .all(...urls) as CircuitRow[]
     return rows.map(toCircuit)
   }
@@ -124,8 +128,8 @@ export class SqliteCircuits implements CircuitStore {
 
   async renewProbes(owner: string, urls: readonly string[], leaseUntil: number): Promise<void> {
     if (urls.length === 0) return
-    this.#db
-      .prepare(
+    this.#statements
+      .get(
         `UPDATE circuits SET probe_lease_until = ? WHERE probe_owner = ? AND url IN (${urls.map(() => '?').join(',')})`,
       )
       .run(leaseUntil, owner, ...urls)
@@ -138,8 +142,8 @@ export class SqliteCircuits implements CircuitStore {
     leaseUntil: number,
   ): Promise<DueDelivery | undefined> {
     if (routes.length === 0) return undefined
-    const row = this.#db
-      .prepare(`
+    const row = this.#statements
+      .get(`
         UPDATE deliveries SET lease_until = ?, lease_owner = ?
         WHERE id = (
           SELECT id FROM deliveries
@@ -159,8 +163,8 @@ export class SqliteCircuits implements CircuitStore {
     // In chunks, within SQLite's limit on bound parameters.
     for (let start = 0; start < ids.length; start += 500) {
       const chunk = ids.slice(start, start + 500)
-      const done = this.#db
-        .prepare(`
+      const done = this.#statements
+        .get(`
           UPDATE deliveries SET next_attempt_at = min(?, coalesce(first_attempt_at, ?) + ?),
             first_attempt_at = coalesce(first_attempt_at, ?), last_error = ?, updated_at = ?,
             lease_until = NULL, lease_owner = NULL

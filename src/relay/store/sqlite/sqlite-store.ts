@@ -13,6 +13,7 @@ import type {
   Store,
 } from '../store'
 import { openSqliteDatabase, type SqliteDatabase } from './schema'
+import { StatementCache } from './statements'
 
 /**
  * Opens the SQLite store at `path` (a file, created when missing, or `':memory:'`). One SQLite
@@ -57,11 +58,13 @@ export class SqliteStore implements Store {
     announce: (change: AudienceChange) => NewDelivery[],
   ) => AudienceChange
   readonly #pruneAll: (before: number, limit: number) => number
+  readonly #statements: StatementCache
   #closed = false
 
   constructor(db: SqliteDatabase, now: () => number = Date.now) {
     this.db = db
     this.#now = now
+    this.#statements = new StatementCache(db)
     // One file, one relay: a lease still standing was taken by this relay's previous run.
     db.prepare('UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_until IS NOT NULL').run()
     this.#insert = db.prepare(`
@@ -155,14 +158,14 @@ export class SqliteStore implements Store {
       },
     )
     this.#pruneAll = db.transaction((before: number, limit: number) => {
-      const ids = db
-        .prepare(`SELECT id FROM deliveries WHERE status = 'delivered' AND updated_at < ? ORDER BY updated_at LIMIT ?`)
+      const ids = this.#statements
+        .get(`SELECT id FROM deliveries WHERE status = 'delivered' AND updated_at < ? ORDER BY updated_at LIMIT ?`)
         .pluck()
         .all(before, limit) as number[]
       if (ids.length === 0) return 0
       const placeholders = ids.map(() => '?').join(',')
-      db.prepare(`DELETE FROM attempts WHERE delivery_id IN (${placeholders})`).run(...ids)
-      return db.prepare(`DELETE FROM deliveries WHERE id IN (${placeholders})`).run(...ids).changes
+      this.#statements.get(`DELETE FROM attempts WHERE delivery_id IN (${placeholders})`).run(...ids)
+      return this.#statements.get(`DELETE FROM deliveries WHERE id IN (${placeholders})`).run(...ids).changes
     })
   }
 
@@ -210,8 +213,8 @@ export class SqliteStore implements Store {
   async failUnconfiguredSources(configured: readonly string[]): Promise<number> {
     const now = this.#now()
     const placeholders = configured.map(() => '?').join(',')
-    return this.db
-      .prepare(`
+    return this.#statements
+      .get(`
         UPDATE deliveries SET status = 'failed', last_error = 'source "' || source || '" is no longer configured', updated_at = ?
         WHERE status = 'pending'${configured.length === 0 ? '' : ` AND source NOT IN (${placeholders})`}`)
       .run(now, ...configured).changes
@@ -232,8 +235,8 @@ export class SqliteStore implements Store {
     }) as DeliveryRow[]
     if (rows.length === 0) return []
     const placeholders = rows.map(() => '?').join(',')
-    const attempts = this.db
-      .prepare(
+    const attempts = this.#statements
+      .get(
         `SELECT delivery_id, at, url, status, error, ms FROM attempts WHERE delivery_id IN (${placeholders}) ORDER BY id`,
       )
       .all(...rows.map((r) => r.id)) as AttemptRow[]
@@ -267,7 +270,7 @@ export class SqliteStore implements Store {
   #forIds(ids: readonly number[], sql: string, params: readonly unknown[]): void {
     for (let start = 0; start < ids.length; start += 500) {
       const chunk = ids.slice(start, start + 500)
-      this.db.prepare(`${sql} (${chunk.map(() => '?').join(',')})`).run(...params, ...chunk)
+      this.#statements.get(`${sql} (${chunk.map(() => '?').join(',')})`).run(...params, ...chunk)
     }
   }
 }
