@@ -2,7 +2,7 @@
 // command a fresh clone needs: it installs the locked dependencies when they are missing or older
 // than package-lock.json, and does nothing (one stat) when they are current.
 import { spawnSync } from 'node:child_process'
-import { statSync } from 'node:fs'
+import { lstatSync, statSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -14,6 +14,12 @@ function mtime(path) {
     return undefined
   }
 }
+
+// A node_modules that is a symlink belongs to another tree (a git worktree sharing it): npm ci
+// here would empty that tree's folder through the link. Leave it alone.
+try {
+  if (lstatSync(new URL('node_modules', `file://${root}/`)).isSymbolicLink()) process.exit(0)
+} catch {}
 
 // npm writes node_modules/.package-lock.json at the end of every install.
 const installed = mtime('node_modules/.package-lock.json')
