@@ -5,6 +5,8 @@ import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../webhooks/
 import type { Destination } from './delivery/destination'
 import { guardedAgent } from './delivery/ssrf'
 import { Worker } from './delivery/worker'
+import { describeStore } from './config/database-value'
+import { configWarnings, privateNetworkWarnings } from './config/startup-warnings'
 import { RelayConfigError } from './errors'
 import { AdminToken, WriteKeys } from './http/auth'
 import { createRouter } from './http/router'
@@ -54,6 +56,11 @@ const SHARED_STORE_POLL_MS = 1000
 export async function createRelay(options: RelayOptions): Promise<Relay> {
   const resolved = resolveRelayOptions(options)
   const forgetSecrets = redactFromLog(secretsOf(resolved))
+  for (const warning of configWarnings(resolved)) log('WARN %s', warning)
+  // Not awaited: a host name's lookup must not hold up the start.
+  void privateNetworkWarnings(resolved).then((warnings) => {
+    for (const warning of warnings) log('WARN %s', warning)
+  })
   const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
   let opened: Store | undefined
   // A probe runs only after a write failed, so only once the store is open.
@@ -128,7 +135,13 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       router,
     )
     const url = await listen(server, resolved)
-    log('listening on %s with %d sources (%s store)', url, sources.length, store.kind)
+    log(
+      'listening on %s with %d %s (%s)',
+      url,
+      sources.length,
+      sources.length === 1 ? 'source' : 'sources',
+      describeStore(resolved.database),
+    )
     worker.wake()
     retention.start()
     const poll = store.kind === 'postgres' ? setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref() : undefined
