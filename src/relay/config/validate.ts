@@ -1,6 +1,4 @@
-import type { WebhookSettings } from '../../webhooks/index'
-import { resolveWebhooks } from '../../webhooks/settings'
-import { WebhookConfigError } from '../../webhooks/errors'
+import { WebhookConfigError, WebhookDestination, type WebhookSettings } from '../../webhooks/index'
 import { isPlainObject } from '../../shared/validate'
 import { RelayConfigError } from '../errors'
 import type {
@@ -49,7 +47,8 @@ const webhookSettings: Rule<WebhookSettings> = (value, field, problems) => {
     return undefined
   }
   try {
-    resolveWebhooks(value)
+    // Building one is cheap and sends nothing: its constructor is the settings' validation.
+    new WebhookDestination(value as unknown as WebhookSettings)
   } catch (error) {
     if (!(error instanceof WebhookConfigError)) throw error
     const prefix = `Invalid webhook setting ${error.setting}: `
