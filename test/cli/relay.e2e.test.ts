@@ -133,8 +133,8 @@ describe.each(STORE_KINDS)('which database (%s)', (kind) => {
       kind === 'sqlite'
         ? `sqlite store at ${database}`
         : `postgres store at ${new URL(database).host}${new URL(database).pathname}`
-    expect(relay.stdout()).toMatch(new RegExp(`listening on http://\\S+ \\(${escape(where)}, from DATABASE_URL\\)\\n`))
-    expect(relay.stderr()).toMatch(new RegExp(`listening on http://\\S+ with 1 source \\(${escape(where)}\\)`))
+    expect(relay.stdout()).toMatch(new RegExp(`listening on http://\\S+ \\(${escapeRegExp(where)}, from DATABASE_URL\\)\\n`))
+    expect(relay.stderr()).toMatch(new RegExp(`listening on http://\\S+ with 1 source \\(${escapeRegExp(where)}\\)`))
   })
 
   it("the config's database beats DATABASE_URL; --database beats both", async () => {
@@ -159,6 +159,6 @@ describe.each(STORE_KINDS)('which database (%s)', (kind) => {
   })
 })
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[$()*+.?[\\\]^{|}/]/g, '\\$&')
 }
