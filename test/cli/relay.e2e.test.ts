@@ -133,7 +133,9 @@ describe.each(STORE_KINDS)('which database (%s)', (kind) => {
       kind === 'sqlite'
         ? `sqlite store at ${database}`
         : `postgres store at ${new URL(database).host}${new URL(database).pathname}`
-    expect(relay.stdout()).toMatch(new RegExp(`listening on http://\\S+ \\(${escapeRegExp(where)}, from DATABASE_URL\\)\\n`))
+    expect(relay.stdout()).toMatch(
+      new RegExp(`listening on http://\\S+ \\(${escapeRegExp(where)}, from DATABASE_URL\\)\\n`),
+    )
     expect(relay.stderr()).toMatch(new RegExp(`listening on http://\\S+ with 1 source \\(${escapeRegExp(where)}\\)`))
   })
 
