@@ -135,13 +135,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       router,
     )
     const url = await listen(server, resolved)
-    log(
-      'listening on %s with %d %s (%s)',
-      url,
-      sources.length,
-      sources.length === 1 ? 'source' : 'sources',
-      describeStore(resolved.database),
-    )
+    log('listening on %s with %d sources (%s)', url, sources.length, describeStore(resolved.database))
     worker.wake()
     retention.start()
     const poll = store.kind === 'postgres' ? setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref() : undefined

@@ -136,7 +136,7 @@ describe.each(STORE_KINDS)('which database (%s)', (kind) => {
     expect(relay.stdout()).toMatch(
       new RegExp(`listening on http://\\S+ \\(${escapeRegExp(where)}, from DATABASE_URL\\)\\n`),
     )
-    expect(relay.stderr()).toMatch(new RegExp(`listening on http://\\S+ with 1 source \\(${escapeRegExp(where)}\\)`))
+    expect(relay.stderr()).toMatch(new RegExp(`listening on http://\\S+ with 1 sources? \\(${escapeRegExp(where)}\\)`))
   })
 
   it("the config's database beats DATABASE_URL; --database beats both", async () => {
