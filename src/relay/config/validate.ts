@@ -1,4 +1,5 @@
 import { WebhookConfigError, WebhookDestination, type WebhookSettings } from '../../webhooks/index'
+import { didYouMean } from '../../shared/nearest-name'
 import { isPlainObject } from '../../shared/validate'
 import { RelayConfigError } from '../errors'
 import type {
@@ -53,11 +54,19 @@ const webhookSettings: Rule<WebhookSettings> = (value, field, problems) => {
     if (!(error instanceof WebhookConfigError)) throw error
     const prefix = `Invalid webhook setting ${error.setting}: `
     const problem = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
-    problems.add(error.setting === 'settings' ? field : `${field}.${error.setting}`, problem)
+    problems.add(error.setting === 'settings' ? field : `${field}.${error.setting}`, withHint(problem, error.setting))
     return undefined
   }
   // A deep copy, so later changes to the caller's objects never reach the running relay.
   return structuredClone(value) as unknown as WebhookSettings
+}
+
+// The destination lists the keys it allows in its own message ("allowed: url, headers"); the
+// nearest of them is named as everywhere else in the config.
+function withHint(problem: string, setting: string): string {
+  const allowed = /is not a known setting; allowed: (.+)$/.exec(problem)?.[1]
+  if (allowed === undefined) return problem
+  return `${problem}${didYouMean(setting.split('.').at(-1)!, allowed.split(', '))}`
 }
 
 const DESTINATION_RULES: RulesOf<SourceDestinations> = { Webhooks: webhookSettings }

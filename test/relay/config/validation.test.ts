@@ -55,6 +55,14 @@ describe('an unknown key, at any depth', () => {
       sources: [{ ...source, destinations: { Webhooks: { webhooks: [{ url: 'https://a.example/', header: {} }] } } }],
     })
     expect(problem!.field).toBe('sources[0].destinations.Webhooks.webhooks[0].header')
+    expect(problem!.message).toMatch(/is not a known setting; allowed: url, headers \(did you mean `headers`\?\)$/)
+    const [secret] = problemsOf({
+      sources: [{ ...source, destinations: { Webhooks: { ...webhooks, sharedSecrett: 'x' } } }],
+    })
+    expect(secret).toMatchObject({
+      field: 'sources[0].destinations.Webhooks.sharedSecrett',
+      message: expect.stringMatching(/\(did you mean `sharedSecret`\?\)$/),
+    })
   })
 
   it('lists every known key, taken from the rules validation reads', () => {
