@@ -1,7 +1,8 @@
 import { env, stderr, stdout } from 'node:process'
 import { parseArgs } from 'node:util'
 import { createRelay, loadRelayConfig, type Relay } from '../relay/index'
-import { type LogFormat, logFormatFrom, writeLogTo } from '../relay/log'
+import { type LogFormat, logFormatFrom } from '../relay/log'
+import { nonBlockingStderr, writeLogTo } from '../relay/log-sink'
 
 const USAGE = 'usage: tracklet relay --config tracklet.config.json [--database postgres://… | FILE]'
 
@@ -39,13 +40,13 @@ export async function runRelay(args: string[]): Promise<number> {
     stderr.write(`tracklet relay: ${(error as Error).message}\n`)
     return 2
   }
-  const stopLogging = writeLogTo(stderr, format)
+  const stopLogging = writeLogTo(nonBlockingStderr(), format)
   let relay: Relay
   try {
     const options = await loadRelayConfig(configPath)
     relay = await createRelay(database === undefined ? options : { ...options, database })
   } catch (error) {
-    stopLogging()
+    await stopLogging()
     stderr.write(`tracklet relay: ${(error as Error).message}\n`)
     return 1
   }
@@ -57,6 +58,6 @@ export async function runRelay(args: string[]): Promise<number> {
   })
   stdout.write(`tracklet relay: ${signal} received, closing\n`)
   await relay.close()
-  stopLogging()
+  await stopLogging()
   return 0
 }

@@ -1,6 +1,7 @@
 import { describe, isNonEmptyString, isPlainObject } from '../shared/validate'
 import type { WebhookSettings } from '../webhooks/index'
 import { RelayConfigError } from './errors'
+import { LOG_LEVELS, type LogLevel, logLevelFrom } from './log'
 import { DESTINATION_NAMES } from './sources'
 
 /** The destinations a source sends to, by name. Keys are case sensitive. */
@@ -82,6 +83,12 @@ export interface RelayOptions {
    * receiver that answers slowly is not flooded; deliveries to other URLs keep flowing. @default 32
    */
   maxInFlightPerUrl?: number
+  /**
+   * The least severe level the log writes: `error`, `warn`, `info` or `debug` (one line per
+   * delivered message). When not given, the `LOG_LEVEL` environment variable, then `info`.
+   * @default 'info'
+   */
+  logLevel?: LogLevel
 }
 
 /**
@@ -119,6 +126,7 @@ export interface ResolvedRelayOptions {
   maxHeaderSize: number
   breaker: Required<BreakerOptions>
   maxInFlightPerUrl: number
+  logLevel: LogLevel
 }
 
 const DEFAULTS = Object.freeze({
@@ -142,7 +150,14 @@ const BREAKER_DEFAULTS: Readonly<Required<BreakerOptions>> = Object.freeze({
   maxProbeInterval: 5000,
 })
 
-const KNOWN_OPTIONS = new Set([...Object.keys(DEFAULTS), 'adminToken', 'metricsToken', 'sources', 'breaker'])
+const KNOWN_OPTIONS = new Set([
+  ...Object.keys(DEFAULTS),
+  'adminToken',
+  'metricsToken',
+  'sources',
+  'breaker',
+  'logLevel',
+])
 
 /**
  * Validates relay options (from code or a parsed config file) and applies the defaults.
@@ -176,6 +191,7 @@ export function resolveRelayOptions(input: unknown): ResolvedRelayOptions {
     maxHeaderSize: integer(input, 'maxHeaderSize', DEFAULTS.maxHeaderSize, 1024, 1_048_576),
     breaker: resolveBreaker(input['breaker']),
     maxInFlightPerUrl: integer(input, 'maxInFlightPerUrl', DEFAULTS.maxInFlightPerUrl, 1, 10_000),
+    logLevel: resolveLogLevel(input['logLevel']),
   }
 }
 
@@ -313,4 +329,18 @@ function boolean(input: Record<string, unknown>, key: string, fallback: boolean)
   if (value === undefined) return fallback
   if (typeof value !== 'boolean') throw new RelayConfigError(key, `must be true or false, got ${describe(value)}`)
   return value
+}
+
+// The option, else LOG_LEVEL (so an operator can turn on debug without editing the file), else info.
+function resolveLogLevel(given: unknown): LogLevel {
+  if (given !== undefined) {
+    try {
+      return logLevelFrom(given, 'logLevel')
+    } catch (error) {
+      throw new RelayConfigError('logLevel', `must be one of ${LOG_LEVELS.join(', ')}, got ${describe(given)}`, {
+        cause: error,
+      })
+    }
+  }
+  return logLevelFrom(process.env['LOG_LEVEL'])
 }
