@@ -1,5 +1,10 @@
 // npm run bench:relay — pushes messages SDK → relay (each in its own process) → outbox → webhook
 // → a local receiver, and prints, beside baselines measured in the same run:
+//   - each path alone: ingest only (the webhook never answers, so delivery holds back after its
+//     first requests) against the raw insert baseline; then delivery only (a relay started on that
+//     filled outbox) against the raw delivery baseline; for each, msgs/s and relay CPU µs per
+//     message, and on PostgreSQL the server's CPU and WAL bytes per message;
+//   - both at once (the burst below):
 //   - ingest (messages/s acknowledged, i.e. durably written) against the store's raw insert
 //     baseline (batched inserts into the same kind of database, with the relay's durability);
 //   - delivery (messages/s reaching the receiver) against the raw delivery baseline (the same
@@ -21,9 +26,11 @@ import http from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { Agent, request } from 'undici'
 import { Analytics } from '../dist/index.js'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
 import { deliveryBaseline } from './delivery-baseline.mjs'
+import { measureServer } from './pg-server-cost.mjs'
 import { countStatements, DELIVERY_KINDS, resetStatements } from './pg-round-trips.mjs'
 import { postgresInsertBaseline, sqliteInsertBaseline } from './store-baselines.mjs'
 
@@ -94,7 +101,28 @@ function startReceiver() {
   )
 }
 
-function startRelay(receiverUrl, database, index) {
+// A receiver that takes requests and never answers: the relay's requests in flight stay so, and
+// with them its delivery (a timeout far off keeps them from failing meanwhile).
+function startHoldingReceiver() {
+  const held = []
+  const server = http.createServer((req, res) => {
+    req.resume()
+    held.push(res)
+  })
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}/hold`,
+        close: () => {
+          server.closeAllConnections()
+          server.close()
+        },
+      }),
+    ),
+  )
+}
+
+function startRelay(receiverUrl, database, index, extra = {}) {
   const child = fork(
     new URL('./relay-server.mjs', import.meta.url),
     [
@@ -102,6 +130,7 @@ function startRelay(receiverUrl, database, index) {
         port: 0,
         database,
         allowPrivateNetworks: true,
+        ...extra,
         ...(process.env.BENCH_CONCURRENCY ? { concurrency: Number(process.env.BENCH_CONCURRENCY) } : {}),
         ...(process.env.BENCH_MAX_IN_FLIGHT_PER_URL
           ? { maxInFlightPerUrl: Number(process.env.BENCH_MAX_IN_FLIGHT_PER_URL) }
@@ -128,11 +157,45 @@ function startRelay(receiverUrl, database, index) {
   const next = () => new Promise((resolve) => child.once('message', resolve))
   return next().then(({ url }) => ({
     url,
+    /** CPU ms the relay process has used so far. */
+    usage: () => {
+      child.send('usage')
+      return next().then(({ cpuMs }) => cpuMs)
+    },
+    kill: () => new Promise((resolve) => child.once('exit', resolve).kill('SIGKILL')),
     stop: () => {
       child.send('stop')
       return next()
     },
   }))
+}
+
+// Requests in flight at once in the ingest-only phase: enough to keep one relay busy.
+const INGEST_IN_FLIGHT = 8
+
+/** POSTs each body `inFlight` at a time with undici keep-alive; resolves with the messages refused. */
+async function postBatches(url, bodies, inFlight) {
+  const agent = new Agent({ connections: inFlight, keepAliveTimeout: 30_000 })
+  const authorization = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`
+  let next = 0
+  let failed = 0
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++]
+        const response = await request(url, {
+          method: 'POST',
+          dispatcher: agent,
+          headers: { authorization, 'content-type': 'application/json' },
+          body,
+        })
+        await response.body.dump()
+        if (response.statusCode !== 200) failed += FLUSH_AT
+      }
+    }),
+  )
+  await agent.close()
+  return failed
 }
 
 /** Sends `count` track calls through the SDK; resolves when every one is acknowledged. */
@@ -195,11 +258,63 @@ const raw = await deliveryBaseline(
 )
 await rawPhase.all
 
+// Each path alone, on one relay and a fresh store. Ingest only: the webhook never answers, so the
+// relay's first requests stay in flight and nothing else is delivered. Then delivery only: that
+// relay is killed and another started on the filled outbox.
+async function measurePathsAlone() {
+  const database = await newDatabase()
+  const holding = await startHoldingReceiver()
+  // A short lease, so that on PostgreSQL the killed relay's few leased deliveries are free soon.
+  const LEASE_MS = 2000
+  const ingesting = await startRelay(holding.url, database, 'ingest-only', {
+    webhookTimeout: 600_000,
+    leaseTimeout: LEASE_MS,
+  })
+  const serverIngest = server ? await measureServer(server) : undefined
+  // Batches built and serialised beforehand, POSTed by a few loops: the load is the relay's, not a client's.
+  const bodies = []
+  for (let i = 0; i < N; i += FLUSH_AT) {
+    const batch = []
+    for (let j = i; j < Math.min(N, i + FLUSH_AT); j++) {
+      batch.push({ type: 'track', messageId: `alone-${j}`, timestamp: new Date().toISOString(), ...message(j) })
+    }
+    bodies.push(JSON.stringify({ batch, sentAt: new Date().toISOString() }))
+  }
+  const cpuBefore = await ingesting.usage()
+  const started = performance.now()
+  const failed = await postBatches(`${ingesting.url}/v1/batch`, bodies, INGEST_IN_FLIGHT)
+  const ingest = {
+    ms: performance.now() - started,
+    failed,
+    cpuUs: ((await ingesting.usage()) - cpuBefore) * 1000,
+    server: await serverIngest?.stop(),
+  }
+  await ingesting.kill()
+  holding.close()
+  if (server) await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 200))
+
+  const phase = receiver.expect(N)
+  const delivering = await startRelay(receiver.url, database, 'delivery-only')
+  const serverDelivery = server ? await measureServer(server) : undefined
+  const deliveryCpuBefore = await delivering.usage()
+  const deliveryStarted = performance.now()
+  await phase.all
+  const delivery = {
+    ms: phase.lastAt - deliveryStarted,
+    cpuUs: ((await delivering.usage()) - deliveryCpuBefore) * 1000,
+    server: await serverDelivery?.stop(),
+  }
+  await delivering.stop()
+  return { ingest, delivery }
+}
+const alone = await measurePathsAlone()
+
 const runs = []
 for (const k of RELAY_COUNTS) {
   const database = await newDatabase()
   const relays = await Promise.all(Array.from({ length: k }, (_, i) => startRelay(receiver.url, database, i)))
   if (server) await resetStatements(database)
+  const serverBoth = server ? await measureServer(server) : undefined
 
   // Throughput: N messages as fast as one SDK client per relay takes them, split evenly.
   const burst = receiver.expect(N)
@@ -217,6 +332,7 @@ for (const k of RELAY_COUNTS) {
   const failed = sent.reduce((sum, s) => sum + s.failed, 0)
   await burst.all
   const statements = server ? await countStatements(database) : undefined
+  const serverCost = await serverBoth?.stop()
 
   // Latency without a backlog: 2,000 messages at about 1,000 a second, default batching (flushAt 20).
   const PACED = 2000
@@ -238,6 +354,7 @@ for (const k of RELAY_COUNTS) {
     cpuUsPerMessage: (stopped.reduce((sum, s) => sum + s.cpuMs, 0) * 1000) / (N + PACED),
     peakRss: stopped.map((s) => s.maxRssBytes),
     statements,
+    serverCost,
   })
 }
 receiver.close()
@@ -261,6 +378,26 @@ console.log(
 console.log(
   `  baseline   raw delivery, signed POSTs with undici keep-alive, ${IN_FLIGHT} in flight: ${fmt(rawRate)} msgs/s, ${Math.round(raw.cpuUs / N)} µs CPU each`,
 )
+const perMessage = (cost) =>
+  cost === undefined
+    ? ''
+    : `; PostgreSQL ${Math.round((cost.cpuMs * 1000) / N)} µs CPU and ${fmt(Math.round(cost.walBytes / N))} bytes of WAL per message`
+const rawCpuUs = raw.cpuUs / N
+console.log('  each path alone, 1 relay:')
+{
+  const ingestRate = (N - alone.ingest.failed) / (alone.ingest.ms / 1000)
+  console.log(
+    `    ingest only   ${fmt(Math.round(ingestRate))} msgs/s (${(ingestRate / insertRate).toFixed(2)}× the faster insert baseline; aim ≥ 0.5×), relay ${Math.round(alone.ingest.cpuUs / N)} µs CPU per message${perMessage(alone.ingest.server)}${alone.ingest.failed ? `, ${alone.ingest.failed} failed` : ''}`,
+  )
+  const deliveryRate = N / (alone.delivery.ms / 1000)
+  console.log(
+    `    delivery only ${fmt(Math.round(deliveryRate))} msgs/s (${(deliveryRate / rawRate).toFixed(2)}× raw delivery; aim ≥ 0.8×), relay ${Math.round(alone.delivery.cpuUs / N)} µs CPU per message (${(alone.delivery.cpuUs / N / rawCpuUs).toFixed(2)}× the raw sender's)${perMessage(alone.delivery.server)}`,
+  )
+  const total = (alone.ingest.cpuUs + alone.delivery.cpuUs) / N
+  console.log(
+    `    both paths    relay ${Math.round(total)} µs CPU per delivered message, ingest included (${(total / rawCpuUs).toFixed(2)}× the raw sender's ${Math.round(rawCpuUs)} µs per POST; aim ≤ 1.3×)`,
+  )
+}
 for (const run of runs) {
   const label = `${run.k} relay${run.k === 1 ? '' : 's'}`
   const ingestRate = (N - run.failed) / (run.ingestMs / 1000)
@@ -284,4 +421,5 @@ for (const run of runs) {
   console.log(
     `    relay      CPU ${Math.round(run.cpuUsPerMessage)} µs per delivered message (ingest included, all relays), peak RSS ${run.peakRss.map((b) => `${(b / 1e6).toFixed(0)} MB`).join(' / ')}`,
   )
+  if (run.serverCost) console.log(`    server     burst${perMessage(run.serverCost)}`)
 }

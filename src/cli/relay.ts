@@ -4,7 +4,8 @@ import { RELAY_DEFAULTS } from '../relay/config/defaults'
 import { configWarnings, privateNetworkWarnings } from '../relay/config/startup-warnings'
 import { validateRelayOptions } from '../relay/config/validate'
 import { createRelay, loadRelayConfig, type Relay, RelayConfigError, type RelayOptions } from '../relay/index'
-import { type LogFormat, logFormatFrom, writeLogTo } from '../relay/log'
+import { type LogFormat, logFormatFrom, plural } from '../relay/log'
+import { nonBlockingStderr, writeLogTo } from '../relay/log-sink'
 import { parseRelayArgs, type RelayArgs } from './relay-args'
 
 const EXIT_OK = 0
@@ -42,12 +43,12 @@ export async function runRelay(args: string[]): Promise<number> {
   const { options: final, origins } = withOverrides(options, parsed)
   if (parsed.check) return check(final, origins)
 
-  const stopLogging = writeLogTo(stderr, format)
+  const stopLogging = writeLogTo(nonBlockingStderr(), format)
   let relay: Relay
   try {
     relay = await createRelay(final)
   } catch (error) {
-    stopLogging()
+    await stopLogging()
     return failed(error, origins)
   }
   stdout.write(`tracklet relay listening on ${relay.url} (${storeLine(final, origins)})\n`)
@@ -58,7 +59,7 @@ export async function runRelay(args: string[]): Promise<number> {
   })
   stdout.write(`tracklet relay: ${signal} received, closing\n`)
   await relay.close()
-  stopLogging()
+  await stopLogging()
   return EXIT_OK
 }
 
@@ -114,8 +115,4 @@ function failed(error: unknown, origins: Origins = {}): number {
     stderr.write(`tracklet relay: ${(error as Error).message}\n`)
   }
   return EXIT_FAILED
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`
 }

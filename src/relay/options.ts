@@ -1,6 +1,7 @@
 import type { WebhookSettings } from '../webhooks/index'
 import { validateRelayOptions } from './config/validate'
 import type { RelayConfigError } from './errors'
+import type { LogLevel } from './log'
 
 /** The destinations a source sends to, by name. Keys are case sensitive. */
 export interface SourceDestinations {
@@ -81,6 +82,12 @@ export interface RelayOptions {
    * receiver that answers slowly is not flooded; deliveries to other URLs keep flowing. @default 32
    */
   maxInFlightPerUrl?: number
+  /**
+   * The least severe level the log writes: `error`, `warn`, `info` or `debug` (one line per
+   * delivered message). When not given, the `LOG_LEVEL` environment variable, then `info`.
+   * @default 'info'
+   */
+  logLevel?: LogLevel
 }
 
 /**
@@ -118,6 +125,7 @@ export interface ResolvedRelayOptions {
   maxHeaderSize: number
   breaker: Required<BreakerOptions>
   maxInFlightPerUrl: number
+  logLevel: LogLevel
 }
 
 /**

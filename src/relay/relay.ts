@@ -11,7 +11,7 @@ import { RelayConfigError } from './errors'
 import { AdminToken, WriteKeys } from './http/auth'
 import { createRouter } from './http/router'
 import { GroupCommit } from './ingest/group-commit'
-import { log, redactFromLog } from './log'
+import { log, plural, redactFromLog, useLogLevel } from './log'
 import { StoreHealth } from './ops/health'
 import { RelayMetrics } from './ops/metrics'
 import { pageRoutes } from './ops/page/page-routes'
@@ -56,11 +56,11 @@ const SHARED_STORE_POLL_MS = 1000
 export async function createRelay(options: RelayOptions): Promise<Relay> {
   const resolved = resolveRelayOptions(options)
   const forgetSecrets = redactFromLog(secretsOf(resolved))
-  for (const warning of configWarnings(resolved)) log('WARN %s', warning)
+  const releaseLogLevel = useLogLevel(resolved.logLevel)
+  const warn = (warning: string) => log.warn(warning, { event: 'config-warning' })
+  for (const warning of configWarnings(resolved)) warn(warning)
   // Not awaited: a host name's lookup must not hold up the start.
-  void privateNetworkWarnings(resolved).then((warnings) => {
-    for (const warning of warnings) log('WARN %s', warning)
-  })
+  void privateNetworkWarnings(resolved).then((warnings) => warnings.forEach(warn))
   const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
   let opened: Store | undefined
   // A probe runs only after a write failed, so only once the store is open.
@@ -73,7 +73,16 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     // Deliveries that were in flight when the relay last stopped are still pending: due once
     // their leases are void (at once on SQLite; after leaseTimeout on a shared PostgreSQL).
     const orphaned = await store.failUnconfiguredSources(resolved.sources.map((s) => s.name))
-    if (orphaned > 0) log('dead-lettered %d pending deliveries of sources no longer configured', orphaned)
+    if (orphaned > 0) {
+      log.warn(
+        `dead-lettered ${plural(orphaned, 'pending delivery', 'pending deliveries')} of sources no longer configured`,
+        {
+          event: 'dead-lettered',
+          reason: 'source-unconfigured',
+          count: orphaned,
+        },
+      )
+    }
 
     const sources: RoutedSource[] = resolved.sources.map((s) => ({
       name: s.name,
@@ -135,7 +144,11 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       router,
     )
     const url = await listen(server, resolved)
-    log('listening on %s with %d sources (%s)', url, sources.length, describeStore(resolved.database))
+    // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.
+    log.info(`listening on ${url} with ${plural(sources.length, 'source')} (${describeStore(resolved.database)})`, {
+      event: 'listening',
+      url,
+    })
     worker.wake()
     retention.start()
     const poll = store.kind === 'postgres' ? setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref() : undefined
@@ -145,6 +158,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
         clearInterval(poll)
         await shutdown(server, worker, commits, retention, agent, health, store)
         forgetSecrets()
+        releaseLogLevel()
       }),
     }
   } catch (error) {
@@ -152,6 +166,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     await opened?.close()
     await agent.close()
     forgetSecrets()
+    releaseLogLevel()
     throw error
   }
 }
@@ -212,7 +227,7 @@ async function shutdown(
   await retention.stop()
   health.stop()
   await store.close()
-  log('closed')
+  log.info('closed', { event: 'closed' })
 }
 
 function once(fn: () => Promise<void>): () => Promise<void> {

@@ -2,6 +2,7 @@ import { format } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import createDebug from 'debug'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { useLogLevel } from '../../src/relay/log'
 import type { Relay } from '../../src/relay/index'
 import { adminGet, basic, type Receiver, startReceiver, startRelay, track, waitFor, WRITE_KEY } from './helpers'
 import { postBytes } from './ingest-helpers'
@@ -88,6 +89,8 @@ describe('the write key in the body', () => {
     const previous = createDebug.log
     createDebug.log = (...args: unknown[]) => void lines.push(format(...args))
     createDebug.enable('tracklet:*')
+    // Refusals and deliveries are one line each, at debug.
+    const releaseLevel = useLogLevel('debug')
     try {
       await postBytes(
         `${relay.url}/v1/batch`,
@@ -97,6 +100,7 @@ describe('the write key in the body', () => {
       await postBytes(`${relay.url}/v1/batch`, body({ batch: [track()], writeKey: 'SECRET-GUESS' }), noAuth)
       await postBytes(`${relay.url}/v1/track`, body({ userId: 'u', writeKey: 'SECRET-GUESS' }), noAuth)
     } finally {
+      releaseLevel()
       createDebug.log = previous
       createDebug.disable()
     }

@@ -3,6 +3,7 @@ import { format } from 'node:util'
 import createDebug from 'debug'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
+import { useLogLevel } from '../../src/relay/log'
 import type { Relay } from '../../src/relay/index'
 import {
   admin,
@@ -89,6 +90,8 @@ describe('logs', () => {
     const previous = createDebug.log
     createDebug.log = (...args: unknown[]) => void lines.push(format(...args))
     createDebug.enable('tracklet:*')
+    // Refusals and deliveries are one line each, at debug.
+    const releaseLevel = useLogLevel('debug')
     try {
       receiver = await startReceiver()
       let calls = 0
@@ -131,6 +134,7 @@ describe('logs', () => {
       }
       await relay.close()
     } finally {
+      releaseLevel()
       createDebug.log = previous
       createDebug.disable()
     }

@@ -2,7 +2,7 @@ import { format } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Destination, DestinationResult } from '../../src/relay/delivery/destination'
 import { Worker } from '../../src/relay/delivery/worker'
-import { log } from '../../src/relay/log'
+import { log, useLogLevel } from '../../src/relay/log'
 import { openSqliteStore, type SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
 import { nextAttemptAt } from '../../src/webhooks/index'
 
@@ -10,13 +10,17 @@ const SECRET_URL = 'https://hooks.example.com/in/abc?token=tok-s3cret-123&x=1'
 let lines: string[]
 let outbox: SqliteStore | undefined
 const saved = { enabled: log.enabled, log: log.log }
+let releaseLevel: () => void
 
 beforeEach(() => {
   lines = []
+  // Failed attempts that will be retried are logged at debug, one line each.
+  releaseLevel = useLogLevel('debug')
   log.enabled = true
   log.log = (...args: unknown[]) => lines.push(format(...args))
 })
 afterEach(() => {
+  releaseLevel()
   log.enabled = saved.enabled
   log.log = saved.log
   void outbox?.close()

@@ -106,7 +106,7 @@ async function startRelayProcess(config: string, database: string, viaEnv = fals
   const args = [cli, 'relay', '--config', config, ...(viaEnv ? [] : ['--database', database])]
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, DEBUG: 'tracklet:relay', ...(viaEnv ? { DATABASE_URL: database } : {}) },
+    env: { ...process.env, DEBUG: 'tracklet:relay', LOG_LEVEL: 'debug', ...(viaEnv ? { DATABASE_URL: database } : {}) },
   })
   children.push(child)
   let output = ''
@@ -173,7 +173,8 @@ describe('two relays on one PostgreSQL database', () => {
       [],
     )
     expect((await sql<{ n: number }>(database, 'SELECT count(*)::int AS n FROM attempts'))[0]!.n).toBe(5000)
-    // Both did part of the work.
+    // Both did part of the work (log lines are written asynchronously: wait for them).
+    await waitFor(() => (deliveredBy(a) + deliveredBy(b) >= 5000 ? true : undefined), 'every delivered line')
     expect(deliveredBy(a)).toBeGreaterThan(0)
     expect(deliveredBy(b)).toBeGreaterThan(0)
     expect(deliveredBy(a) + deliveredBy(b)).toBe(5000)

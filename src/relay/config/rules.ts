@@ -95,6 +95,15 @@ export const secret: Rule<string> = (value, field, problems) => {
   return undefined
 }
 
+/** One of `values` (names, not secrets: a wrong one is shown as given). */
+export function oneOf<T extends string>(values: readonly T[]): Rule<T> {
+  return (value, field, problems) => {
+    if ((values as readonly unknown[]).includes(value)) return value as T
+    problems.add(field, `must be one of ${values.join(', ')}, got ${describe(value)}`)
+    return undefined
+  }
+}
+
 /** An array whose items each pass `item`; `what` says what the array holds, for its message. */
 export function listOf<T>(item: Rule<T>, what: string): Rule<T[]> {
   return (value, field, problems) => {

@@ -2,6 +2,7 @@ import { WebhookConfigError, WebhookDestination, type WebhookSettings } from '..
 import { didYouMean } from '../../shared/nearest-name'
 import { isPlainObject } from '../../shared/validate'
 import { RelayConfigError } from '../errors'
+import { LOG_LEVELS, type LogLevel, logLevelFrom } from '../log'
 import type {
   BreakerOptions,
   RelayOptions,
@@ -19,6 +20,7 @@ import {
   integer,
   listOf,
   objectOf,
+  oneOf,
   type Rule,
   type RulesOf,
   secret,
@@ -97,6 +99,7 @@ const OPTION_RULES: RulesOf<RelayOptions> = {
   maxHeaderSize: integer(1024, 1_048_576),
   breaker: objectOf(BREAKER_RULES, 'a breaker option'),
   maxInFlightPerUrl: integer(1, 10_000),
+  logLevel: oneOf(LOG_LEVELS),
 }
 
 /** Every option a relay (and its config file) takes, at the top level. */
@@ -158,6 +161,7 @@ export function validateRelayOptions(input: unknown, problems = new ConfigProble
       `must be at least breaker.probeInterval (${breaker.probeInterval}), got ${breaker.maxProbeInterval}`,
     )
   }
+  const logLevel = given.logLevel ?? logLevelFromEnv(problems)
   const [first] = problems.list
   if (first !== undefined) throw new RelayConfigError(first.field, first.message, { problems: problems.list })
   return {
@@ -167,5 +171,16 @@ export function validateRelayOptions(input: unknown, problems = new ConfigProble
     metricsToken: given.metricsToken,
     sources: given.sources ?? [],
     breaker,
+    logLevel,
+  }
+}
+
+// Without the option, LOG_LEVEL (so an operator can turn on debug without editing the file).
+function logLevelFromEnv(problems: ConfigProblems): LogLevel {
+  try {
+    return logLevelFrom(process.env['LOG_LEVEL'])
+  } catch (error) {
+    problems.add('LOG_LEVEL', (error as Error).message.replace(/^LOG_LEVEL /, ''))
+    return 'info'
   }
 }

@@ -103,11 +103,9 @@ export class Reports {
         batch.delete(url)
       } catch (error) {
         this.#retryMs = nextBackoff(this.#retryMs)
-        log(
-          'ERROR could not record the circuit of %s: %s; writing again in %d ms',
-          redactUrl(url),
-          (error as Error).message,
-          this.#retryMs,
+        log.error(
+          `could not record the circuit of ${redactUrl(url)}: ${(error as Error).message}; writing again in ${this.#retryMs} ms`,
+          { event: 'circuit-record-failed', url },
         )
         break
       }

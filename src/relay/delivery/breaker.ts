@@ -1,5 +1,5 @@
 import { redactUrl } from '../../shared/redact-url'
-import { log } from '../log'
+import { log, logTime, plural } from '../log'
 import type { Circuit, CircuitState, CircuitStore, Route } from '../store/circuits'
 import { type BreakerPolicy, nextProbeAt, verdictOf } from './breaker-policy'
 import type { DestinationRequest } from './destination'
@@ -123,7 +123,13 @@ export class Breaker {
       circuit: (url) => this.#view.get(url),
       adopt: (circuit) => this.#adopt(circuit),
       closed: (url, woken) => {
-        log('circuit of %s closed: the probe was answered; %d waiting deliveries are due now', redactUrl(url), woken)
+        log.warn(
+          `circuit of ${redactUrl(url)} closed: the probe was answered; ${plural(woken, 'waiting delivery is', 'waiting deliveries are')} due now`,
+          {
+            event: 'circuit-closed',
+            url,
+          },
+        )
         this.#forget(url)
         this.#run.set(url, 0)
         this.#host.wakeAll()
@@ -254,7 +260,7 @@ export class Breaker {
       }
       for (const url of urls) if (!seen.has(url)) this.#forget(url)
     } catch (error) {
-      log('ERROR could not read the circuits: %s', (error as Error).message)
+      log.error(`could not read the circuits: ${(error as Error).message}`, { event: 'circuits-read-failed' })
     } finally {
       this.#busy--
       this.#host.settled()
@@ -294,7 +300,13 @@ export class Breaker {
       const { wasOpen, woken } = await this.#circuits.succeed(url, routes, now)
       this.#forget(url)
       if (wasOpen) {
-        log('circuit of %s closed: a request was answered; %d waiting deliveries are due now', redactUrl(url), woken)
+        log.warn(
+          `circuit of ${redactUrl(url)} closed: a request was answered; ${plural(woken, 'waiting delivery is', 'waiting deliveries are')} due now`,
+          {
+            event: 'circuit-closed',
+            url,
+          },
+        )
         this.#host.wakeAll()
       }
     }
@@ -325,12 +337,9 @@ export class Breaker {
     const open = this.#isOpen(url)
     if (open) {
       if (!wasOpen) {
-        log(
-          'circuit of %s open after %d failed requests (%s); next probe at %s',
-          redactUrl(url),
-          circuit.failures,
-          circuit.lastError,
-          new Date(circuit.nextProbeAt ?? 0).toISOString(),
+        log.warn(
+          `circuit of ${redactUrl(url)} open after ${plural(circuit.failures, 'failed request')} (${circuit.lastError}); next probe at ${logTime(circuit.nextProbeAt ?? 0)}`,
+          { event: 'circuit-opened', url, failures: circuit.failures },
         )
       }
       this.#prober.arm(circuit)

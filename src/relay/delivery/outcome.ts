@@ -1,5 +1,5 @@
 import { redactUrl } from '../../shared/redact-url'
-import { log } from '../log'
+import { type LogFields, log, logTime } from '../log'
 import type { AttemptOutcome, DueDelivery } from '../store/store'
 import { validRetryAfter } from '../../shared/retry'
 import { decideNextStep } from '../../webhooks/index'
@@ -27,7 +27,13 @@ export interface SettledInput {
 export function outcomeOf({ delivery, at, result, skipped, schedule, now }: SettledInput): AttemptOutcome {
   const base = { id: delivery.id, at, requests: result.attempts }
   if (result.ok) {
-    log('delivery %d of source %s delivered', delivery.id, delivery.source)
+    // One line per message: debug only (at info it would be most of the log, and cost CPU).
+    if (log.isLevelEnabled('debug')) {
+      log.debug(`delivery ${delivery.id} of source ${delivery.source} delivered`, {
+        event: 'delivered',
+        ...fieldsOf(delivery),
+      })
+    }
     return { ...base, next: { status: 'delivered' } }
   }
   // The stored error (admin-only) keeps whole URLs; the log shows them without query strings.
@@ -35,11 +41,9 @@ export function outcomeOf({ delivery, at, result, skipped, schedule, now }: Sett
   const error = [describeFailure(result), ...skipped.map((s) => `skipped ${s}`)].join('; ')
   const logged = describeFailure(result, redactUrl)
   if (result.retryAfterMs !== undefined && validRetryAfter(result.retryAfterMs) === undefined) {
-    log(
-      'delivery %d of source %s: ignoring a Retry-After of %s ms (not a finite number ≥ 0)',
-      delivery.id,
-      delivery.source,
-      result.retryAfterMs,
+    log.warn(
+      `delivery ${delivery.id} of source ${delivery.source}: ignoring a Retry-After of ${result.retryAfterMs} ms (not a finite number ≥ 0)`,
+      { event: 'retry-after-ignored', ...fieldsOf(delivery) },
     )
   }
   const decision = decideNextStep(
@@ -51,14 +55,27 @@ export function outcomeOf({ delivery, at, result, skipped, schedule, now }: Sett
       // decideNextStep answers this only for an ok result, handled above.
       return { ...base, next: { status: 'delivered' } }
     case 'retry':
-      log('delivery %d of source %s failed (%s); next attempt at %d', delivery.id, delivery.source, logged, decision.at)
+      if (log.isLevelEnabled('debug')) {
+        log.debug(
+          `delivery ${delivery.id} of source ${delivery.source} failed (${logged}); next attempt at ${logTime(decision.at)}`,
+          { event: 'retry-scheduled', ...fieldsOf(delivery), nextAttemptAt: logTime(decision.at) },
+        )
+      }
       return { ...base, next: { status: 'pending', nextAttemptAt: decision.at, error } }
     case 'give-up':
       if (decision.why === 'window-spent') {
-        log('delivery %d of source %s dead-lettered: retry window spent (%s)', delivery.id, delivery.source, logged)
+        log.warn(`delivery ${delivery.id} of source ${delivery.source} dead-lettered: retry window spent (${logged})`, {
+          event: 'dead-lettered',
+          reason: 'window-spent',
+          ...fieldsOf(delivery),
+        })
         return { ...base, next: { status: 'failed', error: `retry window spent; last error: ${error}` } }
       }
-      log('delivery %d of source %s dead-lettered: not retryable (%s)', delivery.id, delivery.source, logged)
+      log.warn(`delivery ${delivery.id} of source ${delivery.source} dead-lettered: not retryable (${logged})`, {
+        event: 'dead-lettered',
+        reason: 'not-retryable',
+        ...fieldsOf(delivery),
+      })
       return { ...base, next: { status: 'failed', error } }
   }
 }
@@ -71,16 +88,26 @@ export function crashedOutcome(
   requests: AttemptOutcome['requests'] = [],
 ): AttemptOutcome {
   const message = error instanceof Error ? error.message : String(error)
-  log(
-    'delivery %d of source %s dead-lettered: the worker failed on its outcome: %s',
-    delivery.id,
-    delivery.source,
-    error instanceof Error ? (error.stack ?? message) : message,
+  log.error(
+    `delivery ${delivery.id} of source ${delivery.source} dead-lettered: the worker failed on its outcome: ${
+      error instanceof Error ? (error.stack ?? message) : message
+    }`,
+    { event: 'dead-lettered', reason: 'internal-error', ...fieldsOf(delivery) },
   )
   return {
     id: delivery.id,
     at,
     requests,
     next: { status: 'failed', error: `the relay failed to handle the attempt: ${message}` },
+  }
+}
+
+/** The fields every line about one delivery carries. */
+function fieldsOf(delivery: DueDelivery): LogFields {
+  return {
+    source: delivery.source,
+    deliveryId: delivery.id,
+    messageId: delivery.message.messageId,
+    attempt: delivery.attempts + 1,
   }
 }

@@ -1,5 +1,5 @@
 import { redactUrl } from '../../shared/redact-url'
-import { log } from '../log'
+import { log, plural } from '../log'
 import type { CircuitStore } from '../store/circuits'
 import { nextBackoff } from './timing'
 
@@ -109,10 +109,9 @@ export class Parking {
         this.#retryMs = 0
         const done = new Set(parked)
         if (parked.length > 0) {
-          log(
-            '%d deliveries wait without an attempt: the circuit of each of their URLs is open (%s)',
-            parked.length,
-            group.urls.map(redactUrl).join(', '),
+          log.info(
+            `${plural(parked.length, 'delivery waits', 'deliveries wait')} without an attempt: the circuit of each of their URLs is open (${group.urls.map(redactUrl).join(', ')})`,
+            { event: 'parked', count: parked.length },
           )
           this.#host.parked(parked)
         }
@@ -120,11 +119,9 @@ export class Parking {
         if (refused.length > 0) this.#host.refused(refused, group.urls)
       } catch (error) {
         this.#retryMs = nextBackoff(this.#retryMs)
-        log(
-          'ERROR could not park %d deliveries: %s; writing again in %d ms',
-          group.ids.length,
-          (error as Error).message,
-          this.#retryMs,
+        log.error(
+          `could not park ${plural(group.ids.length, 'delivery', 'deliveries')}: ${(error as Error).message}; writing again in ${this.#retryMs} ms`,
+          { event: 'park-failed' },
         )
         break
       }

@@ -100,11 +100,20 @@ export class Prober {
           ? await circuits.failProbe(url, owner, next, describeRequest(request!), now)
           : await circuits.returnProbe(url, owner, next, now)
       this.#held.delete(url)
-      if (verdict === 'down') log('probe of %s failed (%s)', redactUrl(url), describeRequest(request!))
+      if (verdict === 'down') {
+        log.warn(`probe of ${redactUrl(url)} failed (${describeRequest(request!)})`, {
+          event: 'probe-failed',
+          url,
+          status: request!.status,
+        })
+      }
       if (circuit === undefined) await this.#host.refresh([url])
       else this.#host.adopt(circuit)
     } catch (error) {
-      log('ERROR could not record the probe of %s: %s', redactUrl(url), (error as Error).message)
+      log.error(`could not record the probe of ${redactUrl(url)}: ${(error as Error).message}`, {
+        event: 'probe-record-failed',
+        url,
+      })
       this.#held.delete(url)
       this.#retryLater(url)
     } finally {
@@ -154,7 +163,7 @@ export class Prober {
         if (circuit !== undefined) this.#host.adopt(circuit)
       }
     } catch (error) {
-      log('ERROR could not probe %s: %s', redactUrl(url), (error as Error).message)
+      log.error(`could not probe ${redactUrl(url)}: ${(error as Error).message}`, { event: 'probe-failed', url })
       if (!sent) {
         this.#probing.delete(url)
         this.#retryLater(url)

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { redactUrl } from '../../shared/redact-url'
 import { clampTimerDelay } from '../../shared/retry'
-import { log } from '../log'
+import { log, plural } from '../log'
 import type { CircuitStore, Route } from '../store/circuits'
 import type { AttemptOutcome, DueDelivery, Store } from '../store/store'
 import { Breaker, type BreakerConfig, type CircuitSnapshot, type Plan } from './breaker'
@@ -282,11 +282,9 @@ export class Worker {
       }
     } catch (error) {
       lane.claimRetryMs = nextBackoff(lane.claimRetryMs)
-      log(
-        'ERROR could not claim deliveries of source %s: %s; claiming again in %d ms',
-        lane.source,
-        (error as Error).message,
-        lane.claimRetryMs,
+      log.error(
+        `could not claim deliveries of source ${lane.source}: ${(error as Error).message}; claiming again in ${lane.claimRetryMs} ms`,
+        { event: 'claim-failed', source: lane.source },
       )
       clearTimeout(lane.timer)
       lane.timer = setTimeout(() => this.#schedulePump(lane), lane.claimRetryMs)
@@ -331,7 +329,16 @@ export class Worker {
         this.#parking!.add(delivery.id, urls, plan.error)
       } else {
         const at = this.#now()
-        log('delivery %d of source %s dead-lettered: retry window spent, its circuits open', delivery.id, lane.source)
+        log.warn(
+          `delivery ${delivery.id} of source ${lane.source} dead-lettered: retry window spent, its circuits open`,
+          {
+            event: 'dead-lettered',
+            reason: 'window-spent',
+            source: lane.source,
+            deliveryId: delivery.id,
+            messageId: delivery.message.messageId,
+          },
+        )
         this.#queueOutcome(lane, { id: delivery.id, at, requests: [], next: { status: 'failed', error: plan.error } })
       }
     }
@@ -385,7 +392,12 @@ export class Worker {
     const plan = this.#breaker!.plan(this.#urlsOf(delivery), delivery.firstAttemptAt, this.#now(), url)
     // The probe's URL is always in the plan, so it is always a send.
     const { urls, skipped } = plan as Extract<Plan, { kind: 'send' }>
-    log('probing %s with delivery %d of source %s', redactUrl(url), delivery.id, lane.source)
+    log.info(`probing ${redactUrl(url)} with delivery ${delivery.id} of source ${lane.source}`, {
+      event: 'probe',
+      url,
+      source: lane.source,
+      deliveryId: delivery.id,
+    })
     this.#start(lane, delivery, { urls, skipped, probe: url })
   }
 
@@ -416,12 +428,14 @@ export class Worker {
         const now = this.#now()
         // A probe in flight is held as long as its delivery (a failure here only lets another relay probe sooner).
         this.#breaker?.renewProbes(now + this.#leaseTimeout).catch((error: unknown) => {
-          log('ERROR could not renew the probes held: %s', (error as Error).message)
+          log.error(`could not renew the probes held: ${(error as Error).message}`, { event: 'renew-failed' })
         })
         this.#store.renew(this.#owner, [...this.#held], now + this.#leaseTimeout).then(
           () => this.#armRenewal(),
           (error: unknown) => {
-            log('ERROR could not renew %d leases: %s', this.#held.size, (error as Error).message)
+            log.error(`could not renew ${plural(this.#held.size, 'lease')}: ${(error as Error).message}`, {
+              event: 'renew-failed',
+            })
             this.#armRenewal()
           },
         )
@@ -438,7 +452,9 @@ export class Worker {
       await this.#store.release(this.#owner, ids)
     } catch (error) {
       // They stay leased until the lease runs out; then anyone may take them.
-      log('could not release %d leases: %s', ids.length, (error as Error).message)
+      log.warn(`could not release ${plural(ids.length, 'lease')}: ${(error as Error).message}`, {
+        event: 'release-failed',
+      })
     }
   }
 
@@ -469,7 +485,7 @@ export class Worker {
     try {
       this.#observe?.({ source: delivery.source, destination: delivery.destination, outcome, ms: this.#now() - at })
     } catch (error) {
-      log('an observer of attempts threw: %s', (error as Error).message)
+      log.error(`an observer of attempts threw: ${(error as Error).message}`, { event: 'internal-error' })
     }
     this.#settle(lane, outcome)
   }
@@ -535,11 +551,9 @@ export class Worker {
       this.#recording = undefined
       this.#outcomes = batch.concat(this.#outcomes)
       this.#recordRetryMs = nextBackoff(this.#recordRetryMs)
-      log(
-        'ERROR could not record %d outcomes: %s; attempts paused, writing again in %d ms',
-        batch.length,
-        (error as Error).message,
-        this.#recordRetryMs,
+      log.error(
+        `could not record ${plural(batch.length, 'outcome')}: ${(error as Error).message}; attempts paused, writing again in ${this.#recordRetryMs} ms`,
+        { event: 'record-failed' },
       )
       if (!this.#closed) this.#recordTimer = setTimeout(() => void this.#record(), this.#recordRetryMs)
       this.#checkIdle()
@@ -550,7 +564,9 @@ export class Worker {
     this.#recordRetryMs = 0
     for (const { outcome } of batch) this.#held.delete(outcome.id)
     if (recovered) {
-      log('recorded %d outcomes after earlier failures; attempts resume', batch.length)
+      log.info(`recorded ${plural(batch.length, 'outcome')} after earlier failures; attempts resume`, {
+        event: 'record-recovered',
+      })
       this.wake()
     } else {
       // A recorded failure may be due again soon: let each lane re-arm its timer.

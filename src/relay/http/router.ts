@@ -64,12 +64,16 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
     context.observeIngest?.answered(source.name, answer, filtered)
     if (answer.accepted > filtered) context.wake()
     if (answer.refused.length > 0 || filtered > 0) {
-      log(
-        'source %s: %d accepted (%d of them blocked by its schema), %d refused',
-        source.name,
-        answer.accepted,
-        filtered,
-        answer.refused.length,
+      // Per request: debug. Refusals are counted in /metrics; one client's junk must not flood the log.
+      log.debug(
+        `source ${source.name}: ${answer.accepted} accepted (${filtered} of them blocked by its schema), ${answer.refused.length} refused`,
+        {
+          event: 'batch-answered',
+          source: source.name,
+          accepted: answer.accepted,
+          filtered,
+          refused: answer.refused.length,
+        },
       )
     }
     sendJson(res, answer.success ? 200 : 400, answer)
@@ -157,8 +161,19 @@ export function createRouter(context: RouterContext): (req: IncomingMessage, res
               'ERR_INTERNAL',
               'the relay failed to handle the request; see its log (DEBUG=tracklet:relay)',
             )
-      if (!(error instanceof HttpError)) log('%s %s failed: %s', req.method, path, (error as Error).stack ?? error)
-      else log('%s %s → %d %s', req.method, path, httpError.status, httpError.code)
+      if (!(error instanceof HttpError)) {
+        log.error(`${req.method} ${path} failed: ${(error as Error).stack ?? error}`, { event: 'internal-error' })
+      } else {
+        // A refusal is the client's business, one line per request: debug, or a flood could fill the disk.
+        log[httpError.status >= 500 ? 'warn' : 'debug'](
+          `${req.method} ${path} → ${httpError.status} ${httpError.code}`,
+          {
+            event: 'request-refused',
+            status: httpError.status,
+            code: httpError.code,
+          },
+        )
+      }
       if (res.headersSent) res.destroy()
       else sendError(res, httpError)
     })

@@ -67,7 +67,7 @@ export class StoreHealth {
   /** A write of `kind` was committed. */
   succeeded(kind: WriteKind): void {
     if (!this.#failing.delete(kind)) return
-    log('store health: writes of %s succeed again', kind)
+    log.info(`store health: writes of ${kind} succeed again`, { event: 'store-writes-recovered', writes: kind })
     this.#afterChange()
   }
 
@@ -80,7 +80,10 @@ export class StoreHealth {
       return
     }
     this.#failing.set(kind, { error: text, since: this.#now() })
-    log('ERROR store health: writes of %s fail (%s); /healthz answers 503', kind, text)
+    log.error(`store health: writes of ${kind} fail (${text}); /healthz answers 503`, {
+      event: 'store-writes-failing',
+      writes: kind,
+    })
     this.#afterChange()
   }
 
@@ -108,7 +111,8 @@ export class StoreHealth {
   }
 
   #afterChange(): void {
-    if (this.#failing.size === 0) log('store health: every write succeeds; /healthz answers 200')
+    if (this.#failing.size === 0)
+      log.info('store health: every write succeeds; /healthz answers 200', { event: 'healthy' })
     const wanted = [...this.#failing.keys()].some((kind) => !RETRIED_BY_THE_RELAY.has(kind))
     if (!wanted) {
       clearTimeout(this.#probeTimer)

@@ -195,7 +195,7 @@ export class RelayMetrics {
       this.#rates.add(outcome)
       this.#duration.observe(labels, Math.max(0, attempt.ms) / 1000)
     } catch (error) {
-      log('ERROR metrics: could not count an attempt: %s', (error as Error).message)
+      log.error(`metrics: could not count an attempt: ${(error as Error).message}`, { event: 'internal-error' })
     }
   }
 
@@ -239,7 +239,7 @@ export class RelayMetrics {
       rows = await this.#options.store.backlog()
     } catch (error) {
       // Without the gauges (not stale values); tracklet_store_writable and /healthz say more.
-      log('ERROR metrics: could not read the outbox backlog: %s', (error as Error).message)
+      log.error(`metrics: could not read the outbox backlog: ${(error as Error).message}`, { event: 'metrics-failed' })
       return
     }
     for (const source of this.#options.sources) {

@@ -1,4 +1,4 @@
-import { log } from '../log'
+import { log, plural } from '../log'
 import type { Store } from './store'
 
 // Rows deleted per statement: each prune is a short transaction, never one that holds the
@@ -48,9 +48,14 @@ export class RetentionSweeper {
           pruned += deleted
           if (deleted < PRUNE_CHUNK || this.#stopped) break
         }
-        if (pruned > 0) log('retention: deleted %d delivered deliveries older than %d ms', pruned, this.#retention)
+        if (pruned > 0) {
+          log.info(
+            `retention: deleted ${plural(pruned, 'delivered delivery', 'delivered deliveries')} older than ${this.#retention} ms`,
+            { event: 'retention', pruned },
+          )
+        }
       } catch (error) {
-        log('ERROR retention sweep failed: %s', (error as Error).message)
+        log.error(`retention sweep failed: ${(error as Error).message}`, { event: 'retention-failed' })
       }
     })()
     this.#sweeping = run

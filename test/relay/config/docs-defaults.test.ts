@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { RELAY_HELP } from '../../../src/cli/help'
 import { BREAKER_DEFAULTS, RELAY_DEFAULTS } from '../../../src/relay/config/defaults'
 import { RELAY_OPTION_NAMES } from '../../../src/relay/config/validate'
+import { DEFAULT_LOG_LEVEL } from '../../../src/relay/log'
 
 // docs/relay.md's options table and the flags table of `tracklet relay`, tied to the code: an
 // option added, removed or given another default without the docs following fails here.
@@ -49,6 +50,7 @@ describe('docs/relay.md', () => {
 
   it('gives the breaker its defaults, and says the rest are required or unset', () => {
     expect(documentedValue(options.get('breaker') ?? '')).toEqual(BREAKER_DEFAULTS)
+    expect(documentedValue(options.get('logLevel') ?? '')).toBe(DEFAULT_LOG_LEVEL)
     expect(options.get('sources')).toBe('required')
     expect(options.get('adminToken')).toBe('none')
     expect(options.get('metricsToken')).toBe('none')

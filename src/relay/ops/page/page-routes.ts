@@ -55,7 +55,11 @@ export function pageRoutes(context: PageContext): Route[] {
         await handler(req, res, params, url)
       } catch (error) {
         if (!(error instanceof HttpError) || res.headersSent) throw error
-        log('%s %s → %d %s', req.method, url.pathname, error.status, error.code)
+        log.debug(`${req.method} ${url.pathname} → ${error.status} ${error.code}`, {
+          event: 'request-refused',
+          status: error.status,
+          code: error.code,
+        })
         sendHtml(
           res,
           error.status,
@@ -151,7 +155,10 @@ export function pageRoutes(context: PageContext): Route[] {
         checkSameOrigin(req)
         postedSession(req, await readForm(req))
         await handleRetry(context, id!)
-        log('delivery %s queued again from the operator page', id)
+        log.info(`delivery ${id} queued again from the operator page`, {
+          event: 'retried-by-hand',
+          deliveryId: Number(id),
+        })
         redirect(res, `/ui/deliveries/${id}?retried`)
       }),
     },
@@ -163,11 +170,17 @@ export function pageRoutes(context: PageContext): Route[] {
         const form = await readForm(req)
         const token = form.get('token') ?? ''
         if (!context.adminToken.matches(token)) {
-          log('WARN operator page: sign-in refused (wrong token) from %s', req.socket.remoteAddress)
+          log.warn(`operator page: sign-in refused (wrong token) from ${req.socket.remoteAddress}`, {
+            event: 'sign-in-refused',
+            client: req.socket.remoteAddress,
+          })
           return showSignIn(res, url, 401, context.adminToken.configured ? 'That is not the admin token.' : undefined)
         }
         const { id } = sessions.create()
-        log('operator page: signed in from %s', req.socket.remoteAddress)
+        log.info(`operator page: signed in from ${req.socket.remoteAddress}`, {
+          event: 'signed-in',
+          client: req.socket.remoteAddress,
+        })
         redirect(res, localPath(form.get('next') ?? '/'), {
           'set-cookie': cookie(id, SESSION_MAX_MS / 1000, isSecure(req)),
         })

@@ -65,7 +65,9 @@ export async function openPool(
   })
   const where = describeDatabase(url)
   pool.on('error', (error) => {
-    log('PostgreSQL connection to %s lost while idle: %s', where, redact(error.message, url))
+    log.warn(`PostgreSQL connection to ${where} lost while idle: ${redact(error.message, url)}`, {
+      event: 'connection-lost',
+    })
   })
   return pool
 }
