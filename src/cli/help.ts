@@ -1,3 +1,4 @@
+import { RELAY_DEFAULTS } from '../relay/config/defaults'
 import { LIBRARY_NAME, LIBRARY_VERSION } from '../shared/version'
 
 // The help of the `tracklet` command and of `tracklet relay`. `tracklet send`'s help lives beside
@@ -22,18 +23,30 @@ Exit codes: 0 success, 1 the command failed, 2 bad arguments.`
  * `tracklet relay --help`. Printed here rather than by the relay's module, so that asking for help
  * never loads the relay and its database drivers.
  */
-export const RELAY_HELP = `usage: tracklet relay --config FILE [--database URL|PATH]
+export const RELAY_HELP = `usage: tracklet relay --config FILE [--database URL|PATH] [--port N] [--host H] [--check]
 
-Runs the relay (ingest API, durable outbox, webhook delivery), prints the URL it listens on,
-and runs until SIGINT or SIGTERM, when it closes cleanly.
+Runs the relay (ingest API, durable outbox, webhook delivery), prints the URL it listens on and
+the store it opened, and runs until SIGINT or SIGTERM, when it closes cleanly. Any string in the
+config may be, or contain, \${NAME}: read from the environment variable NAME at start (an unset
+one is an error), so the file need hold no secret.
 
 Flags:
   -c, --config FILE        the relay's JSON config file (required; no default)
-  --database URL|PATH      the outbox: a postgres:// URL or a SQLite file path; overrides the
-                           config's \`database\` (default: $DATABASE_URL if set, else the config's)
+  --database URL|PATH      the outbox: a postgres:// URL or a SQLite file path (default: the
+                           config's \`database\`; else $DATABASE_URL; else ${RELAY_DEFAULTS.database})
+  --port N                 the port to listen on, overriding the config's (default: the
+                           config's \`port\`, else ${RELAY_DEFAULTS.port}; 0 picks a free one)
+  --host H                 the address to listen on, overriding the config's (default: the
+                           config's \`host\`, else ${RELAY_DEFAULTS.host})
+  --check                  validate the config (environment references included), print every
+                           problem and warning, open nothing, and exit
   -h, --help               show this help and exit
 
-Exit codes: 0 closed cleanly, 1 the config or the store could not be opened, 2 bad arguments.`
+Database precedence: --database, then the config's \`database\`, then $DATABASE_URL (read only when
+the config names no database).
+
+Exit codes: 0 closed cleanly (or --check found no problem), 1 the config or the store could not be
+opened (or --check found a problem), 2 bad arguments.`
 
 /** `tracklet --version`. */
 export const VERSION_TEXT = `${LIBRARY_NAME} ${LIBRARY_VERSION}`

@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { MESSAGE_TYPES, type MessageType } from '../shared/message'
 import { describe, findMessageProblem, isPlainObject } from '../shared/validate'
 import { DEFAULT_OPTIONS, MAX_TIMER_MS } from '../sdk/options'
+import { kebabCase, normalizeFlags } from './flag-spellings'
 import { redactWriteKeys } from './redact'
 
 /** What `tracklet send` was asked to do, once its arguments are known to be valid. */
@@ -90,7 +91,11 @@ Message fields (default: absent, unless noted):
   --context JSON        a JSON object (default: {}; context.library is always added)
   --integrations JSON   destination flags, e.g. '{"All":false,"Webhooks":true}' (default: none)
 
-Flags take --flag=value or --flag value.
+Flags take --flag=value or --flag value; each camelCase flag may be written in kebab-case too
+(${['writeKey', ...STRING_FLAGS]
+  .filter((flag) => /[A-Z]/.test(flag))
+  .map((flag) => `--${kebabCase(flag)}`)
+  .join(', ')}).
 Exit codes: 0 accepted, 1 not accepted (refused, failed or timed out), 2 bad arguments.`
 
 const OPTIONS = {
@@ -111,10 +116,13 @@ export function parseSendArgs(
   args: readonly string[],
   env: Readonly<Record<string, string | undefined>> = {},
 ): ParsedSendArgs {
-  const parsed = readSendArgs(args, env)
+  const spelt = normalizeFlags(args, OPTIONS)
+  // The keys are looked for in both spellings' common form (`--write-key` is `--writeKey`).
+  const keys = writeKeysIn('args' in spelt ? spelt.args : args, env)
+  const parsed = 'args' in spelt ? readSendArgs(spelt.args, env) : invalid(spelt.problem)
   if (parsed.kind !== 'invalid') return parsed
   // A problem may quote any argument (a stray one, a misplaced value): never the write key.
-  return invalid(redactWriteKeys(parsed.problem, writeKeysIn(args, env)))
+  return invalid(redactWriteKeys(parsed.problem, keys))
 }
 
 function readSendArgs(args: readonly string[], env: Readonly<Record<string, string | undefined>>): ParsedSendArgs {

@@ -5,6 +5,8 @@ import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../webhooks/
 import type { Destination } from './delivery/destination'
 import { guardedAgent } from './delivery/ssrf'
 import { Worker } from './delivery/worker'
+import { describeStore } from './config/database-value'
+import { configWarnings, privateNetworkWarnings } from './config/startup-warnings'
 import { RelayConfigError } from './errors'
 import { AdminToken, WriteKeys } from './http/auth'
 import { createRouter } from './http/router'
@@ -55,6 +57,10 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
   const resolved = resolveRelayOptions(options)
   const forgetSecrets = redactFromLog(secretsOf(resolved))
   const releaseLogLevel = useLogLevel(resolved.logLevel)
+  const warn = (warning: string) => log.warn(warning, { event: 'config-warning' })
+  for (const warning of configWarnings(resolved)) warn(warning)
+  // Not awaited: a host name's lookup must not hold up the start.
+  void privateNetworkWarnings(resolved).then((warnings) => warnings.forEach(warn))
   const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
   let opened: Store | undefined
   // A probe runs only after a write failed, so only once the store is open.
@@ -138,7 +144,8 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       router,
     )
     const url = await listen(server, resolved)
-    log.info(`listening on ${url} with ${plural(sources.length, 'source')} (${store.kind} store)`, {
+    // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.
+    log.info(`listening on ${url} with ${plural(sources.length, 'source')} (${describeStore(resolved.database)})`, {
       event: 'listening',
       url,
     })

@@ -60,11 +60,18 @@ describe('tracklet (the built command)', () => {
     ]) {
       const result = await tracklet(args)
       expect(result).toMatchObject({ code: 0, stderr: '' })
-      expect(result.stdout).toMatch(/^usage: tracklet relay --config FILE \[--database URL\|PATH\]\n/)
+      expect(result.stdout).toMatch(
+        /^usage: tracklet relay --config FILE \[--database URL\|PATH\] \[--port N\] \[--host H\] \[--check\]\n/,
+      )
       expect(result.stdout).toMatch(/\n {2}-c, --config FILE +the relay's JSON config file \(required; no default\)\n/)
       expect(result.stdout).toMatch(
-        /\n {2}--database URL\|PATH +the outbox: .*overrides the\n.*config's `database` \(default: \$DATABASE_URL if set, else the config's\)\n/,
+        /\n {2}--database URL\|PATH +the outbox: .*\(default: the\n +config's `database`; else \$DATABASE_URL; else tracklet\.db\)\n/,
       )
+      expect(result.stdout).toContain(
+        "Database precedence: --database, then the config's `database`, then $DATABASE_URL (read only when\nthe config names no database).",
+      )
+      expect(result.stdout).toMatch(/\n {2}--port N +the port to listen on, overriding the config's/)
+      expect(result.stdout).toMatch(/\n {2}--check +validate the config/)
       expect(result.stdout).toMatch(/\n {2}-h, --help +show this help and exit\n/)
     }
   })

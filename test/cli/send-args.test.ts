@@ -170,9 +170,29 @@ describe('parseSendArgs', () => {
   })
 
   it('reports unknown flags, stray arguments and missing values', () => {
-    expect(problemOf([`--writeKey=${KEY}`, '--type=track', '--user=u'])).toMatch(/Unknown option '--user'/)
+    expect(problemOf([`--writeKey=${KEY}`, '--type=track', '--user=u'])).toBe(
+      'unknown flag --user (did you mean `--userId`?)',
+    )
+    expect(problemOf([`--writeKey=${KEY}`, '--type=track', '--frobnicate'])).toBe('unknown flag --frobnicate')
     expect(problemOf([`--writeKey=${KEY}`, 'track'])).toMatch(/Unexpected argument 'track'/)
     expect(problemOf([`--writeKey=${KEY}`, '--type'])).toMatch(/'--type <value>' argument missing/)
+  })
+
+  it('takes the kebab-case spelling of every camelCase flag', () => {
+    const parsed = parseSendArgs([
+      `--write-key=${KEY}`,
+      '--type=group',
+      '--anonymous-id',
+      'a-1',
+      '--group-id=g-1',
+      '--message-id=m-1',
+    ])
+    expect(parsed).toMatchObject({
+      kind: 'send',
+      request: { writeKey: KEY, type: 'group', fields: { anonymousId: 'a-1', groupId: 'g-1', messageId: 'm-1' } },
+    })
+    const alias = parseSendArgs([`--write-key=${KEY}`, '--type=alias', '--user-id=u', '--previous-id=p'])
+    expect(alias).toMatchObject({ kind: 'send', request: { fields: { userId: 'u', previousId: 'p' } } })
   })
 
   it('never puts the write key in a problem', () => {
@@ -180,6 +200,8 @@ describe('parseSendArgs', () => {
       [`--writeKey=${KEY}`, '--type=nope'],
       [`--writeKey=${KEY}`, '--type=track', '--properties=oops'],
       [`--writeKey=${KEY}`, '--bogus'],
+      [`--writekey=${KEY}`, '--type=track'],
+      ['--write-key', KEY, KEY],
       ['--writeKey', KEY, KEY],
     ]
     for (const args of cases) expect(problemOf(args)).not.toContain(KEY)

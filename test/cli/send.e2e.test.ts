@@ -154,6 +154,8 @@ describe('tracklet send (the built command)', () => {
     expect(result.code).toBe(1)
     expect(result.stderr).toMatch(/^tracklet send: the identify message was not accepted: .*400/)
     expect(result.stderr).toContain('ERR_DELIVERY')
+    // The receiver's own reason, from its JSON answer.
+    expect(result.stderr).toMatch(/; the endpoint said: bad batch\n$/)
     expect(result.stdout).toBe('')
     expect(received).toHaveLength(1) // a 400 is not retried
     expect(result.stderr + result.stdout).not.toContain(WRITE_KEY)
@@ -174,7 +176,7 @@ describe('tracklet send (the built command)', () => {
     const badType = await runCli([`--writeKey=${WRITE_KEY}`, '--type=click', '--userId=u', `--endpoint=${endpoint}`])
     expect(badType.code).toBe(2)
     expect(badType.stderr).toMatch(
-      /^tracklet send: unknown --type "click": use one of identify, track, page, screen, group, alias\n/,
+      /^tracklet send: unknown --type "click": use one of identify, track, page, screen, group, alias \(see tracklet send --help\)\n/,
     )
 
     const noKey = await runCli(['--type=track', '--userId=u', '--event=E', `--endpoint=${endpoint}`])
@@ -183,8 +185,8 @@ describe('tracklet send (the built command)', () => {
 
     const unknownFlag = await runCli([`--writeKey=${WRITE_KEY}`, '--type=track', '--userId=u', '--event=E', '--bogus'])
     expect(unknownFlag.code).toBe(2)
-    // The problem, then the usage, on stderr; nothing on stdout.
-    expect(unknownFlag.stderr).toMatch(/^tracklet send: Unknown option '--bogus'.*\n\nusage: tracklet send /s)
+    // One line on stderr, pointing at --help; nothing on stdout.
+    expect(unknownFlag.stderr).toBe('tracklet send: unknown flag --bogus (see tracklet send --help)\n')
     expect(unknownFlag.stdout).toBe('')
 
     expect(received).toEqual([])
@@ -228,7 +230,7 @@ describe('tracklet send (the built command)', () => {
     const result = await runCli([`--writeKey=${WRITE_KEY}`, '--type=identify', '--userId=u', '--timeout=1.5s'])
     expect(result.code).toBe(2)
     expect(result.stderr).toMatch(
-      /^tracklet send: --timeout must be a whole number of milliseconds from 1 to \d+, got "1.5s"\n/,
+      /^tracklet send: --timeout must be a whole number of milliseconds from 1 to \d+, got "1.5s" \(see tracklet send --help\)\n/,
     )
   })
 
@@ -236,7 +238,7 @@ describe('tracklet send (the built command)', () => {
     for (const key of ['e', 'ti']) {
       const badType = await runCli([`--writeKey=${key}`, '--type=click', '--userId=u', `--endpoint=${endpoint}`])
       expect(badType.stderr).toMatch(
-        /^tracklet send: unknown --type "click": use one of identify, track, page, screen, group, alias\n/,
+        /^tracklet send: unknown --type "click": use one of identify, track, page, screen, group, alias \(see tracklet send --help\)\n/,
       )
       const stray = await runCli(['--writeKey', key, key, '--type=track'])
       expect(stray.stderr).toMatch(/^tracklet send: Unexpected argument '\[write key\]'/)
@@ -246,7 +248,7 @@ describe('tracklet send (the built command)', () => {
     const refused = await runCli(['--writeKey=e', '--type=identify', '--userId=u', `--endpoint=${endpoint}`])
     expect(refused.code).toBe(1)
     expect(refused.stderr).toMatch(
-      /^tracklet send: the identify message was not accepted: delivery failed: POST http:\/\/127\.0\.0\.1:\d+\/v1\/batch: HTTP 400 \(ERR_DELIVERY\)\n$/,
+      /^tracklet send: the identify message was not accepted: delivery failed: POST http:\/\/127\.0\.0\.1:\d+\/v1\/batch: HTTP 400 \(ERR_DELIVERY\); the endpoint said: bad batch\n$/,
     )
   })
 
@@ -282,6 +284,85 @@ describe('tracklet send (the built command)', () => {
     ]) {
       expect(result.stdout).toContain(`--${flag} `)
     }
+  })
+})
+
+describe('tracklet send: what a user gets told', () => {
+  it('takes the kebab-case spelling of every camelCase flag', async () => {
+    const result = await runCli([
+      `--write-key=${WRITE_KEY}`,
+      '--type=alias',
+      '--user-id=u-2',
+      '--previous-id',
+      'anon-2',
+      '--message-id=m-kebab',
+      `--endpoint=${endpoint}`,
+    ])
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    expect(received[0]?.body.batch[0]).toMatchObject({
+      type: 'alias',
+      userId: 'u-2',
+      previousId: 'anon-2',
+      messageId: 'm-kebab',
+    })
+  })
+
+  it('answers a misspelt flag with one line naming the nearest one, never the value given with it', async () => {
+    const misspelt = await runCli([`--writekey=${WRITE_KEY}`, '--type=track', '--userId=u', '--evnt=E'])
+    expect(misspelt.code).toBe(2)
+    expect(misspelt.stderr).toBe(
+      'tracklet send: unknown flag --writekey (did you mean `--writeKey`?) (see tracklet send --help)\n',
+    )
+    const kebab = await runCli([`--write-key=${WRITE_KEY}`, '--type=track', '--user-idd=u', '--event=E'])
+    expect(kebab.stderr).toBe(
+      'tracklet send: unknown flag --user-idd (did you mean `--user-id`?) (see tracklet send --help)\n',
+    )
+    expect(received).toEqual([])
+  })
+
+  it("shows the relay's own reason when it refuses the write key", async () => {
+    const { createRelay } = await import('../../src/relay/index')
+    const relay = await createRelay({
+      port: 0,
+      database: ':memory:',
+      sources: [{ name: 'web', writeKey: 'the-right-key' }],
+    })
+    try {
+      const result = await runCli([
+        '--writeKey=a-wrong-key',
+        '--type=identify',
+        '--userId=u',
+        `--endpoint=${relay.url}`,
+      ])
+      expect(result.code).toBe(1)
+      expect(result.stderr).toMatch(/HTTP 401 \(ERR_DELIVERY\); the endpoint said: .*write key/)
+      expect(result.stderr).not.toContain('a-wrong-key')
+    } finally {
+      await relay.close()
+    }
+  })
+
+  it('names the network error behind a --timeout (ECONNREFUSED)', async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const closed = createServer()
+    closed.listen(0, '127.0.0.1')
+    await once(closed, 'listening')
+    const { port } = closed.address() as AddressInfo
+    await new Promise((resolve) => closed.close(resolve))
+    const result = await runCli([
+      `--writeKey=${WRITE_KEY}`,
+      '--type=identify',
+      '--userId=u',
+      '--timeout=800',
+      `--endpoint=http://127.0.0.1:${port}`,
+    ])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^tracklet send: the identify message timed out after 800 ms \\(--timeout\\) before the endpoint accepted it; last attempt: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}.*\\n$`,
+      ),
+    )
   })
 })
 

@@ -27,11 +27,11 @@ describe('relay options', () => {
 
   it.each([
     [{ sources: [source], port: -1 }, 'port', 'port: must be an integer from 0 to 65535, got number -1'],
-    [{ sources: [source], port: '8787' }, 'port', 'port: must be an integer from 0 to 65535, got "8787"'],
+    [{ sources: [source], port: '8787' }, 'port', 'port: must be an integer from 0 to 65535, got a string'],
     [
       { sources: [source], allowPrivateNetworks: 'yes' },
       'allowPrivateNetworks',
-      'allowPrivateNetworks: must be true or false, got "yes"',
+      'allowPrivateNetworks: must be true or false, got a string',
     ],
     [{ sources: [source], adminToken: '' }, 'adminToken', 'adminToken: must be a non-empty string, got string'],
     [{ sources: [source], databse: 'x.db' }, 'databse', expect.stringMatching(/^databse: is not a relay option/)],
@@ -55,7 +55,9 @@ describe('relay options', () => {
     [
       { sources: [{ ...source, destinations: { webhooks: {} } }] },
       'sources[0].destinations.webhooks',
-      expect.stringMatching(/is not a known destination \(known: Webhooks; names are case sensitive\)/),
+      expect.stringMatching(
+        /is not a known destination \(names are case sensitive\) \(known: Webhooks\) \(did you mean `Webhooks`\?\)/,
+      ),
     ],
     [
       { sources: [{ ...source, destinations: { Webhooks: [] } }] },
@@ -92,8 +94,8 @@ describe('relay options', () => {
     const bad = { ...source, destinations: { Webhooks: { webhooks: [{ url: 'ftp://hooks.example.com' }] } } }
     await expect(createRelay({ port: 0, database: ':memory:', sources: [bad] })).rejects.toMatchObject({
       code: 'ERR_RELAY_CONFIG',
-      field: 'sources[0].destinations.Webhooks',
-      message: expect.stringMatching(/^sources\[0\]\.destinations\.Webhooks: .*url/),
+      field: 'sources[0].destinations.Webhooks.webhooks[0].url',
+      message: expect.stringMatching(/^sources\[0\]\.destinations\.Webhooks\.webhooks\[0\]\.url: must be a full http/),
     })
   })
 })

@@ -1,3 +1,4 @@
+import { redactDatabase } from '../config/database-value'
 import type { Store } from './store'
 
 /** Whether a `database` option names a PostgreSQL server rather than a SQLite file. */
@@ -14,10 +15,16 @@ export function isPostgresUrl(database: string): boolean {
  * `ERR_RELAY_DRIVER_MISSING` when the store's driver package is not installed.
  */
 export async function openStore(database: string): Promise<Store> {
-  if (isPostgresUrl(database)) {
-    const { openPostgresStore } = await import('./postgres/postgres-store')
-    return openPostgresStore(database)
+  try {
+    if (isPostgresUrl(database)) {
+      const { openPostgresStore } = await import('./postgres/postgres-store')
+      return await openPostgresStore(database)
+    }
+    const { openSqliteStore } = await import('./sqlite/sqlite-store')
+    return await openSqliteStore(database)
+  } catch (error) {
+    // A net under each store's own care: whatever the error quotes, never the value's password.
+    if (error instanceof Error) error.message = error.message.replaceAll(database, redactDatabase(database))
+    throw error
   }
-  const { openSqliteStore } = await import('./sqlite/sqlite-store')
-  return openSqliteStore(database)
 }

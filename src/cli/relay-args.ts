@@ -1,0 +1,47 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util'
+import { normalizeFlags } from './flag-spellings'
+
+/** What `tracklet relay` was asked to do, once its arguments are known to be well-formed. */
+export interface RelayArgs {
+  config: string
+  /** `--database`: beats the config's `database` and `DATABASE_URL`. */
+  database: string | undefined
+  port: number | undefined
+  host: string | undefined
+  /** `--check`: validate and report, open nothing. */
+  check: boolean
+}
+
+const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  database: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  check: { type: 'boolean' },
+} as const satisfies ParseArgsConfig['options']
+
+/** `tracklet relay`'s arguments, or what is wrong with them as one line. */
+export function parseRelayArgs(args: readonly string[]): RelayArgs | { problem: string } {
+  const spelt = normalizeFlags(args, OPTIONS)
+  if ('problem' in spelt) return spelt
+  let values: Record<string, string | boolean | undefined>
+  try {
+    values = parseArgs({ args: spelt.args, options: OPTIONS, strict: true }).values
+  } catch (error) {
+    return { problem: (error as Error).message }
+  }
+  const config = values['config']
+  if (typeof config !== 'string' || config === '') return { problem: '--config is required' }
+  const port = values['port']
+  if (typeof port === 'string' && !/^\d+$/.test(port)) {
+    return { problem: `--port must be a whole number from 0 to 65535, got ${JSON.stringify(port)}` }
+  }
+  const text = (value: string | boolean | undefined) => (typeof value === 'string' ? value : undefined)
+  return {
+    config,
+    database: text(values['database']),
+    port: typeof port === 'string' ? Number(port) : undefined,
+    host: text(values['host']),
+    check: values['check'] === true,
+  }
+}

@@ -1,0 +1,30 @@
+import type { BreakerOptions } from '../options'
+
+/**
+ * The relay's defaults: what an option left out means. docs/relay.md's options table is checked
+ * against these by a test, so the two cannot drift apart.
+ */
+export const RELAY_DEFAULTS = Object.freeze({
+  port: 8787,
+  host: '127.0.0.1',
+  database: 'tracklet.db',
+  allowPrivateNetworks: false,
+  concurrency: 32,
+  leaseTimeout: 30_000,
+  retention: 7 * 24 * 60 * 60 * 1000,
+  webhookTimeout: 5000,
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  maxHeaderSize: 16_384,
+  maxInFlightPerUrl: 32,
+})
+
+/** The circuit breaker's defaults (`breaker` option). */
+export const BREAKER_DEFAULTS: Readonly<Required<BreakerOptions>> = Object.freeze({
+  failureThreshold: 5,
+  probeInterval: 1000,
+  maxProbeInterval: 5000,
+})
+
+/** An admin token shorter than this draws a start-up warning: it can be guessed. */
+export const MIN_ADMIN_TOKEN_LENGTH = 16

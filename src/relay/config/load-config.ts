@@ -1,0 +1,78 @@
+import { readFile } from 'node:fs/promises'
+import { dirname, isAbsolute, resolve } from 'node:path'
+import { RelayConfigError } from '../errors'
+import type { RelayOptions } from '../options'
+import { isPostgresUrl } from '../store/open-store'
+import { expandEnvReferences } from './env-references'
+import { ConfigProblems } from './rules'
+import { validateRelayOptions } from './validate'
+
+/**
+ * Reads and validates a relay config file: JSON with the same keys as {@link RelayOptions}, any
+ * string value of which may be or contain `"${NAME}"`, read from the environment variable `NAME`
+ * (so the file holds no secret). Returns the options as given, references replaced, without
+ * defaults filled in (so a caller can tell whether the file names a `database`). A relative
+ * `database` path is taken from the file's folder, not the working directory.
+ *
+ * @param env where `${NAME}` references are read from.
+ * @throws {RelayConfigError} when the file cannot be read or is not JSON, or listing every
+ * invalid field and unset variable (`sources[0].writeKey: … (in relay.json)`), never a value.
+ */
+export async function loadRelayConfig(
+  path: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<RelayOptions> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (error) {
+    throw new RelayConfigError(path, `cannot read the config file: ${(error as Error).message}`, { cause: error })
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    // Not the parser's message: it quotes the text around the mistake, which may be a secret.
+    throw new RelayConfigError(path, `is not valid JSON${whereJsonBreaks(text)}`)
+  }
+  const problems = new ConfigProblems()
+  const expanded = expandEnvReferences(parsed, env, problems)
+  try {
+    validateRelayOptions(expanded, problems)
+  } catch (error) {
+    if (!(error instanceof RelayConfigError)) throw error
+    const inFile = error.problems.map((problem) => ({ ...problem, message: `${problem.message} (in ${path})` }))
+    throw new RelayConfigError(error.field, inFile[0]!.message, { problems: inFile })
+  }
+  const options = expanded as RelayOptions
+  const { database } = options
+  if (database !== undefined && database !== ':memory:' && !isPostgresUrl(database) && !isAbsolute(database)) {
+    return { ...options, database: resolve(dirname(path), database) }
+  }
+  return options
+}
+
+// ` at line L, column C` of the first character the parser refuses. Node's message gives a
+// position only for some mistakes, so it is found here: the shortest prefix of the text that
+// fails for another reason than ending early ends at the mistake.
+function whereJsonBreaks(text: string): string {
+  if (text.trim() === '') return ' (the file is empty)'
+  const breaksWithin = (length: number): boolean => {
+    try {
+      JSON.parse(text.slice(0, length))
+      return false
+    } catch (error) {
+      return !/Unexpected end of JSON input/.test((error as Error).message)
+    }
+  }
+  let low = 1
+  let high = text.length
+  if (!breaksWithin(high)) return ' (it ends too early)'
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2)
+    if (breaksWithin(middle)) high = middle
+    else low = middle + 1
+  }
+  const before = text.slice(0, low - 1).split('\n')
+  return ` at line ${before.length}, column ${before.at(-1)!.length + 1}`
+}

@@ -1,0 +1,186 @@
+import { WebhookConfigError, WebhookDestination, type WebhookSettings } from '../../webhooks/index'
+import { didYouMean } from '../../shared/nearest-name'
+import { isPlainObject } from '../../shared/validate'
+import { RelayConfigError } from '../errors'
+import { LOG_LEVELS, type LogLevel, logLevelFrom } from '../log'
+import type {
+  BreakerOptions,
+  RelayOptions,
+  RelaySource,
+  ResolvedRelayOptions,
+  SourceDestinations,
+  SourceSchema,
+} from '../options'
+import { databaseValue } from './database-value'
+import { BREAKER_DEFAULTS, RELAY_DEFAULTS } from './defaults'
+import {
+  ConfigProblems,
+  describeSafely,
+  flag,
+  integer,
+  listOf,
+  objectOf,
+  oneOf,
+  type Rule,
+  type RulesOf,
+  secret,
+  text,
+} from './rules'
+
+// Probes at least every hour: past that, a receiver back for long would still wait, unseen.
+const PROBE_INTERVAL = integer(100, 3_600_000)
+
+const BREAKER_RULES: RulesOf<BreakerOptions> = {
+  failureThreshold: integer(1, 10_000),
+  probeInterval: PROBE_INTERVAL,
+  maxProbeInterval: PROBE_INTERVAL,
+}
+
+const SCHEMA_RULES: RulesOf<SourceSchema> = {
+  // A misspelt rule would otherwise block nothing, silently.
+  blockedEvents: listOf(text, 'event names'),
+}
+
+// The Webhooks destination checks its own settings, with the very function it is built with: a
+// setting it would refuse at start is refused here, when the config is read (a CRLF or reserved
+// header, a bad URL). Its path is reported under the source's.
+const webhookSettings: Rule<WebhookSettings> = (value, field, problems) => {
+  if (!isPlainObject(value)) {
+    problems.add(field, `must be an object of settings, got ${describeSafely(value)}`)
+    return undefined
+  }
+  try {
+    // Building one is cheap and sends nothing: its constructor is the settings' validation.
+    new WebhookDestination(value as unknown as WebhookSettings)
+  } catch (error) {
+    if (!(error instanceof WebhookConfigError)) throw error
+    const prefix = `Invalid webhook setting ${error.setting}: `
+    const problem = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
+    problems.add(error.setting === 'settings' ? field : `${field}.${error.setting}`, withHint(problem, error.setting))
+    return undefined
+  }
+  // A deep copy, so later changes to the caller's objects never reach the running relay.
+  return structuredClone(value) as unknown as WebhookSettings
+}
+
+// The destination lists the keys it allows in its own message ("allowed: url, headers"); the
+// nearest of them is named as everywhere else in the config.
+function withHint(problem: string, setting: string): string {
+  const allowed = /is not a known setting; allowed: (.+)$/.exec(problem)?.[1]
+  if (allowed === undefined) return problem
+  return `${problem}${didYouMean(setting.split('.').at(-1)!, allowed.split(', '))}`
+}
+
+const DESTINATION_RULES: RulesOf<SourceDestinations> = { Webhooks: webhookSettings }
+
+const SOURCE_RULES: RulesOf<RelaySource> = {
+  name: text,
+  // The write key's value is a secret: its type is described, never the value itself.
+  writeKey: secret,
+  destinations: objectOf(DESTINATION_RULES, 'a known destination (names are case sensitive)'),
+  schema: objectOf(SCHEMA_RULES, 'a schema rule'),
+}
+
+const OPTION_RULES: RulesOf<RelayOptions> = {
+  port: integer(0, 65_535),
+  host: text,
+  database: databaseValue,
+  adminToken: secret,
+  metricsToken: secret,
+  allowPrivateNetworks: flag,
+  sources: sourceList,
+  concurrency: integer(1, 10_000),
+  leaseTimeout: integer(1000, 3_600_000),
+  // Up to ten years: past that a delivered row is as good as kept forever.
+  retention: integer(1000, 10 * 365 * 24 * 60 * 60 * 1000),
+  webhookTimeout: integer(1, 600_000),
+  headersTimeout: integer(1, 600_000),
+  requestTimeout: integer(1, 3_600_000),
+  maxHeaderSize: integer(1024, 1_048_576),
+  breaker: objectOf(BREAKER_RULES, 'a breaker option'),
+  maxInFlightPerUrl: integer(1, 10_000),
+  logLevel: oneOf(LOG_LEVELS),
+}
+
+/** Every option a relay (and its config file) takes, at the top level. */
+export const RELAY_OPTION_NAMES: readonly string[] = Object.keys(OPTION_RULES)
+
+const checkOptions = objectOf(OPTION_RULES, 'a relay option')
+const checkSource = objectOf(SOURCE_RULES, 'a source setting')
+
+function sourceList(value: unknown, field: string, problems: ConfigProblems): RelaySource[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) {
+    problems.add(field, `must be a non-empty array of sources, got ${describeSafely(value)}`)
+    return undefined
+  }
+  const names = new Set<string>()
+  const writeKeys = new Set<string>()
+  const sources: RelaySource[] = []
+  value.forEach((item: unknown, index) => {
+    const path = `${field}[${index}]`
+    const source = checkSource(item, path, problems)
+    if (source === undefined) return
+    const { name, writeKey } = source
+    if (isPlainObject(item) && item['name'] === undefined) problems.add(`${path}.name`, 'is required')
+    if (isPlainObject(item) && item['writeKey'] === undefined)
+      problems.add(`${path}.writeKey`, 'must be a non-empty string, got undefined')
+    if (name !== undefined && names.has(name))
+      problems.add(`${path}.name`, `${JSON.stringify(name)} is used by another source`)
+    if (writeKey !== undefined && writeKeys.has(writeKey))
+      problems.add(`${path}.writeKey`, 'is the write key of another source')
+    if (name === undefined || writeKey === undefined) return
+    names.add(name)
+    writeKeys.add(writeKey)
+    sources.push({
+      name,
+      writeKey,
+      destinations: source.destinations ?? {},
+      schema: { blockedEvents: source.schema?.blockedEvents ?? [] },
+    })
+  })
+  return sources
+}
+
+/**
+ * Validates relay options (from code or a config file) and applies the defaults: the one check
+ * both `createRelay` and `loadRelayConfig` run. Every problem is found before any is reported:
+ * unknown keys at any depth (each naming the nearest known key), values out of range, and
+ * settings the Webhooks destination refuses.
+ *
+ * @param problems problems found before (such as unset environment variables), reported together.
+ * @throws {RelayConfigError} listing every problem; `field` is the first one's path.
+ */
+export function validateRelayOptions(input: unknown, problems = new ConfigProblems()): ResolvedRelayOptions {
+  const given = checkOptions(input, '', problems) ?? {}
+  if (isPlainObject(input) && input['sources'] === undefined)
+    problems.add('sources', 'must be a non-empty array of sources, got undefined')
+  const breaker = { ...BREAKER_DEFAULTS, ...given.breaker }
+  if (breaker.maxProbeInterval < breaker.probeInterval) {
+    problems.add(
+      'breaker.maxProbeInterval',
+      `must be at least breaker.probeInterval (${breaker.probeInterval}), got ${breaker.maxProbeInterval}`,
+    )
+  }
+  const logLevel = given.logLevel ?? logLevelFromEnv(problems)
+  const [first] = problems.list
+  if (first !== undefined) throw new RelayConfigError(first.field, first.message, { problems: problems.list })
+  return {
+    ...RELAY_DEFAULTS,
+    ...given,
+    adminToken: given.adminToken,
+    metricsToken: given.metricsToken,
+    sources: given.sources ?? [],
+    breaker,
+    logLevel,
+  }
+}
+
+// Without the option, LOG_LEVEL (so an operator can turn on debug without editing the file).
+function logLevelFromEnv(problems: ConfigProblems): LogLevel {
+  try {
+    return logLevelFrom(process.env['LOG_LEVEL'])
+  } catch (error) {
+    problems.add('LOG_LEVEL', (error as Error).message.replace(/^LOG_LEVEL /, ''))
+    return 'info'
+  }
+}
