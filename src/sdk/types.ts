@@ -28,6 +28,8 @@ export interface AnalyticsStats {
   delivered: number
   /** Failed and reported, including calls refused at the call. */
   failed: number
+  /** Present, `true`, when the client was made with `disable: true`: nothing is sent, valid calls count as delivered. */
+  disabled?: true
 }
 
 /** The events of an `Analytics` client. */
