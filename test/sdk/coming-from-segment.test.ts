@@ -93,7 +93,7 @@ describe("the classic library's numeric ids", () => {
     const track = { userId: 42, anonymousId: 7.5, event: 'e' }
     analytics.track(track as never)
     analytics.group({ userId: 1e21, groupId: -3 } as never)
-    analytics.alias({ previousId: 0, userId: 9007199254740993 } as never)
+    analytics.alias({ previousId: 0, userId: 2 ** 53 } as never)
     await analytics.flush()
     const [t, g, a] = receiver.messages()
     expect(t).toMatchObject({ userId: '42', anonymousId: '7.5' })

@@ -75,7 +75,7 @@ describe('options', () => {
     ['hots', 'unknown option `hots` (did you mean `host`?)'],
     ['flsuhAt', 'unknown option `flsuhAt` (did you mean `flushAt`?)'],
     ['flushat', 'unknown option `flushat` (did you mean `flushAt`?)'],
-    ['endpiont', 'unknown option `endpoint`'.replace('endpoint', 'endpiont') + ' (did you mean `endpoint`?)'],
+    ['endpiont', 'unknown option `endpiont` (did you mean `endpoint`?)'],
     ['enable', 'unknown option `enable` (use `disable` (inverted: `enable: false` is `disable: true`))'],
     ['retryCount', 'unknown option `retryCount` (use `maxRetries`)'],
     ['errorHandler', "unknown option `errorHandler` (use an `'error'` listener or a call's callback)"],
