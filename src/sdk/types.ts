@@ -15,7 +15,7 @@ export interface CloseOptions {
    * with `ERR_CLOSED`.
    * @default 30000
    */
-  timeout?: number
+  timeout?: number | undefined
 }
 
 /** Counters of `analytics.stats()`, in messages. */

@@ -36,7 +36,9 @@ describe('public types', () => {
 
   it('flush and closeAndFlush return Promise<void>; stats returns counters', () => {
     expectTypeOf<Analytics['flush']>().returns.toEqualTypeOf<Promise<void>>()
-    expectTypeOf<Analytics['closeAndFlush']>().parameters.toEqualTypeOf<[({ timeout?: number } | undefined)?]>()
+    expectTypeOf<Analytics['closeAndFlush']>().parameters.toEqualTypeOf<
+      [({ timeout?: number | undefined } | undefined)?]
+    >()
     expectTypeOf<Analytics['stats']>().returns.toEqualTypeOf<AnalyticsStats>()
     expectTypeOf<AnalyticsStats>().toEqualTypeOf<{
       queued: number
