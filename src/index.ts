@@ -1,6 +1,6 @@
 // The SDK's public API, exported by name: nothing reaches users by accident.
 export { Analytics } from './sdk/analytics'
-export { DEFAULT_OPTIONS, type AnalyticsOptions } from './sdk/options'
+export { DEFAULT_OPTIONS, type AnalyticsOptions, type AnalyticsSettings } from './sdk/options'
 export type { AnalyticsEvents, AnalyticsStats, CloseOptions, MessageCallback } from './sdk/types'
 export {
   AnalyticsError,
@@ -17,10 +17,12 @@ export type {
   CommonFields,
   GroupParams,
   IdentifyParams,
+  Identity,
   Integrations,
   JsonObject,
   Message,
   MessageType,
+  ObjectFields,
   PageParams,
   ScreenParams,
   TrackParams,

@@ -15,8 +15,15 @@ import type {
 import { describe, findMessageProblem, isPlainObject } from '../shared/validate'
 import { type AnalyticsError, ClosedError, InvalidMessageError, MessageTooLargeError, QueueFullError } from './errors'
 import { log } from './log'
-import { normalizeMessage } from './normalize'
-import { type AnalyticsOptions, checkFlushAt, type ResolvedOptions, resolveOptions } from './options'
+import { normalizeMessage, withStringIds } from './normalize'
+import {
+  type AnalyticsOptions,
+  type AnalyticsSettings,
+  checkFlushAt,
+  type ResolvedOptions,
+  resolveOptions,
+  splitArguments,
+} from './options'
 import { Publisher } from './publisher'
 import { Transport } from './transport'
 import type { AnalyticsEvents, AnalyticsStats, CloseOptions, MessageCallback } from './types'
@@ -25,7 +32,7 @@ const DEFAULT_CLOSE_TIMEOUT = 30_000
 
 /**
  * The client: queues `identify`, `track`, `page`, `screen`, `group` and `alias` calls in memory
- * and sends them in the background, in batches, to `POST {endpoint}/v1/batch`.
+ * and sends them in the background, in batches, to `POST {endpoint}{path}` (`/v1/batch`).
  *
  * Calls return nothing and never throw: each takes an optional callback, called exactly once
  * when its message is delivered or fails, and every failure is also emitted as `'error'`.
@@ -40,15 +47,26 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   readonly #publisher: Publisher
   /** Calls refused before they were queued (invalid, too large, queue full, closed). */
   #refused = 0
+  /** Calls settled as delivered without being sent, under `disable: true`. */
+  #skipped = 0
   /** Set by `closeAndFlush()`: later calls fail with `ERR_CLOSED`. */
   #closing: Promise<void> | undefined
 
   /**
-   * @param writeKey The source's write key, sent as HTTP Basic auth and never logged.
-   * @throws {TypeError} for an empty write key or an invalid option, naming it and the value.
+   * Segment's form: the write key among the options.
+   * @throws {TypeError} as the other form does.
    */
-  constructor(writeKey: string, options?: AnalyticsOptions) {
+  constructor(settings: AnalyticsSettings)
+  // Last, so that `ConstructorParameters<typeof Analytics>` is this form's.
+  /**
+   * @param writeKey The source's write key, sent as HTTP Basic auth and never logged.
+   * @throws {TypeError} for an empty write key or an invalid option, naming it and the value; for
+   * an unknown option, naming it and the nearest known name; for two names of one option.
+   */
+  constructor(writeKey: string, options?: AnalyticsOptions)
+  constructor(writeKeyOrSettings: string | AnalyticsSettings, maybeOptions?: AnalyticsOptions) {
     super()
+    const { writeKey, options } = splitArguments(writeKeyOrSettings, maybeOptions)
     this.#options = resolveOptions(writeKey, options)
     this.#publisher = new Publisher({
       flushAt: this.#options.flushAt,
@@ -56,8 +74,9 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       maxQueueSize: this.#options.maxQueueSize,
       maxRetries: this.#options.maxRetries,
       transport: new Transport({
-        endpoint: this.#options.endpoint,
-        writeKey,
+        url: `${this.#options.endpoint}${this.#options.path}`,
+        // Checked by resolveOptions: a non-empty string.
+        writeKey: writeKey as string,
         timeout: this.#options.timeout,
         dispatcher: this.#options.dispatcher,
         gzip: this.#options.gzip,
@@ -131,10 +150,18 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     return this.#closing
   }
 
-  /** Messages queued, in flight, delivered and failed, as counters. */
+  /**
+   * Messages queued, in flight, delivered and failed, as counters, and whether the client was
+   * made with `disable: true` (its deliveries then count calls settled without being sent).
+   */
   stats(): AnalyticsStats {
     const counts = this.#publisher.counts
-    return { ...counts, failed: counts.failed + this.#refused }
+    const stats: AnalyticsStats = { ...counts, failed: counts.failed + this.#refused }
+    if (this.#options.disable) {
+      stats.delivered += this.#skipped
+      stats.disabled = true
+    }
+    return stats
   }
 
   /** Messages per batch (`flushAt`). Setting it sends what is queued and sizes later batches. */
@@ -155,11 +182,12 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     this.#publisher.flushAt = checkFlushAt(value, 'size')
   }
 
-  #call<T extends MessageType>(type: T, params: ParamsByType[T], callback: MessageCallback | undefined): void {
+  #call<T extends MessageType>(type: T, given: ParamsByType[T], callback: MessageCallback | undefined): void {
     try {
+      const params = withStringIds(given)
       if (this.#closing !== undefined) {
         this.#refuse(
-          new ClosedError(`${type} call after closeAndFlush()`, { analyticsMessage: asGiven(type, params) }),
+          new ClosedError(`${type} call after closeAndFlush()`, { analyticsMessage: asGiven(type, given) }),
           callback,
         )
         return
@@ -181,6 +209,10 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
         this.#refuse(error, callback)
         return
       }
+      if (this.#options.disable) {
+        this.#skip(serialized.json, callback)
+        return
+      }
       if (!this.#publisher.enqueue({ json: serialized.json, bytes: serialized.bytes, callback })) {
         this.#refuse(new QueueFullError(this.#options.maxQueueSize, { analyticsMessage: message }), callback)
         return
@@ -191,6 +223,12 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       const problem = `reading its fields threw: ${cause instanceof Error ? cause.message : String(cause)}`
       this.#refuse(new InvalidMessageError(problem, { analyticsMessage: { type } as Message, cause }), callback)
     }
+  }
+
+  /** `disable: true`: settles a valid call as delivered, after the call has returned; sends nothing. */
+  #skip(json: string, callback: MessageCallback | undefined): void {
+    this.#skipped++
+    if (callback !== undefined) process.nextTick(() => this.#report(undefined, JSON.parse(json) as Message, callback))
   }
 
   /** Reports a call refused before it was queued, after the call has returned. */

@@ -20,19 +20,46 @@ export function normalizeMessage<T extends MessageType>(
   defaultIntegrations: Integrations | undefined,
 ): Message {
   // `type` leads the literal: V8 builds `{ type, ...params, … }` on its fast path, while
-  // `{ ...params, type, … }` takes a slow one that doubles the cost of a call.
-  const message: Message = {
+  // `{ ...params, type, … }` takes a slow one that doubles the cost of a call. The cast: an
+  // optional field given as `undefined` is as good as absent, since the message goes out as JSON.
+  const message = {
     type,
     ...params,
     messageId: params.messageId ?? randomUUID(),
     timestamp:
       (params.timestamp === undefined ? undefined : toUtcTimestamp(params.timestamp)) ?? new Date().toISOString(),
     context: params.context === undefined ? { library: LIBRARY } : { ...params.context, library: LIBRARY },
-  }
+  } as Message
   // The caller's fields may carry a `type` of their own; the call's wins.
   message.type = type
   const integrations = mergeIntegrations(defaultIntegrations, params.integrations)
   // An `integrations: undefined` given by the caller is dropped by JSON.stringify anyway.
   if (integrations !== undefined) message.integrations = integrations
   return message
+}
+
+/** The id fields a number is accepted for, as the classic `analytics-node` accepted it. */
+const ID_FIELDS = ['userId', 'anonymousId', 'groupId', 'previousId'] as const
+
+/**
+ * The call's fields with each finite number among its ids turned into its decimal string
+ * (`42` → `"42"`), as Segment's classic library sends them; a shallow copy only when there is
+ * one. Other non-strings are left for validation to refuse.
+ */
+export function withStringIds<P>(params: P): P {
+  if (typeof params !== 'object' || params === null) return params
+  let copy: Record<string, unknown> | undefined
+  for (const key of ID_FIELDS) {
+    const value: unknown = (params as Record<string, unknown>)[key]
+    if (typeof value === 'number' && Number.isFinite(value)) {
+      copy ??= { ...(params as Record<string, unknown>) }
+      copy[key] = decimal(value)
+    }
+  }
+  return (copy ?? params) as P
+}
+
+// `String(1e21)` is "1e+21": integers that large are written out in full instead.
+function decimal(value: number): string {
+  return Number.isInteger(value) && Math.abs(value) >= 1e21 ? BigInt(value).toString() : String(value)
 }

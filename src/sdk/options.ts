@@ -1,56 +1,75 @@
 import { MAX_TIMER_MS } from '../shared/retry'
 import type { Dispatcher } from 'undici'
 import type { Integrations } from '../shared/message'
+import { didYouMean } from '../shared/nearest-name'
 import { describe, findIntegrationsProblem, isPlainObject } from '../shared/validate'
 
-/** Options of `new Analytics(writeKey, options)`. Every option is optional. */
+/**
+ * Options of `new Analytics(writeKey, options)` (or of `new Analytics({ writeKey, ...options })`).
+ * Every option is optional. Segment's and the Go library's names are accepted as aliases; giving
+ * two names of one option, or a name that is not an option, throws a `TypeError`.
+ */
 export interface AnalyticsOptions {
   /**
-   * Base URL of the tracking API; batches go to `POST {endpoint}/v1/batch`.
+   * Base URL of the tracking API; batches go to `POST {endpoint}{path}`.
    * @default 'https://api.segment.io'
    */
-  endpoint?: string
+  endpoint?: string | undefined
+  /** Segment's name for `endpoint` (`@segment/analytics-node`, `analytics-node`). Give one or the other. */
+  host?: string | undefined
   /**
-   * Send a batch once this many messages are queued; `1` sends every call at once.
+   * The path batches are posted to, after `endpoint` (Segment's `path`).
+   * @default '/v1/batch'
+   */
+  path?: string | undefined
+  /**
+   * Send a batch once this many messages are queued; `1` (or `0`, as Segment's libraries read it)
+   * sends every call at once.
    * @default 20
    */
-  flushAt?: number
-  /** The Go library's name for `flushAt`. Give one or the other. */
-  size?: number
+  flushAt?: number | undefined
+  /** The Go library's name for `flushAt` (analytics-go v2's `Size`). Give one name only. */
+  size?: number | undefined
+  /** `@segment/analytics-node`'s former name for `flushAt`. Give one name only. */
+  maxEventsInBatch?: number | undefined
   /**
-   * Send what is queued once this many milliseconds have passed since the last flush (as the Go
-   * library's `FlushAfter`); no timer runs while nothing is queued.
+   * Send what is queued once this many milliseconds have passed since the last flush; no timer
+   * runs while nothing is queued.
    * @default 5000
    */
-  flushInterval?: number
-  /** The Go library's name for `flushInterval` (`FlushAfter`), in milliseconds. */
-  flushAfter?: number
+  flushInterval?: number | undefined
+  /** The seed's Go-style name for `flushInterval`, in milliseconds. Give one name only. */
+  flushAfter?: number | undefined
+  /** analytics-go's `Interval`, as a name for `flushInterval`, in milliseconds. Give one name only. */
+  interval?: number | undefined
   /**
    * Messages held in memory, queued and in flight together. Past it a call fails with
    * `ERR_QUEUE_FULL` instead of growing memory.
    * @default 100000
    */
-  maxQueueSize?: number
+  maxQueueSize?: number | undefined
   /**
    * The limit for one HTTP request, in milliseconds, from sending to the end of the answer.
    * A request that takes longer is aborted and retried.
    * @default 10000
    */
-  timeout?: number
+  timeout?: number | undefined
+  /** `@segment/analytics-node`'s name for `timeout`, in milliseconds. Give one name only. */
+  httpRequestTimeout?: number | undefined
   /**
    * Retries of a failed batch after its first attempt, before its messages fail with
    * `ERR_DELIVERY`. Retries also stop once 60 seconds have passed since the first attempt.
    * @default 6
    */
-  maxRetries?: number
+  maxRetries?: number | undefined
   /** Destination flags merged under each call's own `integrations` (the call's flags win). */
-  integrations?: Integrations
+  integrations?: Integrations | undefined
   /**
    * The undici `Dispatcher` requests go through: a `ProxyAgent` for a proxy, a `MockAgent` in
    * tests. The client never closes a dispatcher it was given.
    * @default a keep-alive `Agent` owned (and closed) by the client
    */
-  dispatcher?: Dispatcher
+  dispatcher?: Dispatcher | undefined
   /**
    * Send request bodies gzip-compressed, with `Content-Encoding: gzip`: less bandwidth, more CPU
    * (compressed off the event loop, on libuv's thread pool). The 500,000-byte body limit, and so
@@ -58,12 +77,25 @@ export interface AnalyticsOptions {
    * gzip (the Tracklet relay and Segment's API do).
    * @default false
    */
-  gzip?: boolean
+  gzip?: boolean | undefined
+  /**
+   * `true`: send nothing, for tests and local runs. Calls are still validated (an invalid one
+   * fails as usual); valid ones settle as delivered, and `stats().disabled` is `true`.
+   * @default false
+   */
+  disable?: boolean | undefined
+}
+
+/** `new Analytics({ writeKey, ...options })`: Segment's form, the write key among the options. */
+export interface AnalyticsSettings extends AnalyticsOptions {
+  /** The source's write key, sent as HTTP Basic auth and never logged. */
+  writeKey: string
 }
 
 /** Options after defaults and aliases, validated. */
 export interface ResolvedOptions {
   readonly endpoint: string
+  readonly path: string
   readonly flushAt: number
   readonly flushInterval: number
   readonly maxQueueSize: number
@@ -72,21 +104,102 @@ export interface ResolvedOptions {
   readonly integrations: Integrations | undefined
   readonly dispatcher: Dispatcher | undefined
   readonly gzip: boolean
+  readonly disable: boolean
 }
 
 /** The defaults, in the units of the options. */
 export const DEFAULT_OPTIONS = Object.freeze({
   endpoint: 'https://api.segment.io',
+  path: '/v1/batch',
   flushAt: 20,
   flushInterval: 5_000,
   maxQueueSize: 100_000,
   timeout: 10_000,
   maxRetries: 6,
   gzip: false,
+  disable: false,
 })
 
-/** Resolves options over the frozen defaults. Throws a `TypeError` naming a bad option and its value. */
-export function resolveOptions(writeKey: unknown, options: AnalyticsOptions | undefined): ResolvedOptions {
+/**
+ * The other names of an option: Segment's (`host`, `maxEventsInBatch`, `httpRequestTimeout`) and
+ * the Go library's (`size`, `flushAfter`, `interval`). The one table of aliases.
+ */
+export const OPTION_ALIASES = Object.freeze({
+  endpoint: Object.freeze(['host']),
+  flushAt: Object.freeze(['size', 'maxEventsInBatch']),
+  flushInterval: Object.freeze(['flushAfter', 'interval']),
+  timeout: Object.freeze(['httpRequestTimeout']),
+} as const satisfies Partial<Record<keyof AnalyticsOptions, readonly (keyof AnalyticsOptions)[]>>)
+
+// Every name `AnalyticsOptions` declares, checked both ways by the compiler: an option added to
+// the interface and not here (or the reverse) fails the type check, so none is refused by mistake.
+const KNOWN_OPTIONS: Readonly<Record<keyof AnalyticsOptions, true>> = Object.freeze({
+  endpoint: true,
+  host: true,
+  path: true,
+  flushAt: true,
+  size: true,
+  maxEventsInBatch: true,
+  flushInterval: true,
+  flushAfter: true,
+  interval: true,
+  maxQueueSize: true,
+  timeout: true,
+  httpRequestTimeout: true,
+  maxRetries: true,
+  integrations: true,
+  dispatcher: true,
+  gzip: true,
+  disable: true,
+})
+
+/**
+ * Options of Segment's libraries that this client does not take under that name, with what to use
+ * instead: a better hint than the nearest name, which for these would mislead.
+ */
+const SEGMENT_ONLY_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
+  enable: '`disable` (inverted: `enable: false` is `disable: true`)',
+  errorHandler: "an `'error'` listener or a call's callback",
+  httpClient: '`dispatcher` (an undici Dispatcher)',
+  axiosConfig: '`dispatcher` (an undici Dispatcher)',
+  axiosInstance: '`dispatcher` (an undici Dispatcher)',
+  retryCount: '`maxRetries`',
+  maxInternalQueueSize: '`maxQueueSize` (in messages)',
+})
+
+/** Every option name the client takes, aliases included. */
+export const OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(KNOWN_OPTIONS))
+
+/**
+ * The constructor's arguments, in either form: `(writeKey, options?)` or `({ writeKey, ...options })`.
+ * Throws a `TypeError` when both forms are mixed.
+ */
+export function splitArguments(first: unknown, second: unknown): { writeKey: unknown; options: unknown } {
+  if (!isPlainObject(first)) {
+    if (isPlainObject(second) && Object.hasOwn(second, 'writeKey')) {
+      throw new TypeError('writeKey is given twice: as the first argument and among the options; give it once')
+    }
+    return { writeKey: first, options: second }
+  }
+  if (second !== undefined) {
+    throw new TypeError(
+      'new Analytics({ writeKey, ...options }) takes one argument; or give new Analytics(writeKey, options)',
+    )
+  }
+  const { writeKey, ...options } = first
+  if (writeKey === undefined) {
+    throw new TypeError(
+      'writeKey is missing: new Analytics({ writeKey, ...options }) or new Analytics(writeKey, options)',
+    )
+  }
+  return { writeKey, options }
+}
+
+/**
+ * Resolves options over the frozen defaults. Throws a `TypeError` naming a bad option and its
+ * value, an unknown option and the nearest known name, or two names given for one option.
+ */
+export function resolveOptions(writeKey: unknown, options: unknown): ResolvedOptions {
   if (typeof writeKey !== 'string' || writeKey.trim() === '') {
     // Never echo the key itself: describe only what kind of value it was.
     throw new TypeError(
@@ -96,41 +209,58 @@ export function resolveOptions(writeKey: unknown, options: AnalyticsOptions | un
   if (options !== undefined && !isPlainObject(options)) {
     throw new TypeError(`options must be an object, got ${describe(options)}`)
   }
-  const given = options ?? {}
+  const given: Record<string, unknown> = options ?? {}
+  for (const name of Object.keys(given)) {
+    if (!Object.hasOwn(KNOWN_OPTIONS, name)) {
+      // Never a silent default: a misspelt `host` would otherwise send the data to Segment's cloud.
+      const instead = Object.hasOwn(SEGMENT_ONLY_OPTIONS, name)
+        ? ` (use ${SEGMENT_ONLY_OPTIONS[name]})`
+        : didYouMean(name, OPTION_NAMES)
+      throw new TypeError(`unknown option \`${name.slice(0, 40)}\`${instead}`)
+    }
+  }
+  const endpoint = pickOption(given, 'endpoint')
+  const flushAt = pickOption(given, 'flushAt')
+  const flushInterval = pickOption(given, 'flushInterval')
+  const timeout = pickOption(given, 'timeout')
   return {
-    endpoint: checkEndpoint(given.endpoint ?? DEFAULT_OPTIONS.endpoint),
-    flushAt: checkFlushAt(pickAlias(given, 'flushAt', 'size') ?? DEFAULT_OPTIONS.flushAt, 'flushAt'),
-    flushInterval: checkPositive(
-      pickAlias(given, 'flushInterval', 'flushAfter') ?? DEFAULT_OPTIONS.flushInterval,
-      'flushInterval',
-    ),
-    maxQueueSize: checkInteger(given.maxQueueSize ?? DEFAULT_OPTIONS.maxQueueSize, 'maxQueueSize', 1),
-    timeout: checkPositive(given.timeout ?? DEFAULT_OPTIONS.timeout, 'timeout'),
-    maxRetries: checkInteger(given.maxRetries ?? DEFAULT_OPTIONS.maxRetries, 'maxRetries', 0),
-    integrations: checkIntegrations(given.integrations),
-    dispatcher: checkDispatcher(given.dispatcher),
-    gzip: checkBoolean(given.gzip ?? DEFAULT_OPTIONS.gzip, 'gzip'),
+    endpoint: checkEndpoint(endpoint.value ?? DEFAULT_OPTIONS.endpoint, endpoint.name),
+    path: checkPath(given['path'] ?? DEFAULT_OPTIONS.path),
+    flushAt: checkFlushAt(flushAt.value ?? DEFAULT_OPTIONS.flushAt, flushAt.name),
+    flushInterval: checkPositive(flushInterval.value ?? DEFAULT_OPTIONS.flushInterval, flushInterval.name),
+    maxQueueSize: checkInteger(given['maxQueueSize'] ?? DEFAULT_OPTIONS.maxQueueSize, 'maxQueueSize', 1),
+    timeout: checkPositive(timeout.value ?? DEFAULT_OPTIONS.timeout, timeout.name),
+    maxRetries: checkInteger(given['maxRetries'] ?? DEFAULT_OPTIONS.maxRetries, 'maxRetries', 0),
+    integrations: checkIntegrations(given['integrations']),
+    dispatcher: checkDispatcher(given['dispatcher']),
+    gzip: checkBoolean(given['gzip'] ?? DEFAULT_OPTIONS.gzip, 'gzip'),
+    disable: checkBoolean(given['disable'] ?? DEFAULT_OPTIONS.disable, 'disable'),
   }
 }
 
-/** `flushAt` (or its alias `size`): an integer of at least 1. Also used by the `size` setter. */
+/**
+ * `flushAt` (or an alias): an integer of at least 1, where `0` means 1 as in both of Segment's
+ * Node libraries (a batch of none would never be sent). Also used by the `size`/`flushAt` setters.
+ */
 export function checkFlushAt(value: unknown, name: string): number {
-  return checkInteger(value, name, 1)
+  return value === 0 ? 1 : checkInteger(value, name, 1)
 }
 
-function pickAlias<K extends keyof AnalyticsOptions, A extends keyof AnalyticsOptions>(
-  given: AnalyticsOptions,
-  name: K,
-  alias: A,
-): unknown {
-  const value: unknown = given[name]
-  const aliased: unknown = given[alias]
-  if (value !== undefined && aliased !== undefined && value !== aliased) {
-    throw new TypeError(
-      `${name} and ${alias} are the same option: give one, got ${describe(value)} and ${describe(aliased)}`,
-    )
+/**
+ * The value given for `option` under any of its names, and the name it was given under (errors
+ * name what the caller wrote); two names given at once throw.
+ */
+function pickOption(
+  given: Record<string, unknown>,
+  option: keyof typeof OPTION_ALIASES,
+): { value: unknown; name: string } {
+  const names = [option, ...OPTION_ALIASES[option]].filter((each) => given[each] !== undefined)
+  if (names.length > 1) {
+    const values = names.map((each) => describe(given[each])).join(' and ')
+    throw new TypeError(`${names.join(' and ')} are the same option: give one, got ${values}`)
   }
-  return value ?? aliased
+  const name = names[0] ?? option
+  return { value: given[name], name }
 }
 
 function checkInteger(value: unknown, name: string, min: number): number {
@@ -160,13 +290,21 @@ function checkBoolean(value: unknown, name: string): boolean {
   return value
 }
 
-function checkEndpoint(value: unknown): string {
+function checkEndpoint(value: unknown, name: string): string {
   const protocol = typeof value === 'string' && URL.canParse(value) ? new URL(value).protocol : undefined
   if (typeof value !== 'string' || (protocol !== 'http:' && protocol !== 'https:')) {
-    throw new TypeError(`endpoint must be an http(s) URL, got ${describe(value)}`)
+    throw new TypeError(`${name} must be an http(s) URL, got ${describe(value)}`)
   }
-  // `{endpoint}/v1/batch`: keep any path prefix, without a trailing slash.
+  // `{endpoint}{path}`: keep any path prefix, without a trailing slash.
   return value.replace(/\/+$/, '')
+}
+
+function checkPath(value: unknown): string {
+  if (typeof value !== 'string' || value === '' || /[?#\s]/.test(value)) {
+    throw new TypeError(`path must be a URL path such as "/v1/batch", got ${describe(value)}`)
+  }
+  // Segment's libraries add the leading slash when it is missing; so does this one.
+  return value.startsWith('/') ? value : `/${value}`
 }
 
 function checkIntegrations(value: unknown): Integrations | undefined {

@@ -6,6 +6,7 @@ import { unwatchBeforeExit, watchBeforeExit } from './before-exit'
 import { type AnalyticsError, ClosedError, DeliveryError } from './errors'
 import { log } from './log'
 import { MAX_TIMER_MS } from './options'
+import { PauseGate } from './pause-gate'
 import { type AttemptOutcome, decideRetry, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy'
 import type { Transport } from './transport'
 import type { MessageCallback } from './types'
@@ -65,6 +66,10 @@ export class Publisher {
   readonly #outstanding = new Set<Promise<void>>()
   /** Aborted when `close()` runs out of time: requests and backoffs stop, messages fail. */
   readonly #giveUp = new AbortController()
+  /** Holds every batch while a `Retry-After` from the API runs. */
+  readonly #pause = new PauseGate(this.#giveUp.signal)
+  /** The number the next batch is made with: batches held by a pause go on in this order. */
+  #nextSequence = 0
   /** Backoff timers now running, so they can be made to hold the process while draining. */
   readonly #backoffTimers = new Set<NodeJS.Timeout>()
   /** Set when the process is about to exit or the client is closing: backoffs then keep the process alive. */
@@ -162,6 +167,7 @@ export class Publisher {
   readonly #drain = (): void => {
     this.#draining = true
     for (const timer of this.#backoffTimers) timer.ref()
+    this.#pause.holdProcess()
     this.#dispatch()
   }
 
@@ -172,10 +178,11 @@ export class Publisher {
     this.#lastFlushAt = Date.now()
     if (this.#current.count === 0) return
     const batch = this.#current
+    const sequence = this.#nextSequence++
     this.#current = new Batch(this.#flushAt)
     this.#waiting.add(batch)
     const settled: Promise<void> = this.#requests
-      .add(() => this.#send(batch))
+      .add(() => this.#send(batch, sequence))
       .then(undefined, (error: unknown) => {
         // #send settles every message itself and is not expected to throw; if it ever does,
         // the batch's messages must still be reported rather than forgotten.
@@ -194,19 +201,20 @@ export class Publisher {
     this.#outstanding.add(settled)
   }
 
-  async #send(batch: Batch): Promise<void> {
+  async #send(batch: Batch, sequence: number): Promise<void> {
     // Not waiting any more: failed by #failWaiting while it was queued.
     if (!this.#waiting.delete(batch)) return
     this.#queued -= batch.count
     this.#inFlight += batch.count
-    await this.#deliver(batch)
+    await this.#deliver(batch, sequence)
   }
 
   /** Sends one batch until it is delivered, split, or failed. */
-  async #deliver(batch: Batch): Promise<void> {
+  async #deliver(batch: Batch, sequence: number): Promise<void> {
     const signal = this.#giveUp.signal
     const firstAttemptAt = Date.now()
     for (let attempts = 1; ; attempts++) {
+      if (this.#pause.paused) await this.#pause.wait(sequence)
       if (signal.aborted) return this.#failClosed(batch)
       const buffer = this.#bodies.acquire(batch.bodyBytes)
       const outcome = await this.#transport.send(batch.encodeBody(buffer), signal)
@@ -228,8 +236,8 @@ export class Publisher {
         case 'split': {
           const [first, second] = batch.split()
           log('split: %d messages into %d and %d after HTTP 413', batch.count, first.count, second.count)
-          await this.#deliver(first)
-          return this.#deliver(second)
+          await this.#deliver(first, sequence)
+          return this.#deliver(second, sequence)
         }
         case 'fail': {
           const info = {
@@ -252,7 +260,9 @@ export class Publisher {
             attempts + 1,
             decision.reason,
           )
-          await this.#backoff(decision.delay)
+          // The API's Retry-After holds every batch of the client; the loop's top waits for it.
+          if (decision.retryAfter) this.#pause.pause(decision.delay)
+          else await this.#backoff(decision.delay)
       }
     }
   }

@@ -29,7 +29,11 @@ export const DEFAULT_RETRY_POLICY: Omit<RetryPolicy, 'maxRetries'> = Object.free
 /** What to do after an attempt. */
 export type RetryDecision =
   | { action: 'delivered' }
-  | { action: 'retry'; delay: number; reason: string }
+  /**
+   * `retryAfter`: the delay is the API's `Retry-After`, which holds every batch of the client,
+   * not only this one.
+   */
+  | { action: 'retry'; delay: number; reason: string; retryAfter: boolean }
   /** 413: the body was too large for the server; send each half on its own. */
   | { action: 'split' }
   | { action: 'fail'; reason: string }
@@ -77,7 +81,7 @@ export function decideRetry(outcome: AttemptOutcome, context: AttemptContext, po
       reason: `${verdict.reason}; gave up after ${context.attempts} attempts over ${context.elapsed} ms`,
     }
   }
-  return { action: 'retry', delay, reason: verdict.reason }
+  return { action: 'retry', delay, reason: verdict.reason, retryAfter: retryAfter !== undefined }
 }
 
 type Verdict =

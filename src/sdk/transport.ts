@@ -6,7 +6,8 @@ import { log } from './log'
 import type { AttemptOutcome } from './retry-policy'
 
 export interface TransportOptions {
-  endpoint: string
+  /** Where batches are posted: `{endpoint}{path}`. */
+  url: string
   writeKey: string
   /** One request's limit, in milliseconds. */
   timeout: number
@@ -20,7 +21,7 @@ export interface TransportOptions {
 const gzipAsync = promisify(gzip)
 
 /**
- * POSTs batch bodies to `{endpoint}/v1/batch` through undici, with keep-alive. It reports how
+ * POSTs batch bodies to `{endpoint}{path}` through undici, with keep-alive. It reports how
  * each attempt ended and never decides about retries (see `decideRetry`).
  */
 export class Transport {
@@ -47,7 +48,7 @@ export class Transport {
   }
 
   constructor(options: TransportOptions) {
-    this.url = `${options.endpoint}/v1/batch`
+    this.url = options.url
     const url = new URL(this.url)
     this.#origin = url.origin
     this.#path = url.pathname

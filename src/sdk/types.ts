@@ -15,7 +15,7 @@ export interface CloseOptions {
    * with `ERR_CLOSED`.
    * @default 30000
    */
-  timeout?: number
+  timeout?: number | undefined
 }
 
 /** Counters of `analytics.stats()`, in messages. */
@@ -28,6 +28,8 @@ export interface AnalyticsStats {
   delivered: number
   /** Failed and reported, including calls refused at the call. */
   failed: number
+  /** Present, `true`, when the client was made with `disable: true`: nothing is sent, valid calls count as delivered. */
+  disabled?: true
 }
 
 /** The events of an `Analytics` client. */

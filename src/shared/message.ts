@@ -26,66 +26,89 @@ export type JsonObject = Record<string, unknown>
  */
 export type Integrations = Record<string, boolean | JsonObject>
 
-/** Fields every call accepts. Each call needs `userId` or `anonymousId`. */
+/**
+ * Free-form fields as a call takes them (`traits`, `properties`, `context`): any object, an
+ * interface or a class's shape included. At run time they must be plain objects.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: only an index signature of `any` admits interfaces, which declare none.
+export type ObjectFields = Record<string, any>
+
+/**
+ * Fields every call accepts. Optional fields also take `undefined` (same as leaving them out),
+ * so code written under `exactOptionalPropertyTypes` can pass a value that may be missing.
+ */
 export interface CommonFields {
   /** The user's id in your database. */
-  userId?: string
+  userId?: string | undefined
   /** An id for a user who is not known yet. */
-  anonymousId?: string
+  anonymousId?: string | undefined
   /** A unique id for the message; a UUID is generated when omitted. Kept across retries. */
-  messageId?: string
+  messageId?: string | undefined
   /**
    * When the call happened: a `Date` or an ISO 8601 string with a time zone (historical
    * import). Defaults to the time of the call.
    */
-  timestamp?: Date | string
+  timestamp?: Date | string | undefined
   /** Extra information that is not an attribute of the user (ip, locale, device, …). */
-  context?: JsonObject
+  context?: ObjectFields | undefined
   /** Destination flags for this call, merged over the client's defaults. */
-  integrations?: Integrations
+  integrations?: Integrations | undefined
 }
+
+/**
+ * Who a call is about: `userId`, `anonymousId`, or both. A call with neither does not compile
+ * (and, from JavaScript, fails with `ERR_INVALID_MESSAGE`).
+ */
+export type Identity =
+  | { userId: string; anonymousId?: string | undefined }
+  | { userId?: string | undefined; anonymousId: string }
 
 /** `identify`: ties a user to their traits. */
-export interface IdentifyParams extends CommonFields {
-  traits?: JsonObject
-}
+export type IdentifyParams = CommonFields &
+  Identity & {
+    traits?: ObjectFields | undefined
+  }
 
 /** `track`: records an action the user performed. */
-export interface TrackParams extends CommonFields {
-  /** The name of the action, such as `Order Completed`. Required. */
-  event: string
-  properties?: JsonObject
-}
+export type TrackParams = CommonFields &
+  Identity & {
+    /** The name of the action, such as `Order Completed`. Required. */
+    event: string
+    properties?: ObjectFields | undefined
+  }
 
 /** `page`: records a page view. */
-export interface PageParams extends CommonFields {
-  name?: string
-  category?: string
-  /** Recognised keys: `url`, `path`, `title`, `referrer`; free keys allowed. */
-  properties?: JsonObject
-}
+export type PageParams = CommonFields &
+  Identity & {
+    name?: string | undefined
+    category?: string | undefined
+    /** Recognised keys: `url`, `path`, `title`, `referrer`; free keys allowed. */
+    properties?: ObjectFields | undefined
+  }
 
 /** `screen`: records a screen view in a mobile app. */
-export interface ScreenParams extends CommonFields {
-  name?: string
-  category?: string
-  properties?: JsonObject
-}
+export type ScreenParams = CommonFields &
+  Identity & {
+    name?: string | undefined
+    category?: string | undefined
+    properties?: ObjectFields | undefined
+  }
 
 /** `group`: ties a user to a group (a company, an organisation, an account). */
-export interface GroupParams extends CommonFields {
-  /** The group's id. Required. */
-  groupId: string
-  traits?: JsonObject
-}
+export type GroupParams = CommonFields &
+  Identity & {
+    /** The group's id. Required. */
+    groupId: string
+    traits?: ObjectFields | undefined
+  }
 
 /** `alias`: ties a previous identity to a user id. */
-export interface AliasParams extends Omit<CommonFields, 'userId' | 'anonymousId'> {
+export type AliasParams = Omit<CommonFields, 'userId' | 'anonymousId'> & {
   /** The id to alias from (often an anonymous id). Required. */
   previousId: string
   /** The user's id. Required. */
   userId: string
-  anonymousId?: string
+  anonymousId?: string | undefined
 }
 
 /** The parameters each call type takes. */

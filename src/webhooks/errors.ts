@@ -1,9 +1,18 @@
+/**
+ * `Error`'s options, spelt out: the global `ErrorOptions` type exists only from lib `es2022`, and
+ * these typings must compile for a project whose target is `es2020`.
+ */
+export interface WebhookErrorOptions {
+  /** The error that caused this one. */
+  cause?: unknown
+}
+
 /** The base of the Webhooks destination's errors: `code` is stable, `message` is for people. */
 export class WebhookError extends Error {
   /** A stable identifier for the kind of error, safe to branch on. */
   readonly code: string
 
-  constructor(code: string, message: string, options?: ErrorOptions) {
+  constructor(code: string, message: string, options?: WebhookErrorOptions) {
     super(message, options)
     this.name = new.target.name
     this.code = code
@@ -27,7 +36,7 @@ export class WebhookConfigError extends WebhookError {
 
 /** A message cannot be turned into a webhook body (an unknown type, a missing field, no JSON). */
 export class WebhookMessageError extends WebhookError {
-  constructor(problem: string, options?: ErrorOptions) {
+  constructor(problem: string, options?: WebhookErrorOptions) {
     super('ERR_WEBHOOK_MESSAGE', `Cannot format the message for the Webhooks destination: ${problem}`, options)
   }
 }

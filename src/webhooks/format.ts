@@ -11,8 +11,8 @@ export type WebhookBody = Record<string, unknown>
  *
  * | type | body |
  * |---|---|
- * | page | `version: 1, type, userId, properties, timestamp` (+ `name`, `category` when given) |
- * | screen | `version: 1, type, userId, name, context, timestamp` (+ `category`, `properties` when given) |
+ * | page | `version: 1, type, userId, properties, timestamp` |
+ * | screen | `version: 1, type, userId, name, context, timestamp` |
  * | identify | `version: 1, type, userId, traits, timestamp` |
  * | track | `version: 1, type, userId, event, properties, timestamp` |
  * | alias | `version: 1, type, "Previous ID", "User ID", timestamp` |
@@ -21,7 +21,8 @@ export type WebhookBody = Record<string, unknown>
  *
  * Every type but delete also carries the message's whole `context`, its `anonymousId`, its
  * `messageId` and its `receivedAt` (when the relay took it in) where present; `integrations`
- * (routing flags) are never forwarded. `timestamp` is
+ * (routing flags) are never forwarded, nor are a page's `name` and `category` or a screen's
+ * `category` and `properties`: they are not in the platform's table. `timestamp` is
  * normalised to ISO 8601 UTC with milliseconds. Nested objects are the message's own, not copies.
  *
  * @throws {WebhookMessageError} for an unknown type, a missing required field or a timestamp

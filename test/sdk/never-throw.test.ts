@@ -37,7 +37,7 @@ describe('failures reach the callback and the error event, never the caller', ()
     ],
     [
       'no user',
-      (a: Analytics, cb: never) => a.identify({}, cb),
+      (a: Analytics, cb: never) => a.identify({} as never, cb),
       'invalid identify call: identify needs userId or anonymousId',
     ],
     [

@@ -66,7 +66,12 @@ describe('decideRetry', () => {
   })
 
   it('honours Retry-After in seconds and as an HTTP date, clamped to maxRetryAfter', () => {
-    expect(decideRetry(status(429, '7'), first, policy)).toMatchObject({ action: 'retry', delay: 7000 })
+    // `retryAfter`: the API's wait, which holds every batch of the client (see PauseGate).
+    expect(decideRetry(status(429, '7'), first, policy)).toMatchObject({
+      action: 'retry',
+      delay: 7000,
+      retryAfter: true,
+    })
     expect(decideRetry(status(503, '0'), first, policy)).toMatchObject({ action: 'retry', delay: 0 })
     const inTwelve = new Date(first.now + 12_000).toUTCString()
     expect(decideRetry(status(429, inTwelve), first, policy)).toMatchObject({ action: 'retry', delay: 12_000 })
@@ -74,10 +79,11 @@ describe('decideRetry', () => {
       action: 'retry',
       delay: policy.maxRetryAfter,
     })
-    // Unreadable: ordinary backoff.
+    // Unreadable: ordinary backoff, for this batch alone.
     expect(decideRetry(status(429, 'soon'), first, policy)).toMatchObject({
       action: 'retry',
       delay: backoff(1, 0.5, policy),
+      retryAfter: false,
     })
   })
 })

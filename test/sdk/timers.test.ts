@@ -162,6 +162,24 @@ describe('with fake timers', () => {
     await analytics.closeAndFlush()
   })
 
+  it('a Retry-After holds every batch of the client, then they go in the order they were made', async () => {
+    const dispatcher = answerWith({ status: 429, headers: { 'retry-after': '2' } }, { status: 200 })
+    const analytics = new Analytics('k', { endpoint: ENDPOINT, dispatcher, flushAt: 1 })
+    analytics.track({ userId: 'u', event: 'e0' })
+    await vi.advanceTimersByTimeAsync(10)
+    expect(requests).toHaveLength(1)
+    // Six more batches, more than the requests allowed in flight at once.
+    for (let i = 1; i <= 6; i++) analytics.track({ userId: 'u', event: `e${i}` })
+    await vi.advanceTimersByTimeAsync(1989)
+    expect(requests).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(1)
+    await analytics.flush()
+    const events = requests.map((body) => (JSON.parse(body) as { batch: { event: string }[] }).batch[0]!.event)
+    expect(events).toEqual(['e0', 'e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6'])
+    expect(analytics.stats()).toMatchObject({ delivered: 7, failed: 0 })
+    await analytics.closeAndFlush()
+  })
+
   it('aborts a request after timeout and retries it', async () => {
     const dispatcher = answerWith({ status: 200, delay: 60_000 }, { status: 200 })
     const analytics = new Analytics('k', { endpoint: ENDPOINT, dispatcher, timeout: 1000 })

@@ -21,7 +21,21 @@ describe('isDestinationEnabled', () => {
   it('treats keys as case sensitive', () => {
     expect(isDestinationEnabled({ All: false, webhooks: true }, 'Webhooks')).toBe(false)
     expect(isDestinationEnabled({ webhooks: false }, 'Webhooks')).toBe(true)
-    expect(isDestinationEnabled({ all: false }, 'Webhooks')).toBe(true)
+  })
+
+  it("reads analytics-go v3's lower-case all as All, when there is no All", () => {
+    expect(isDestinationEnabled({ all: false }, 'Webhooks')).toBe(false)
+    expect(isDestinationEnabled({ all: false, Webhooks: true }, 'Webhooks')).toBe(true)
+    expect(isDestinationEnabled({ all: true }, 'Webhooks')).toBe(true)
+    expect(isDestinationEnabled({ All: true, all: false }, 'Webhooks')).toBe(true)
+    expect(isDestinationEnabled({ all: false }, 'all')).toBe(false)
+  })
+
+  it("lets a message's All or all replace the defaults' All and all when merging", () => {
+    expect(mergeIntegrations({ all: false, Mixpanel: true }, { All: true })).toEqual({ Mixpanel: true, All: true })
+    expect(mergeIntegrations({ All: false }, { all: true })).toEqual({ all: true })
+    expect(isDestinationEnabled(mergeIntegrations({ All: false }, { all: true }), 'Webhooks')).toBe(true)
+    expect(mergeIntegrations({ all: false }, { Webhooks: true })).toEqual({ all: false, Webhooks: true })
   })
 
   it('does not read inherited keys as flags', () => {

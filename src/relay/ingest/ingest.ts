@@ -7,6 +7,7 @@ import { findWireMessageProblem } from '../../shared/validate'
 import { HttpError } from '../http/http-error'
 import type { RoutedSource } from '../sources'
 import type { NewDelivery } from '../store/store'
+import { withBatchDefaults } from './batch-defaults'
 import { eventTime } from './event-time'
 import type { GroupCommit } from './group-commit'
 
@@ -123,7 +124,7 @@ export function batchMessages(body: Record<string, unknown>): unknown[] {
       'ERR_INVALID_BODY',
       'the body must be { "batch": [ messages ] }: batch is missing or not an array',
     )
-  return batch
+  return withBatchDefaults(batch, body)
 }
 
 /**
