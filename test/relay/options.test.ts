@@ -132,11 +132,17 @@ describe('loadRelayConfig', () => {
     })
   })
 
-  it('accepts the example config, and a relay starts from it', async () => {
-    const example = await loadRelayConfig(
-      fileURLToPath(new URL('../../examples/tracklet.config.json', import.meta.url)),
-    )
+  it('accepts the example config, which holds no secret, and a relay starts from it', async () => {
+    const path = fileURLToPath(new URL('../../examples/tracklet.config.json', import.meta.url))
+    // Its secrets are environment references: without them it is refused, naming each.
+    await expect(loadRelayConfig(path, {})).rejects.toThrow(/TRACKLET_ADMIN_TOKEN/)
+    const example = await loadRelayConfig(path, {
+      TRACKLET_ADMIN_TOKEN: 'an-admin-token-of-some-length',
+      WEB_WRITE_KEY: 'wk-example',
+      WEBHOOK_SECRET: 'a-signing-secret',
+    })
     expect(example.sources.map((s) => s.name)).toEqual(['web'])
+    expect(example.sources[0]!.writeKey).toBe('wk-example')
     const relay = await createRelay({ ...example, port: 0, database: ':memory:' })
     await relay.close()
   })
