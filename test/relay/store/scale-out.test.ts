@@ -6,12 +6,12 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createRelay, type Relay } from '../../src/relay/index'
-import { MIGRATIONS } from '../../src/relay/store/postgres/schema'
-import { buildCli } from '../support/build-cli'
-import { freshPostgresDatabase, sql } from '../support/postgres'
-import { freePort } from '../support/postgres-server.mjs'
-import { ADMIN_TOKEN, admin, adminGet, post, track, waitFor, WRITE_KEY } from './helpers'
+import { createRelay, type Relay } from '../../../src/relay/index'
+import { MIGRATIONS } from '../../../src/relay/store/postgres/schema'
+import { buildCli } from '../../support/build-cli'
+import { freshPostgresDatabase, sql } from '../../support/postgres'
+import { freePort } from '../../support/postgres-server.mjs'
+import { ADMIN_TOKEN, admin, adminGet, post, track, waitFor, WRITE_KEY } from '../helpers'
 
 // Several relays on one PostgreSQL database: real relay processes (the built CLI) or relays in
 // this process, a real PostgreSQL server, a real node:http receiver.

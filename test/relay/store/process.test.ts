@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { buildCli } from '../support/build-cli'
-import { adminGet, post, type Receiver, startReceiver, track, waitFor, WRITE_KEY, ADMIN_TOKEN } from './helpers'
+import { buildCli } from '../../support/build-cli'
+import { adminGet, post, type Receiver, startReceiver, track, waitFor, WRITE_KEY, ADMIN_TOKEN } from '../helpers'
 
 let cli: string
 let removeCli: () => Promise<void>
