@@ -20,7 +20,6 @@ import { secretsOf } from './ops/secrets'
 import { probeWrite, watchWrites } from './ops/watched-store'
 import { type RelayOptions, type ResolvedRelayOptions, resolveRelayOptions } from './options'
 import { type RoutedSource, WEBHOOKS_DESTINATION } from './sources'
-import { openCircuits } from './store/open-circuits'
 import { openStore } from './store/open-store'
 import { RetentionSweeper } from './store/retention'
 import type { Store } from './store/store'
@@ -103,7 +102,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
         ...resolved.breaker,
         maxInFlightPerUrl: resolved.maxInFlightPerUrl,
         // The unwatched store: circuit writes are the breaker's, not a sign of the outbox's health.
-        circuits: await openCircuits(opened),
+        circuits: opened.circuits,
         retryWindow: RETRY_WINDOW_MS,
       },
     })

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { CircuitStore } from '../../src/relay/store/circuits'
 import type { BreakerPolicy } from '../../src/relay/delivery/breaker-policy'
 import type { Destination, RetrySchedule } from '../../src/relay/delivery/destination'
 import { Worker } from '../../src/relay/delivery/worker'
-import { SqliteCircuits } from '../../src/relay/store/sqlite/sqlite-circuits'
 import { openSqliteStore, type SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
 import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../src/webhooks/index'
 
@@ -87,7 +87,7 @@ export function delivery(source: string, messageId: string) {
 
 export interface BreakerSetup {
   store: SqliteStore
-  circuits: SqliteCircuits
+  circuits: CircuitStore
   now: () => number
   /** A worker with the breaker; several may share the store, as relays share a database. */
   worker(owner?: string): Worker
@@ -111,7 +111,7 @@ export async function breakerSetup(options: {
   destination?: (urls: string[]) => Destination
 }): Promise<BreakerSetup> {
   const store = await openSqliteStore(':memory:', options.now)
-  const circuits = new SqliteCircuits(store.db)
+  const circuits = store.circuits
   const destinations = new Map(
     Object.entries(options.sources).map(([source, urls]) => [
       source,

@@ -5,7 +5,6 @@ import { format } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Worker } from '../../src/relay/delivery/worker'
 import { log as relayLog } from '../../src/relay/log'
-import { SqliteCircuits } from '../../src/relay/store/sqlite/sqlite-circuits'
 import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
 import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../src/webhooks/index'
 import type { Relay } from '../../src/relay/index'
@@ -150,7 +149,7 @@ describe('the circuit breaker across a restart', () => {
         concurrency: 4,
         leaseTimeout: 30_000,
         now: clock.now,
-        breaker: { ...POLICY, circuits: new SqliteCircuits(store.db), retryWindow: RETRY_WINDOW_MS, random: () => 0 },
+        breaker: { ...POLICY, circuits: store.circuits, retryWindow: RETRY_WINDOW_MS, random: () => 0 },
       })
       return { store, worker }
     }

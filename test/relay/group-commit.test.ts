@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { GroupCommit } from '../../src/relay/ingest/group-commit'
 import { ingest } from '../../src/relay/ingest/ingest'
 import type { SqliteDatabase } from '../../src/relay/store/sqlite/schema'
-import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
+import { openSqliteStoreWithDb } from './fixtures/store'
 import type { NewDelivery } from '../../src/relay/store/store'
 
 const source = { name: 'web', destinations: ['Webhooks'] }
@@ -19,8 +19,8 @@ let db: SqliteDatabase
 afterEach(() => db.close())
 
 async function setup() {
-  const outbox = await openSqliteStore(':memory:')
-  db = outbox.db
+  const { store: outbox, db: opened } = await openSqliteStoreWithDb()
+  db = opened
   const enqueue = vi.spyOn(outbox, 'enqueue')
   const stored = () => db.prepare('SELECT message_id FROM deliveries ORDER BY id').pluck().all() as string[]
   return { outbox, commits: new GroupCommit(outbox), enqueue, stored }

@@ -3,15 +3,15 @@ import { jsonDepth } from '../../src/relay/http/body'
 import { HttpError } from '../../src/relay/http/http-error'
 import { GroupCommit } from '../../src/relay/ingest/group-commit'
 import { ingest } from '../../src/relay/ingest/ingest'
-import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
+import { openSqliteStoreWithDb } from './fixtures/store'
 
 const source = { name: 'web', destinations: ['Webhooks'] }
 const message = { type: 'track', userId: 'u1', event: 'E', messageId: 'm1' }
 
 describe('ingest', () => {
   it('answers 503, never success, when the outbox cannot be written', async () => {
-    const outbox = await openSqliteStore(':memory:')
-    outbox.db.close() // the disk went away between the request and the commit
+    const { store: outbox, db } = await openSqliteStoreWithDb()
+    db.close() // the disk went away between the request and the commit
     let error: unknown
     try {
       await ingest(new GroupCommit(outbox), source, [message])
@@ -23,8 +23,7 @@ describe('ingest', () => {
   })
 
   it('writes one delivery per enabled destination and leaves the caller’s message unchanged', async () => {
-    const outbox = await openSqliteStore(':memory:')
-    const db = outbox.db
+    const { store: outbox, db } = await openSqliteStoreWithDb()
     try {
       const given = { type: 'identify', userId: 'u1' }
       expect(

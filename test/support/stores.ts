@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { PostgresStore, openPostgresStore } from '../../src/relay/store/postgres/postgres-store'
+import { openPostgresStore } from '../../src/relay/store/postgres/postgres-store'
 import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
 import type { Store } from '../../src/relay/store/store'
 import { freshPostgresDatabase } from './postgres'
@@ -25,9 +25,4 @@ export async function throwawayDatabase(kind: StoreKind): Promise<string> {
 export async function openTestStore(kind: StoreKind, now: () => number = Date.now, database?: string): Promise<Store> {
   const at = database ?? (await throwawayDatabase(kind))
   return kind === 'sqlite' ? openSqliteStore(at, now) : openPostgresStore(at, { now })
-}
-
-/** Whether `store` is the PostgreSQL one (for a test's own look at its rows). */
-export function isPostgres(store: Store): store is PostgresStore {
-  return store instanceof PostgresStore
 }

@@ -27,6 +27,7 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
     }
   return {
     kind: store.kind,
+    circuits: store.circuits,
     enqueue: watch('deliveries', store.enqueue),
     syncAudience: watch('deliveries', store.syncAudience),
     retry: watch('deliveries', store.retry),
@@ -37,7 +38,9 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
     release: watch('claims', store.release),
     prune: watch('retention', store.prune),
     nextDueAt: (...args) => store.nextDueAt(...args),
+    get: (...args) => store.get(...args),
     list: (...args) => store.list(...args),
+    listNewest: (...args) => store.listNewest(...args),
     backlog: () => store.backlog(),
     close: () => store.close(),
   }

@@ -1,5 +1,3 @@
-import type { DeliverableMessage } from '../../shared/message'
-import type { DeliveryRow } from './rows'
 import type { DueDelivery } from './store'
 
 /**
@@ -155,18 +153,4 @@ export function toCircuit(row: CircuitRow): Circuit {
 
 function optionalNumber(value: number | null): number | undefined {
   return value === null ? undefined : Number(value)
-}
-
-/** A `deliveries` row claimed for a probe, as the worker attempts it. */
-export function toDueDelivery(
-  row: Pick<DeliveryRow, 'id' | 'source' | 'destination' | 'message' | 'attempts' | 'first_attempt_at'>,
-): DueDelivery {
-  return {
-    id: Number(row.id),
-    source: row.source,
-    destination: row.destination,
-    message: JSON.parse(row.message) as DeliverableMessage,
-    attempts: Number(row.attempts),
-    firstAttemptAt: row.first_attempt_at === null ? undefined : Number(row.first_attempt_at),
-  }
 }

@@ -1,4 +1,5 @@
 import type { DeliverableMessage } from '../../shared/message'
+import type { CircuitStore } from './circuits'
 
 /**
  * The relay's durable state behind one interface: the outbox (deliveries and their attempts) and
@@ -13,6 +14,12 @@ import type { DeliverableMessage } from '../../shared/message'
 export interface Store {
   /** Which implementation this is, for logs and metrics. */
   readonly kind: 'sqlite' | 'postgres'
+
+  /**
+   * The circuits of the webhook URLs, kept in the same database (so every relay sharing it shares
+   * them). Their writes are the circuit breaker's, not the outbox's.
+   */
+  readonly circuits: CircuitStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source
@@ -57,8 +64,17 @@ export interface Store {
   /** Puts a dead-lettered delivery back in the queue with a fresh retry window, due at once. */
   retry(id: number): Promise<'retried' | 'not-found' | 'not-failed'>
 
+  /** One delivery of the log with its attempts, or `undefined` when there is none with that id. */
+  get(id: number): Promise<DeliveryView | undefined>
+
   /** A page of the delivery log, by id, after the id `after`, with each delivery's attempts. */
   list(query: DeliveryQuery): Promise<DeliveryView[]>
+
+  /**
+   * A page of the delivery log newest first (by id, below the id `before` when given), with each
+   * delivery's attempts: what the operator page shows.
+   */
+  listNewest(query: NewestQuery): Promise<DeliveryView[]>
 
   /**
    * Makes `userIds` the audience's members for `source` and, in the same transaction, enqueues
@@ -167,6 +183,15 @@ export interface DeliveryQuery {
   source?: string | undefined
   /** Only deliveries with an id above this one. */
   after: number
+  limit: number
+}
+
+/** A filter and page of the delivery log, newest first. */
+export interface NewestQuery {
+  status?: DeliveryStatus | undefined
+  source?: string | undefined
+  /** Only deliveries with an id below this one (the next page's cursor); the newest when absent. */
+  before?: number | undefined
   limit: number
 }
 

@@ -8,7 +8,6 @@ import { DELIVERY_STATUSES, type DeliveryStatus } from '../../store/store'
 import type { StoreHealth } from '../health'
 import type { RelayMetrics } from '../metrics'
 import type { Html } from './html'
-import { newestDeliveries } from './newest'
 import { checkSameOrigin, isSecure, readForm } from './requests'
 import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } from './sessions'
 import { PAGE_CSS } from './style'
@@ -105,7 +104,7 @@ export function pageRoutes(context: PageContext): Route[] {
         const before = cursor(url.searchParams.get('before'))
         const [backlog, deliveries] = await Promise.all([
           context.store.backlog(),
-          newestDeliveries(context.store, { ...filter, before, limit: PAGE_SIZE }),
+          context.store.listNewest({ ...filter, before, limit: PAGE_SIZE }),
         ])
         sendHtml(
           res,
@@ -130,9 +129,8 @@ export function pageRoutes(context: PageContext): Route[] {
       handler: page(async (req, res, [id], url) => {
         const session = sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
-        const [delivery] = await context.store.list({ after: Number(id) - 1, limit: 1 })
-        if (delivery === undefined || delivery.id !== Number(id))
-          throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${id}`)
+        const delivery = await context.store.get(Number(id))
+        if (delivery === undefined) throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${id}`)
         sendHtml(
           res,
           200,

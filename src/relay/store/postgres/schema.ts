@@ -1,6 +1,22 @@
-import { POSTGRES_CIRCUITS_MIGRATION } from './postgres-circuits'
 import type { PoolClient } from 'pg'
 import type { PostgresPool } from './pool'
+
+// The circuit breaker's table (the second version): one row per webhook URL whose receiver has
+// been failing; times are epoch ms.
+const CIRCUITS = `
+  CREATE TABLE circuits (
+    url               text    PRIMARY KEY,
+    state             text    NOT NULL CHECK (state IN ('closed', 'open', 'half-open')),
+    failures          integer NOT NULL DEFAULT 0,  -- failed requests in a row
+    probes            integer NOT NULL DEFAULT 0,  -- failed probes since it opened
+    opened_at         bigint,                      -- epoch ms
+    next_probe_at     bigint,                      -- epoch ms
+    probe_owner       text,                        -- the relay holding the probe (half-open)
+    probe_lease_until bigint,                      -- epoch ms; then another relay may probe
+    last_error        text,
+    updated_at        bigint  NOT NULL
+  );
+`
 
 /**
  * The schema, one entry per version, applied in order. Version `n` is reached by running entry
@@ -66,7 +82,7 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (source, audience, user_id)
   );
   `,
-  POSTGRES_CIRCUITS_MIGRATION,
+  CIRCUITS,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -1,6 +1,13 @@
-import type Database from 'better-sqlite3'
-import type { DeliverableMessage } from '../../../shared/message'
-import { type AttemptRow, type DeliveryRow, toDeliveryViews } from '../rows'
+import type { CircuitStore } from '../circuits'
+import {
+  type AttemptRow,
+  audienceChange,
+  type ClaimedRow,
+  type DeliveryRow,
+  outcomeColumns,
+  toDeliveryViews,
+  toDueDeliveries,
+} from '../rows'
 import type {
   AttemptOutcome,
   AudienceChange,
@@ -10,10 +17,13 @@ import type {
   DeliveryView,
   DueDelivery,
   NewDelivery,
+  NewestQuery,
   Store,
 } from '../store'
 import { openSqliteDatabase, type SqliteDatabase } from './schema'
-import { StatementCache } from './statements'
+import { SqliteCircuits } from './sqlite-circuits'
+import { StatementCache } from './statement-cache'
+import { SQLITE_CHUNK, SQLITE_STATEMENTS as SQL } from './statements'
 
 /**
  * Opens the SQLite store at `path` (a file, created when missing, or `':memory:'`). One SQLite
@@ -28,26 +38,17 @@ export async function openSqliteStore(path: string, now: () => number = Date.now
 /**
  * The {@link Store} on SQLite (better-sqlite3, WAL, `synchronous = FULL` for ingest). The driver is
  * synchronous: each method does its work at once, in one transaction, and returns a settled
- * promise. Statements are prepared once.
+ * promise. Statements (all in `./statements.ts`) are prepared once.
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
-  /** The database (exposed for tests that need to break it on purpose). */
-  readonly db: SqliteDatabase
+  readonly circuits: CircuitStore
+  /** The database, this store's alone. */
+  readonly #db: SqliteDatabase
   /** The time source, epoch ms (injectable so retry windows can be tested without waiting). */
   readonly #now: () => number
-  readonly #insert: Database.Statement
-  readonly #claim: Database.Statement
-  readonly #nextDue: Database.Statement
-  readonly #update: Database.Statement
-  readonly #insertAttempt: Database.Statement
-  readonly #retry: Database.Statement
-  readonly #statusOf: Database.Statement
-  readonly #list: Database.Statement
-  readonly #backlog: Database.Statement
-  readonly #members: Database.Statement
-  readonly #addMember: Database.Statement
-  readonly #removeMember: Database.Statement
+  /** The prepared statements, by text. */
+  readonly #sql: StatementCache
   readonly #enqueueAll: (deliveries: readonly NewDelivery[]) => number
   readonly #recordAll: (outcomes: readonly AttemptOutcome[]) => void
   readonly #claimAll: (request: ClaimRequest) => DueDelivery[]
@@ -58,86 +59,42 @@ export class SqliteStore implements Store {
     announce: (change: AudienceChange) => NewDelivery[],
   ) => AudienceChange
   readonly #pruneAll: (before: number, limit: number) => number
-  readonly #statements: StatementCache
   #closed = false
 
+  /** A store over `db`, which it owns from now on (and closes). */
   constructor(db: SqliteDatabase, now: () => number = Date.now) {
-    this.db = db
+    this.#db = db
     this.#now = now
-    this.#statements = new StatementCache(db)
+    const sql = new StatementCache(db)
+    this.#sql = sql
     // One file, one relay: a lease still standing was taken by this relay's previous run.
-    db.prepare('UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_until IS NOT NULL').run()
-    this.#insert = db.prepare(`
-      INSERT OR IGNORE INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`)
-    this.#claim = db.prepare(`
-      UPDATE deliveries SET lease_until = @leaseUntil, lease_owner = @owner
-      WHERE id IN (
-        SELECT id FROM deliveries
-        WHERE source = @source AND status = 'pending' AND next_attempt_at <= @now
-          AND (lease_until IS NULL OR lease_until <= @now)
-        ORDER BY next_attempt_at, id LIMIT @limit)
-      RETURNING id, source, destination, message, attempts, first_attempt_at, next_attempt_at`)
-    this.#nextDue = db.prepare(`
-      SELECT MIN(max(next_attempt_at, coalesce(lease_until, 0))) AS at FROM deliveries
-      WHERE source = ? AND status = 'pending' AND max(next_attempt_at, coalesce(lease_until, 0)) > ?`)
-    this.#update = db.prepare(`
-      UPDATE deliveries SET status = ?, attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, ?),
-        next_attempt_at = ?, last_error = ?, updated_at = ?, lease_until = NULL, lease_owner = NULL
-      WHERE id = ? AND status = 'pending'`)
-    this.#insertAttempt = db.prepare(
-      'INSERT INTO attempts (delivery_id, at, url, status, error, ms) VALUES (?, ?, ?, ?, ?, ?)',
-    )
-    this.#retry = db.prepare(`
-      UPDATE deliveries SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = ?, updated_at = ?,
-        lease_until = NULL, lease_owner = NULL
-      WHERE id = ? AND status = 'failed'`)
-    this.#statusOf = db.prepare('SELECT status FROM deliveries WHERE id = ?').pluck()
-    this.#list = db.prepare(`
-      SELECT * FROM deliveries
-      WHERE id > @after AND (@status IS NULL OR status = @status) AND (@source IS NULL OR source = @source)
-      ORDER BY id LIMIT @limit`)
-    this.#backlog = db.prepare(`
-      SELECT source, status, count(*) AS count, min(created_at) AS oldestCreatedAt FROM deliveries
-      WHERE status IN ('pending', 'failed') GROUP BY source, status ORDER BY source, status`)
-    this.#members = db.prepare('SELECT user_id FROM audience_members WHERE source = ? AND audience = ?').pluck()
-    this.#addMember = db.prepare('INSERT INTO audience_members (source, audience, user_id) VALUES (?, ?, ?)')
-    this.#removeMember = db.prepare('DELETE FROM audience_members WHERE source = ? AND audience = ? AND user_id = ?')
+    sql.get(SQL.voidLeases).run()
+    this.circuits = new SqliteCircuits(sql)
 
     this.#enqueueAll = db.transaction((deliveries: readonly NewDelivery[]) => {
       const now = this.#now()
+      const insert = sql.get(SQL.enqueue)
       let inserted = 0
       for (const d of deliveries) {
-        inserted += this.#insert.run(d.source, d.destination, d.messageId, d.type, d.json, now, now, now).changes
+        inserted += insert.run(d.source, d.destination, d.messageId, d.type, d.json, now, now, now).changes
       }
       return inserted
     })
     this.#recordAll = db.transaction((outcomes: readonly AttemptOutcome[]) => {
       const now = this.#now()
+      const update = sql.get(SQL.record)
+      const insertAttempt = sql.get(SQL.recordAttempt)
       for (const o of outcomes) {
-        const [nextAt, error] =
-          o.next.status === 'pending'
-            ? [o.next.nextAttemptAt, o.next.error]
-            : [now, o.next.status === 'failed' ? o.next.error : null]
-        this.#update.run(o.next.status, o.at, nextAt, error, now, o.id)
+        const { status, nextAttemptAt, error } = outcomeColumns(o, now)
+        update.run(status, o.at, nextAttemptAt, error, now, o.id)
         for (const r of o.requests) {
-          this.#insertAttempt.run(o.id, o.at, r.url, r.status ?? null, r.error ?? null, Math.round(r.ms))
+          insertAttempt.run(o.id, o.at, r.url, r.status ?? null, r.error ?? null, Math.round(r.ms))
         }
       }
     })
-    this.#claimAll = db.transaction((request: ClaimRequest) => {
-      const rows = this.#claim.all(request) as (DeliveryRow & { next_attempt_at: number })[]
-      // RETURNING gives no order: restore "oldest due first".
-      rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id)
-      return rows.map((row) => ({
-        id: row.id,
-        source: row.source,
-        destination: row.destination,
-        message: JSON.parse(row.message) as DeliverableMessage,
-        attempts: row.attempts,
-        firstAttemptAt: row.first_attempt_at ?? undefined,
-      }))
-    })
+    this.#claimAll = db.transaction((request: ClaimRequest) =>
+      toDueDeliveries(sql.get(SQL.claim).all(request) as ClaimedRow[]),
+    )
     this.#syncAll = db.transaction(
       (
         source: string,
@@ -145,27 +102,18 @@ export class SqliteStore implements Store {
         userIds: readonly string[],
         announce: (change: AudienceChange) => NewDelivery[],
       ) => {
-        const current = new Set(this.#members.all(source, audience) as string[])
-        const wanted = new Set(userIds)
-        const change = {
-          added: [...wanted].filter((id) => !current.has(id)),
-          removed: [...current].filter((id) => !wanted.has(id)),
-        }
-        for (const id of change.added) this.#addMember.run(source, audience, id)
-        for (const id of change.removed) this.#removeMember.run(source, audience, id)
+        const change = audienceChange(sql.get(SQL.members).pluck().all(source, audience) as string[], userIds)
+        for (const id of change.added) sql.get(SQL.addMembers).run(source, audience, id)
+        for (const id of change.removed) sql.get(SQL.removeMembers).run(source, audience, id)
         this.#enqueueAll(announce(change))
         return change
       },
     )
     this.#pruneAll = db.transaction((before: number, limit: number) => {
-      const ids = this.#statements
-        .get(`SELECT id FROM deliveries WHERE status = 'delivered' AND updated_at < ? ORDER BY updated_at LIMIT ?`)
-        .pluck()
-        .all(before, limit) as number[]
+      const ids = sql.get(SQL.prune).pluck().all(before, limit) as number[]
       if (ids.length === 0) return 0
-      const placeholders = ids.map(() => '?').join(',')
-      this.#statements.get(`DELETE FROM attempts WHERE delivery_id IN (${placeholders})`).run(...ids)
-      return this.#statements.get(`DELETE FROM deliveries WHERE id IN (${placeholders})`).run(...ids).changes
+      sql.get(SQL.pruneAttempts(ids.length)).run(...ids)
+      return sql.get(SQL.pruneDeliveries(ids.length)).run(...ids).changes
     })
   }
 
@@ -178,19 +126,15 @@ export class SqliteStore implements Store {
   }
 
   async renew(owner: string, ids: readonly number[], leaseUntil: number): Promise<void> {
-    if (ids.length === 0) return
-    this.#forIds(ids, 'UPDATE deliveries SET lease_until = ? WHERE lease_owner = ? AND id IN', [leaseUntil, owner])
+    this.#forIds(ids, SQL.renew, [leaseUntil, owner])
   }
 
   async release(owner: string, ids: readonly number[]): Promise<void> {
-    if (ids.length === 0) return
-    this.#forIds(ids, 'UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = ? AND id IN', [
-      owner,
-    ])
+    this.#forIds(ids, SQL.release, [owner])
   }
 
   async nextDueAt(source: string, now: number): Promise<number | undefined> {
-    const row = this.#nextDue.get(source, now) as { at: number | null }
+    const row = this.#sql.get(SQL.nextDue).get(source, now) as { at: number | null }
     return row.at ?? undefined
   }
 
@@ -202,45 +146,37 @@ export class SqliteStore implements Store {
    */
   async record(outcomes: readonly AttemptOutcome[]): Promise<void> {
     if (outcomes.length === 0) return
-    this.db.pragma('synchronous = NORMAL')
+    this.#db.pragma('synchronous = NORMAL')
     try {
       this.#recordAll(outcomes)
     } finally {
-      this.db.pragma('synchronous = FULL')
+      this.#db.pragma('synchronous = FULL')
     }
   }
 
   async failUnconfiguredSources(configured: readonly string[]): Promise<number> {
-    const now = this.#now()
-    const placeholders = configured.map(() => '?').join(',')
-    return this.#statements
-      .get(`
-        UPDATE deliveries SET status = 'failed', last_error = 'source "' || source || '" is no longer configured', updated_at = ?
-        WHERE status = 'pending'${configured.length === 0 ? '' : ` AND source NOT IN (${placeholders})`}`)
-      .run(now, ...configured).changes
+    return this.#sql.get(SQL.failUnconfigured(configured.length)).run(this.#now(), ...configured).changes
   }
 
   async retry(id: number): Promise<'retried' | 'not-found' | 'not-failed'> {
     const now = this.#now()
-    if (this.#retry.run(now, now, id).changes === 1) return 'retried'
-    return this.#statusOf.get(id) === undefined ? 'not-found' : 'not-failed'
+    if (this.#sql.get(SQL.retry).run(now, now, id).changes === 1) return 'retried'
+    return this.#sql.get(SQL.statusOf).pluck().get(id) === undefined ? 'not-found' : 'not-failed'
+  }
+
+  async get(id: number): Promise<DeliveryView | undefined> {
+    const row = this.#sql.get(SQL.get).get(id) as DeliveryRow | undefined
+    return row === undefined ? undefined : this.#withAttempts([row])[0]
   }
 
   async list(query: DeliveryQuery): Promise<DeliveryView[]> {
-    const rows = this.#list.all({
-      after: query.after,
-      limit: query.limit,
-      status: query.status ?? null,
-      source: query.source ?? null,
-    }) as DeliveryRow[]
-    if (rows.length === 0) return []
-    const placeholders = rows.map(() => '?').join(',')
-    const attempts = this.#statements
-      .get(
-        `SELECT delivery_id, at, url, status, error, ms FROM attempts WHERE delivery_id IN (${placeholders}) ORDER BY id`,
-      )
-      .all(...rows.map((r) => r.id)) as AttemptRow[]
-    return toDeliveryViews(rows, attempts)
+    const { after, limit, status = null, source = null } = query
+    return this.#withAttempts(this.#sql.get(SQL.list).all({ after, limit, status, source }) as DeliveryRow[])
+  }
+
+  async listNewest(query: NewestQuery): Promise<DeliveryView[]> {
+    const { before = null, limit, status = null, source = null } = query
+    return this.#withAttempts(this.#sql.get(SQL.listNewest).all({ before, limit, status, source }) as DeliveryRow[])
   }
 
   async syncAudience(
@@ -257,20 +193,29 @@ export class SqliteStore implements Store {
   }
 
   async backlog(): Promise<BacklogRow[]> {
-    return this.#backlog.all() as BacklogRow[]
+    return this.#sql.get(SQL.backlog).all() as BacklogRow[]
   }
 
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    this.db.close()
+    this.#db.close()
   }
 
-  // Runs `sql` (ending in `id IN`) over `ids` in chunks within SQLite's limit on bound parameters.
-  #forIds(ids: readonly number[], sql: string, params: readonly unknown[]): void {
-    for (let start = 0; start < ids.length; start += 500) {
-      const chunk = ids.slice(start, start + 500)
-      this.#statements.get(`${sql} (${chunk.map(() => '?').join(',')})`).run(...params, ...chunk)
+  // The rows as the delivery log shows them, each with its attempts.
+  #withAttempts(rows: DeliveryRow[]): DeliveryView[] {
+    if (rows.length === 0) return []
+    const ids = rows.map((r) => r.id)
+    const attempts = this.#sql.get(SQL.attemptsOf(ids.length)).all(...ids) as AttemptRow[]
+    return toDeliveryViews(rows, attempts)
+  }
+
+  // Runs a statement over `ids` (its parameters: `params`, then the ids) in chunks, within
+  // SQLite's limit on bound parameters.
+  #forIds(ids: readonly number[], sql: (ids: number) => string, params: readonly unknown[]): void {
+    for (let start = 0; start < ids.length; start += SQLITE_CHUNK) {
+      const chunk = ids.slice(start, start + SQLITE_CHUNK)
+      this.#sql.get(sql(chunk.length)).run(...params, ...chunk)
     }
   }
 }

@@ -1,27 +1,150 @@
-import type Database from 'better-sqlite3'
-
 /**
- * Prepares each SQL text once per database and keeps the statement for the database's life.
- * Statements whose text depends on a list's length (`IN (?, ?, …)`) would otherwise be prepared
- * anew on every call and left to the garbage collector; better-sqlite3 finalising them from a GC
- * callback aborts Node 24 (an assertion in RemoveEnvironmentCleanupHook), and preparing once is
- * cheaper anyway. The texts are few: one per list length in use.
+ * Every SQL statement of the SQLite store and its circuits, by name. The PostgreSQL store keeps
+ * the same names in `../postgres/statements.ts` (a test holds the two sets equal), so the two
+ * dialects can be read side by side; `docs/maintainers.md` says what each does.
+ *
+ * A statement whose text depends on a list's length (`IN (?, ?, …)`) is a function of that
+ * length; its texts are prepared once each (`StatementCache`). Parameters are `?` in order, or
+ * `@name` from an object.
  */
-export class StatementCache {
-  readonly #db: Database.Database
-  readonly #statements = new Map<string, Database.Statement>()
+export const SQLITE_STATEMENTS = {
+  // The outbox.
+  enqueue: `
+      INSERT OR IGNORE INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+  claim: `
+      UPDATE deliveries SET lease_until = @leaseUntil, lease_owner = @owner
+      WHERE id IN (
+        SELECT id FROM deliveries
+        WHERE source = @source AND status = 'pending' AND next_attempt_at <= @now
+          AND (lease_until IS NULL OR lease_until <= @now)
+        ORDER BY next_attempt_at, id LIMIT @limit)
+      RETURNING id, source, destination, message, attempts, first_attempt_at, next_attempt_at`,
+  nextDue: `
+      SELECT MIN(max(next_attempt_at, coalesce(lease_until, 0))) AS at FROM deliveries
+      WHERE source = ? AND status = 'pending' AND max(next_attempt_at, coalesce(lease_until, 0)) > ?`,
+  renew: (ids: number) =>
+    `UPDATE deliveries SET lease_until = ? WHERE lease_owner = ? AND status = 'pending' AND id IN (${marks(ids)})`,
+  release: (ids: number) =>
+    `UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = ? AND status = 'pending' AND id IN (${marks(ids)})`,
+  // One outcome; its requests follow with recordAttempt, in the same transaction.
+  record: `
+      UPDATE deliveries SET status = ?, attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, ?),
+        next_attempt_at = ?, last_error = ?, updated_at = ?, lease_until = NULL, lease_owner = NULL
+      WHERE id = ? AND status = 'pending'`,
+  failUnconfigured: (configured: number) => `
+        UPDATE deliveries SET status = 'failed', last_error = 'source "' || source || '" is no longer configured', updated_at = ?,
+          lease_until = NULL, lease_owner = NULL
+        WHERE status = 'pending'${configured === 0 ? '' : ` AND source NOT IN (${marks(configured)})`}`,
+  retry: `
+      UPDATE deliveries SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = ?, updated_at = ?,
+        lease_until = NULL, lease_owner = NULL
+      WHERE id = ? AND status = 'failed'`,
+  get: 'SELECT * FROM deliveries WHERE id = ?',
+  list: `
+      SELECT * FROM deliveries
+      WHERE id > @after AND (@status IS NULL OR status = @status) AND (@source IS NULL OR source = @source)
+      ORDER BY id LIMIT @limit`,
+  listNewest: `
+      SELECT * FROM deliveries
+      WHERE (@before IS NULL OR id < @before) AND (@status IS NULL OR status = @status) AND (@source IS NULL OR source = @source)
+      ORDER BY id DESC LIMIT @limit`,
+  attemptsOf: (deliveries: number) =>
+    `SELECT delivery_id, at, url, status, error, ms FROM attempts WHERE delivery_id IN (${marks(deliveries)}) ORDER BY id`,
+  backlog: `
+      SELECT source, status, count(*) AS count, min(created_at) AS oldestCreatedAt FROM deliveries
+      WHERE status IN ('pending', 'failed') GROUP BY source, status ORDER BY source, status`,
+  // The ids to prune; pruneAttempts and pruneDeliveries then delete them, in the same transaction.
+  prune: `SELECT id FROM deliveries WHERE status = 'delivered' AND updated_at < ? ORDER BY updated_at LIMIT ?`,
 
-  constructor(db: Database.Database) {
-    this.#db = db
-  }
+  // Audiences.
+  members: 'SELECT user_id FROM audience_members WHERE source = ? AND audience = ?',
+  addMembers: 'INSERT INTO audience_members (source, audience, user_id) VALUES (?, ?, ?)',
+  removeMembers: 'DELETE FROM audience_members WHERE source = ? AND audience = ? AND user_id = ?',
 
-  /** The prepared statement for `sql`. */
-  get(sql: string): Database.Statement {
-    let statement = this.#statements.get(sql)
-    if (statement === undefined) {
-      statement = this.#db.prepare(sql)
-      this.#statements.set(sql, statement)
-    }
-    return statement
-  }
+  // Circuits.
+  circuits: (urls: number) => `SELECT * FROM circuits WHERE url IN (${marks(urls)})`,
+  // Counts failures; the closed circuit whose run reaches the threshold opens. In SET, every column
+  // read is the row as it was, so each CASE judges the same old state.
+  failCircuit: `
+  INSERT INTO circuits (url, state, failures, probes, opened_at, next_probe_at, last_error, updated_at)
+  VALUES (@url, CASE WHEN @failures >= @threshold THEN 'open' ELSE 'closed' END, @failures, 0,
+    CASE WHEN @failures >= @threshold THEN @now END, CASE WHEN @failures >= @threshold THEN @firstProbeAt END,
+    @error, @now)
+  ON CONFLICT (url) DO UPDATE SET
+    state = CASE WHEN state = 'closed' AND failures + @failures >= @threshold THEN 'open' ELSE state END,
+    opened_at = CASE WHEN state = 'closed' AND failures + @failures >= @threshold THEN @now ELSE opened_at END,
+    next_probe_at = CASE
+      WHEN state <> 'closed' THEN max(next_probe_at, @notBefore)
+      WHEN failures + @failures >= @threshold THEN @firstProbeAt
+    END,
+    failures = failures + @failures,
+    last_error = @error,
+    updated_at = @now
+  RETURNING *`,
+  // The circuit's row goes; if it was open, wake then makes its routes' deliveries due, in the same transaction.
+  succeed: 'DELETE FROM circuits WHERE url = ? RETURNING state',
+  takeProbe: `
+  UPDATE circuits SET state = 'half-open', probe_owner = @owner, probe_lease_until = @leaseUntil, updated_at = @now
+  WHERE url = @url AND state <> 'closed' AND next_probe_at <= @now
+    AND (probe_lease_until IS NULL OR probe_lease_until <= @now)
+  RETURNING *`,
+  failProbe: `
+  UPDATE circuits SET state = 'open', probes = probes + 1, failures = failures + 1, next_probe_at = @nextProbeAt,
+    probe_owner = NULL, probe_lease_until = NULL, last_error = @error, updated_at = @now
+  WHERE url = @url AND probe_owner = @owner
+  RETURNING *`,
+  returnProbe: `
+  UPDATE circuits SET state = 'open', next_probe_at = @nextProbeAt, probe_owner = NULL, probe_lease_until = NULL,
+    updated_at = @now
+  WHERE url = @url AND probe_owner = @owner
+  RETURNING *`,
+  renewProbes: (urls: number) =>
+    `UPDATE circuits SET probe_lease_until = ? WHERE probe_owner = ? AND url IN (${marks(urls)})`,
+  claimProbe: (routes: number) => `
+        UPDATE deliveries SET lease_until = ?, lease_owner = ?
+        WHERE id = (
+          SELECT id FROM deliveries
+          WHERE status = 'pending' AND (source, destination) IN (VALUES ${Array(routes).fill('(?, ?)').join(', ')})
+            AND (lease_until IS NULL OR lease_until <= ?)
+          ORDER BY next_attempt_at, id LIMIT 1)
+        RETURNING id, source, destination, message, attempts, first_attempt_at`,
+  park: (ids: number, urls: number) => `
+          UPDATE deliveries SET next_attempt_at = min(?, coalesce(first_attempt_at, ?) + ?),
+            first_attempt_at = coalesce(first_attempt_at, ?), last_error = ?, updated_at = ?,
+            lease_until = NULL, lease_owner = NULL
+          WHERE id IN (${marks(ids)}) AND lease_owner = ? AND status = 'pending'
+            AND (SELECT count(*) FROM circuits WHERE url IN (${marks(urls)}) AND state <> 'closed') = ?
+          RETURNING id`,
+
+  // SQLite only: one file serves one relay, so what its previous run held is given back at start;
+  // one writer at a time, so a batch is several statements in one transaction.
+  voidLeases: 'UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_until IS NOT NULL',
+  giveBackProbes: `UPDATE circuits SET state = 'open', probe_owner = NULL, probe_lease_until = NULL WHERE state = 'half-open'`,
+  recordAttempt: 'INSERT INTO attempts (delivery_id, at, url, status, error, ms) VALUES (?, ?, ?, ?, ?, ?)',
+  statusOf: 'SELECT status FROM deliveries WHERE id = ?',
+  pruneAttempts: (ids: number) => `DELETE FROM attempts WHERE delivery_id IN (${marks(ids)})`,
+  pruneDeliveries: (ids: number) => `DELETE FROM deliveries WHERE id IN (${marks(ids)})`,
+  wake: `
+  UPDATE deliveries SET next_attempt_at = @now, updated_at = @now
+  WHERE status = 'pending' AND source = @source AND destination = @destination AND next_attempt_at > @now`,
+} as const
+
+/** The statements only SQLite has (see the comment above them), left out when the dialects are compared. */
+export const SQLITE_ONLY: readonly (keyof typeof SQLITE_STATEMENTS)[] = [
+  'voidLeases',
+  'giveBackProbes',
+  'recordAttempt',
+  'statusOf',
+  'pruneAttempts',
+  'pruneDeliveries',
+  'wake',
+]
+
+/** The most parameters bound to one statement: lists longer than this are written in chunks. */
+export const SQLITE_CHUNK = 500
+
+// `n` parameter marks, for `IN (…)`.
+function marks(n: number): string {
+  return Array(n).fill('?').join(',')
 }

@@ -1,39 +1,30 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createServer as createTcpServer, type Server as TcpServer, type Socket, connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createRelay, type Relay } from '../../src/relay/index'
-import { MIGRATIONS } from '../../src/relay/store/postgres/schema'
-import { buildCli } from '../support/build-cli'
-import { freshPostgresDatabase, sql } from '../support/postgres'
-import { freePort } from '../support/postgres-server.mjs'
-import { ADMIN_TOKEN, admin, adminGet, post, track, waitFor, WRITE_KEY } from './helpers'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { createRelay, type Relay } from '../../../src/relay/index'
+import { MIGRATIONS } from '../../../src/relay/store/postgres/schema'
+import { freshPostgresDatabase, sql } from '../../support/postgres'
+import { freePort } from '../../support/postgres-server.mjs'
+import { type RelayProcess, useCli } from '../fixtures/cli'
+import { ADMIN_TOKEN, admin, adminGet, post, track, waitFor, WRITE_KEY } from '../helpers'
 
 // Several relays on one PostgreSQL database: real relay processes (the built CLI) or relays in
 // this process, a real PostgreSQL server, a real node:http receiver.
 
-let cli: string
-let removeCli: () => Promise<void>
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-scale-out-'))
-const children: ChildProcess[] = []
 const cleanups: (() => Promise<unknown> | unknown)[] = []
 
-beforeAll(async () => {
-  ;({ cliPath: cli, remove: removeCli } = await buildCli())
-}, 60_000)
-afterAll(async () => {
-  await removeCli()
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 afterEach(async () => {
-  for (const child of children.splice(0))
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
+const cli = useCli()
 
 /** A receiver that counts each message id it was sent, and can hold its answers. */
 async function startCountingReceiver() {
@@ -94,31 +85,13 @@ function writeConfig(name: string, receiverUrl: string, extra: Record<string, un
   return path
 }
 
-interface RelayProcess {
-  child: ChildProcess
-  url: string
-  output: () => string
-  exited: Promise<number | null>
-}
-
 /** Starts `tracklet relay` with the database given by `--database`, or by DATABASE_URL when `viaEnv`. */
-async function startRelayProcess(config: string, database: string, viaEnv = false): Promise<RelayProcess> {
-  const args = [cli, 'relay', '--config', config, ...(viaEnv ? [] : ['--database', database])]
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, DEBUG: 'tracklet:relay', LOG_LEVEL: 'debug', ...(viaEnv ? { DATABASE_URL: database } : {}) },
+function startRelayProcess(config: string, database: string, viaEnv = false): Promise<RelayProcess> {
+  return cli.startRelay(['--config', config, ...(viaEnv ? [] : ['--database', database])], {
+    DEBUG: 'tracklet:relay',
+    LOG_LEVEL: 'debug',
+    ...(viaEnv ? { DATABASE_URL: database } : {}),
   })
-  children.push(child)
-  let output = ''
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  const url = await waitFor(
-    () => /listening on (http:\/\/\S+)/.exec(output)?.[1] ?? (child.exitCode !== null ? 'exited' : undefined),
-    'the relay to print its URL',
-  )
-  if (url === 'exited') throw new Error(`the relay exited: ${output}`)
-  return { child, url, output: () => output, exited }
 }
 
 const deliveredBy = (relay: RelayProcess) =>

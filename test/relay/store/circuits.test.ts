@@ -1,44 +1,28 @@
-import { openPostgresStore } from '../../src/relay/store/postgres/postgres-store'
-import { PostgresCircuits } from '../../src/relay/store/postgres/postgres-circuits'
-import { freshPostgresDatabase } from '../support/postgres'
 import type { Pool } from 'pg'
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vitest'
-import type { CircuitStore, FailureReport } from '../../src/relay/store/circuits'
-import type { Queryable } from '../../src/relay/store/postgres/postgres-circuits'
-import { SqliteCircuits } from '../../src/relay/store/sqlite/sqlite-circuits'
-import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
-import type { Store } from '../../src/relay/store/store'
-import { delivery, T0 } from './breaker-helpers'
+import type { CircuitStore, FailureReport } from '../../../src/relay/store/circuits'
+import type { Queryable } from '../../../src/relay/store/postgres/postgres-circuits'
+import type { Store } from '../../../src/relay/store/store'
+import { openTestStore, type StoreKind } from '../../support/stores'
+import { delivery, T0 } from '../breaker-helpers'
 
 // The circuits' contract, as every store must keep it (each method is one atomic step), over the
-// deliveries of the same database. Each store adds one line here (PostgreSQL: a fresh database
-// from the test server, and `new PostgresCircuits(store.pool)`).
-const STORES: [string, () => Promise<{ store: Store; circuits: CircuitStore }>][] = [
-  [
-    'SQLite',
-    async () => {
-      const store = await openSqliteStore(':memory:', () => T0)
-      return { store, circuits: new SqliteCircuits(store.db) }
-    },
-  ],
-  [
-    'PostgreSQL',
-    async () => {
-      const store = await openPostgresStore(await freshPostgresDatabase(), { now: () => T0 })
-      return { store, circuits: new PostgresCircuits(store.pool) }
-    },
-  ],
+// deliveries of the same database: each store's own circuits (`store.circuits`).
+const STORES: [string, StoreKind][] = [
+  ['SQLite', 'sqlite'],
+  ['PostgreSQL', 'postgres'],
 ]
 
 const URL_A = 'https://a.example/hook?token=t'
 const URL_B = 'https://b.example/hook'
 const ROUTES = [{ source: 'web', destination: 'Webhooks' }]
 
-describe.each(STORES)('the circuits (%s)', (_kind, open) => {
+describe.each(STORES)('the circuits (%s)', (_name, kind) => {
   let store: Store
   let circuits: CircuitStore
   beforeEach(async () => {
-    ;({ store, circuits } = await open())
+    store = await openTestStore(kind, () => T0)
+    circuits = store.circuits
   })
   afterEach(async () => {
     await store.close()

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Relay } from '../../src/relay/index'
-import { admin, adminGet, post, type Receiver, startReceiver, startRelay } from './helpers'
-import { newDatabase, openTestStore, STORE_KINDS } from '../support/stores'
+import type { Relay } from '../../../src/relay/index'
+import { admin, adminGet, post, type Receiver, startReceiver, startRelay } from '../helpers'
+import { newDatabase, openTestStore, STORE_KINDS } from '../../support/stores'
 
 let dir: string | undefined
 let relay: Relay | undefined

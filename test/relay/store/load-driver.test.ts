@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { openPostgresStore } from '../../src/relay/store/postgres/postgres-store'
+import { openPostgresStore } from '../../../src/relay/store/postgres/postgres-store'
 
 describe('the PostgreSQL store’s driver', () => {
   it('is loaded only when the store is opened, and its absence is an error naming the package', async () => {

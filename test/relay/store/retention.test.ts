@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Relay } from '../../src/relay/index'
-import { RetentionSweeper } from '../../src/relay/store/retention'
-import type { SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
-import type { NewDelivery, Store } from '../../src/relay/store/store'
-import { isPostgres, openTestStore, STORE_KINDS, type StoreKind } from '../support/stores'
-import { adminGet, post, type Receiver, startReceiver, startRelay, track, waitFor } from './helpers'
+import type { Relay } from '../../../src/relay/index'
+import { RetentionSweeper } from '../../../src/relay/store/retention'
+import type { NewDelivery, Store } from '../../../src/relay/store/store'
+import { STORE_KINDS, type StoreKind } from '../../support/stores'
+import { openPostgresStoreWithPool, openSqliteStoreWithDb } from '../fixtures/store'
+import { adminGet, post, type Receiver, startReceiver, startRelay, track, waitFor } from '../helpers'
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z')
 const opened: Store[] = []
@@ -25,19 +25,27 @@ const delivery = (messageId: string): NewDelivery => ({
   json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId, properties: { pad: 'x'.repeat(500) } }),
 })
 
-// The space the outbox takes on disk: pages after a checkpoint (SQLite), or the tables with their
-// indexes after a vacuum makes dead rows' space reusable, as autovacuum does (PostgreSQL).
-async function databaseBytes(store: Store): Promise<number> {
-  if (isPostgres(store)) {
-    await store.pool.query('VACUUM deliveries, attempts')
-    const { rows } = await store.pool.query<{ bytes: number }>(
-      "SELECT (pg_total_relation_size('deliveries') + pg_total_relation_size('attempts'))::bigint AS bytes",
-    )
-    return rows[0]!.bytes
+// A store of `kind`, and the space its outbox takes on disk: pages after a checkpoint (SQLite), or
+// the tables with their indexes after a vacuum makes dead rows' space reusable, as autovacuum does
+// (PostgreSQL).
+async function openMeasured(kind: StoreKind, now: () => number): Promise<{ store: Store; bytes(): Promise<number> }> {
+  if (kind === 'postgres') {
+    const { store, pool } = await openPostgresStoreWithPool(now)
+    const bytes = async () => {
+      await pool.query('VACUUM deliveries, attempts')
+      const { rows } = await pool.query<{ bytes: number }>(
+        "SELECT (pg_total_relation_size('deliveries') + pg_total_relation_size('attempts'))::bigint AS bytes",
+      )
+      return rows[0]!.bytes
+    }
+    return { store, bytes }
   }
-  const { db } = store as SqliteStore
-  db.pragma('wal_checkpoint(TRUNCATE)')
-  return (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number)
+  const { store, db } = await openSqliteStoreWithDb(':memory:', now)
+  const bytes = async () => {
+    db.pragma('wal_checkpoint(TRUNCATE)')
+    return (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number)
+  }
+  return { store, bytes }
 }
 
 async function count(store: Store, status: string): Promise<number> {
@@ -47,7 +55,7 @@ async function count(store: Store, status: string): Promise<number> {
 describe.each(STORE_KINDS)('retention on the %s store', (kind: StoreKind) => {
   it('keeps the database the same size under steady traffic, keeping every dead-lettered delivery', async () => {
     let now = T0
-    const store = await openTestStore(kind, () => now)
+    const { store, bytes } = await openMeasured(kind, () => now)
     opened.push(store)
     const sweeper = new RetentionSweeper(store, 2000, () => now)
     const sizes: number[] = []
@@ -67,7 +75,7 @@ describe.each(STORE_KINDS)('retention on the %s store', (kind: StoreKind) => {
       )
       await sweeper.sweep()
       delivered.push(await count(store, 'delivered'))
-      sizes.push(await databaseBytes(store))
+      sizes.push(await bytes())
     }
     // Only the last rounds' delivered deliveries are kept (those within 2 s of the last sweep)...
     expect(delivered.slice(3)).toEqual(Array(9).fill(3 * 299))

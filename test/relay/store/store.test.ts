@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import type { AttemptOutcome, NewDelivery, Store } from '../../src/relay/store/store'
-import { openTestStore, STORE_KINDS, type StoreKind } from '../support/stores'
+import type { AttemptOutcome, NewDelivery, Store } from '../../../src/relay/store/store'
+import { openTestStore, STORE_KINDS, type StoreKind } from '../../support/stores'
+import { openStoreWithSql, type StoreWithSql } from '../fixtures/store'
 
 // The behaviour both stores promise the worker, the retention sweeper and the admin API (the
 // Store interface), checked on each. Times are explicit epoch ms: no clock is read.
@@ -34,6 +35,21 @@ describe.each(STORE_KINDS)('the %s store', (kind: StoreKind) => {
     opened.push(store)
     return store
   }
+  // A store and the store's own SQL on its database, for a look at the lease columns no method shows.
+  async function openWithSql(): Promise<StoreWithSql> {
+    now = T0
+    const opening = await openStoreWithSql(kind, () => now)
+    opened.push(opening.store)
+    return opening
+  }
+  const p = (n: number) => (kind === 'sqlite' ? '?' : `$${n}`)
+  const leaseOf = async ({ sql }: StoreWithSql, id: number) =>
+    (
+      await sql<{ lease_owner: string | null; lease_until: number | null }>(
+        `SELECT lease_owner, lease_until FROM deliveries WHERE id = ${p(1)}`,
+        id,
+      )
+    )[0]
   const claim = (store: Store, owner: string, limit = 10, at = now) =>
     store.claim({ source: 'web', limit, now: at, owner, leaseUntil: at + LEASE })
   const ids = (rows: { id: number }[]) => rows.map((r) => r.id).sort((a, b) => a - b)
@@ -98,6 +114,19 @@ describe.each(STORE_KINDS)('the %s store', (kind: StoreKind) => {
     expect(await claim(store, 'relay-b')).toEqual([])
     await store.release('relay-a', [taken[0]!.id])
     expect((await claim(store, 'relay-b')).map((d) => d.id)).toEqual([taken[0]!.id])
+  })
+
+  it('renews and releases only the leases of pending deliveries', async () => {
+    const opening = await openWithSql()
+    const { store, sql } = opening
+    await store.enqueue([delivery('m1'), delivery('m2')])
+    const [a, b] = await claim(store, 'relay-a')
+    // Dead-lettered while leased, its lease left standing (as failUnconfiguredSources once did on SQLite).
+    await sql(`UPDATE deliveries SET status = 'failed' WHERE id IN (${p(1)}, ${p(2)})`, a!.id, b!.id)
+    await store.renew('relay-a', [a!.id], T0 + 5 * LEASE)
+    await store.release('relay-a', [b!.id])
+    expect(await leaseOf(opening, a!.id)).toEqual({ lease_owner: 'relay-a', lease_until: T0 + LEASE })
+    expect(await leaseOf(opening, b!.id)).toEqual({ lease_owner: 'relay-a', lease_until: T0 + LEASE })
   })
 
   it('records outcomes in one batch, ending their leases; a retry is due again only at its time', async () => {
@@ -211,6 +240,32 @@ describe.each(STORE_KINDS)('the %s store', (kind: StoreKind) => {
     expect(again).toMatchObject({ id: a!.id, attempts: 0, firstAttemptAt: undefined })
   })
 
+  it('gets one delivery by id, with its attempts', async () => {
+    const store = await open()
+    await store.enqueue([delivery('m1'), delivery('m2')])
+    const [first] = await claim(store, 'relay-a', 1)
+    await store.record([delivered(first!.id)])
+    const got = await store.get(first!.id)
+    expect(got).toMatchObject({ id: first!.id, messageId: 'm1', status: 'delivered', nextAttemptAt: null })
+    expect(got!.attempts).toEqual([
+      { at: new Date(T0).toISOString(), url: 'https://a.example/hook', status: 200, ms: 3 },
+    ])
+    expect(got).toEqual((await store.list({ after: 0, limit: 1 }))[0])
+    expect(await store.get(9999)).toBeUndefined()
+  })
+
+  it('lists the delivery log newest first, filtered, below a cursor', async () => {
+    const store = await open()
+    await store.enqueue([delivery('m1'), delivery('x1', 'app'), delivery('m2'), delivery('m3')])
+    const all = await store.listNewest({ limit: 10 })
+    expect(all.map((d) => d.messageId)).toEqual(['m3', 'm2', 'x1', 'm1'])
+    const web = await store.listNewest({ source: 'web', status: 'pending', limit: 2 })
+    expect(web.map((d) => d.messageId)).toEqual(['m3', 'm2'])
+    const older = await store.listNewest({ source: 'web', before: web[1]!.id, limit: 2 })
+    expect(older.map((d) => d.messageId)).toEqual(['m1'])
+    expect(await store.listNewest({ status: 'delivered', limit: 10 })).toEqual([])
+  })
+
   it('filters the delivery log by status and source, paged by id', async () => {
     const store = await open()
     await store.enqueue([delivery('m1'), delivery('x1', 'app'), delivery('m2')])
@@ -227,6 +282,15 @@ describe.each(STORE_KINDS)('the %s store', (kind: StoreKind) => {
     expect(await store.failUnconfiguredSources(['web'])).toBe(1)
     const [gone] = await store.list({ after: 0, limit: 10, source: 'gone' })
     expect(gone).toMatchObject({ status: 'failed', lastError: 'source "gone" is no longer configured' })
+  })
+
+  it('ends the leases of the deliveries it dead-letters for an unconfigured source', async () => {
+    const opening = await openWithSql()
+    const { store } = opening
+    await store.enqueue([delivery('x1', 'gone')])
+    const [leased] = await store.claim({ source: 'gone', limit: 1, now: T0, owner: 'relay-a', leaseUntil: T0 + LEASE })
+    expect(await store.failUnconfiguredSources(['web'])).toBe(1)
+    expect(await leaseOf(opening, leased!.id)).toEqual({ lease_owner: null, lease_until: null })
   })
 
   it('syncs an audience: joins and leaves enqueued with the memberships, in one transaction', async () => {

@@ -1,55 +1,21 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { buildCli } from '../support/build-cli'
-import { adminGet, post, type Receiver, startReceiver, track, waitFor, WRITE_KEY, ADMIN_TOKEN } from './helpers'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { useCli } from '../fixtures/cli'
+import { ADMIN_TOKEN, adminGet, post, type Receiver, startReceiver, track, WRITE_KEY, waitFor } from '../helpers'
 
-let cli: string
-let removeCli: () => Promise<void>
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-process-'))
-const children: ChildProcess[] = []
 let receiver: Receiver | undefined
 
-beforeAll(async () => {
-  ;({ cliPath: cli, remove: removeCli } = await buildCli())
-}, 60_000)
-afterAll(async () => {
-  await removeCli()
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 afterEach(async () => {
-  for (const child of children.splice(0))
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   await receiver?.close()
   receiver = undefined
 })
-
-interface Running {
-  child: ChildProcess
-  url: string
-  output: () => string
-  exited: Promise<number | null>
-}
-
-function run(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-  children.push(child)
-  let output = ''
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  return { child, output: () => output, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) }
-}
-
-async function startRelayProcess(config: string): Promise<Running> {
-  const running = run(['relay', '--config', config])
-  const url = await waitFor(
-    () => /listening on (http:\/\/\S+)/.exec(running.output())?.[1],
-    'the relay to print its URL',
-  )
-  return { ...running, url }
-}
+const cli = useCli()
 
 function writeConfig(name: string, receiverUrl: string): string {
   const path = join(dir, `${name}.json`)
@@ -69,7 +35,7 @@ function writeConfig(name: string, receiverUrl: string): string {
 describe('tracklet relay --config', () => {
   it('prints the URL, serves, and exits 0 on SIGTERM', async () => {
     receiver = await startReceiver()
-    const relay = await startRelayProcess(writeConfig('cli', receiver.url))
+    const relay = await cli.startRelay(['--config', writeConfig('cli', receiver.url)])
     expect((await post(`${relay.url}/v1/track`, { userId: 'u', event: 'E' })).status).toBe(200)
     await waitFor(() => receiver!.received[0])
     relay.child.kill('SIGTERM')
@@ -80,11 +46,11 @@ describe('tracklet relay --config', () => {
   it('exits 1 naming the field of an invalid config, and 2 without --config', async () => {
     const path = join(dir, 'invalid.json')
     writeFileSync(path, JSON.stringify({ sources: [{ name: 'web', writeKey: '' }] }))
-    const invalid = run(['relay', '--config', path])
+    const invalid = cli.run(['relay', '--config', path])
     expect(await invalid.exited).toBe(1)
     expect(invalid.output()).toContain('sources[0].writeKey: must be a non-empty string')
 
-    const missing = run(['relay'])
+    const missing = cli.run(['relay'])
     expect(await missing.exited).toBe(2)
     expect(missing.output()).toMatch(/--config is required/)
   })
@@ -96,7 +62,7 @@ describe('durability', () => {
     receiver.respond(() => {}) // holds every request: nothing gets delivered before the kill
     const config = writeConfig('durable', receiver.url)
 
-    const first = await startRelayProcess(config)
+    const first = await cli.startRelay(['--config', config])
     expect((await post(`${first.url}/v1/batch`, { batch: [track({ messageId: 'in-flight' })] })).status).toBe(200)
     await waitFor(() => receiver!.received.find((r) => r.body['messageId'] === 'in-flight'))
     // Acknowledged, then killed at once: no chance to deliver, nor to shut down cleanly.
@@ -105,7 +71,7 @@ describe('durability', () => {
     await first.exited
 
     receiver.respond((_req, res) => res.writeHead(200).end())
-    const second = await startRelayProcess(config)
+    const second = await cli.startRelay(['--config', config])
     const delivered = await waitFor(async () => {
       const { body } = await adminGet(`${second.url}/v1/deliveries?status=delivered`)
       return body.deliveries.length === 2 ? body.deliveries : undefined

@@ -1,0 +1,188 @@
+/**
+ * Every SQL statement of the PostgreSQL store and its circuits, by name. The SQLite store keeps
+ * the same names in `../sqlite/statements.ts` (a test holds the two sets equal), so the two
+ * dialects can be read side by side; `docs/maintainers.md` says what each does.
+ *
+ * Arrays travel as one parameter each (unnest, `= ANY`), so a batch of any size is one statement,
+ * one round trip: no text depends on a list's length.
+ */
+
+// The worker's writes (claims, outcomes, renewals) commit without waiting for the WAL to reach
+// the disk (synchronous_commit off for that transaction alone, set within the statement so it
+// costs no round trip). A database crash may then lose the last few of them: those deliveries
+// are pending again and are sent again — at-least-once holds — while ingest, whose 2xx promises
+// the message is kept, always waits for the disk. (The SQLite store does the same.)
+const RELAXED = `relaxed AS (SELECT set_config('synchronous_commit', 'off', true))`
+
+export const POSTGRES_STATEMENTS = {
+  // The outbox.
+  enqueue: `
+  INSERT INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
+  SELECT s, d, m, t, j, 'pending', $6, $6, $6
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u (s, d, m, t, j)
+  ON CONFLICT (source, destination, message_id) DO NOTHING`,
+  // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
+  // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
+  // statement; from then on the lease (lease_until) keeps other relays off.
+  claim: `
+  WITH ${RELAXED}
+  UPDATE deliveries d SET lease_until = $5, lease_owner = $4
+  FROM (
+    SELECT id FROM deliveries
+    WHERE source = $1 AND status = 'pending' AND next_attempt_at <= $2
+      AND (lease_until IS NULL OR lease_until <= $2)
+    ORDER BY next_attempt_at, id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+  ) due, relaxed
+  WHERE d.id = due.id
+  RETURNING d.id, d.source, d.destination, d.message, d.attempts, d.first_attempt_at, d.next_attempt_at`,
+  // The later of: the next delivery not yet due, and the end of the first live lease on a due one.
+  // (A delivery not yet due is never leased: a claim takes only due ones, and recording ends the lease.)
+  nextDue: `
+  SELECT least(
+    (SELECT next_attempt_at FROM deliveries
+     WHERE source = $1 AND status = 'pending' AND next_attempt_at > $2
+     ORDER BY next_attempt_at LIMIT 1),
+    (SELECT min(lease_until) FROM deliveries
+     WHERE source = $1 AND status = 'pending' AND next_attempt_at <= $2 AND lease_until > $2)
+  ) AS at`,
+  renew: `
+  WITH ${RELAXED}
+  UPDATE deliveries SET lease_until = $3 FROM relaxed
+  WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`,
+  release: `
+  UPDATE deliveries SET lease_until = NULL, lease_owner = NULL
+  WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`,
+  // A whole batch of outcomes: the deliveries' new state (only those still pending: one recorded
+  // already by a relay whose lease ran out keeps its state) and every request into the attempts log.
+  record: `
+  WITH ${RELAXED}, outcome AS (
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
+      AS o (id, status, at, next_attempt_at, error)
+  ), updated AS (
+    UPDATE deliveries d SET
+      status = outcome.status, attempts = d.attempts + 1, first_attempt_at = coalesce(d.first_attempt_at, outcome.at),
+      next_attempt_at = outcome.next_attempt_at, last_error = outcome.error, updated_at = $6,
+      lease_until = NULL, lease_owner = NULL
+    FROM outcome, relaxed
+    WHERE d.id = outcome.id AND d.status = 'pending'
+    RETURNING d.id
+  )
+  INSERT INTO attempts (delivery_id, at, url, status, error, ms)
+  SELECT * FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[])`,
+  failUnconfigured: `UPDATE deliveries SET status = 'failed', last_error = 'source "' || source || '" is no longer configured',
+         updated_at = $1, lease_until = NULL, lease_owner = NULL
+       WHERE status = 'pending' AND NOT (source = ANY($2::text[]))`,
+  // The delivery's status before, and whether it was put back in the queue.
+  retry: `WITH retried AS (
+         UPDATE deliveries SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = $2,
+           updated_at = $2, lease_until = NULL, lease_owner = NULL
+         WHERE id = $1 AND status = 'failed'
+         RETURNING id)
+       SELECT status, EXISTS (SELECT 1 FROM retried) AS retried FROM deliveries WHERE id = $1`,
+  get: 'SELECT * FROM deliveries WHERE id = $1',
+  list: `SELECT * FROM deliveries
+       WHERE id > $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR source = $3)
+       ORDER BY id LIMIT $4`,
+  listNewest: `SELECT * FROM deliveries
+       WHERE ($1::bigint IS NULL OR id < $1) AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR source = $3)
+       ORDER BY id DESC LIMIT $4`,
+  attemptsOf:
+    'SELECT delivery_id, at, url, status, error, ms FROM attempts WHERE delivery_id = ANY($1::bigint[]) ORDER BY id',
+  backlog: `SELECT source, status, count(*) AS count, min(created_at) AS "oldestCreatedAt" FROM deliveries
+       WHERE status IN ('pending', 'failed') GROUP BY source, status ORDER BY source, status`,
+  // Deleted oldest first, skipping rows being written at this instant; attempts go with them.
+  prune: `
+  WITH gone AS (
+    DELETE FROM deliveries WHERE id IN (
+      SELECT id FROM deliveries WHERE status = 'delivered' AND updated_at < $1
+      ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+    RETURNING id
+  ), attempts_gone AS (
+    DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM gone)
+  )
+  SELECT count(*) AS count FROM gone`,
+
+  // Audiences.
+  members: 'SELECT user_id FROM audience_members WHERE source = $1 AND audience = $2',
+  addMembers: 'INSERT INTO audience_members (source, audience, user_id) SELECT $1, $2, unnest($3::text[])',
+  removeMembers: 'DELETE FROM audience_members WHERE source = $1 AND audience = $2 AND user_id = ANY($3::text[])',
+
+  // Circuits.
+  circuits: 'SELECT * FROM circuits WHERE url = ANY($1::text[])',
+  // Counts failures; the closed circuit whose run reaches the threshold opens. In SET, every column
+  // read is the row as it was, so each CASE judges the same old state. $1 url, $2 failures,
+  // $3 threshold, $4 now, $5 firstProbeAt, $6 notBefore, $7 error.
+  failCircuit: `
+  INSERT INTO circuits AS c (url, state, failures, probes, opened_at, next_probe_at, last_error, updated_at)
+  VALUES ($1::text, CASE WHEN $2::int >= $3::int THEN 'open' ELSE 'closed' END, $2::int, 0,
+    CASE WHEN $2::int >= $3::int THEN $4::bigint END, CASE WHEN $2::int >= $3::int THEN $5::bigint END,
+    $7::text, $4::bigint)
+  ON CONFLICT (url) DO UPDATE SET
+    state = CASE WHEN c.state = 'closed' AND c.failures + $2::int >= $3::int THEN 'open' ELSE c.state END,
+    opened_at = CASE WHEN c.state = 'closed' AND c.failures + $2::int >= $3::int THEN $4::bigint ELSE c.opened_at END,
+    next_probe_at = CASE
+      WHEN c.state <> 'closed' THEN greatest(c.next_probe_at, $6::bigint)
+      WHEN c.failures + $2::int >= $3::int THEN $5::bigint
+    END,
+    failures = c.failures + $2::int,
+    last_error = $7::text,
+    updated_at = $4::bigint
+  RETURNING *`,
+  // The row goes and, if it was open, the routes' deliveries are due now. A data-modifying CTE's
+  // RETURNING is what the rest of the statement sees. $1 url, $2 now, $3 sources, $4 destinations.
+  succeed: `
+  WITH gone AS (DELETE FROM circuits WHERE url = $1::text RETURNING state),
+  woken AS (
+    UPDATE deliveries SET next_attempt_at = $2::bigint, updated_at = $2::bigint
+    WHERE status = 'pending' AND next_attempt_at > $2::bigint
+      AND (source, destination) IN (SELECT * FROM unnest($3::text[], $4::text[]))
+      AND EXISTS (SELECT 1 FROM gone WHERE state <> 'closed')
+    RETURNING 1)
+  SELECT (SELECT state FROM gone) AS state, (SELECT count(*) FROM woken)::int AS woken`,
+  takeProbe: `
+  UPDATE circuits SET state = 'half-open', probe_owner = $2::text, probe_lease_until = $4::bigint, updated_at = $3::bigint
+  WHERE url = $1::text AND state <> 'closed' AND next_probe_at <= $3::bigint
+    AND (probe_lease_until IS NULL OR probe_lease_until <= $3::bigint)
+  RETURNING *`,
+  failProbe: `
+  UPDATE circuits SET state = 'open', probes = probes + 1, failures = failures + 1, next_probe_at = $3::bigint,
+    probe_owner = NULL, probe_lease_until = NULL, last_error = $4::text, updated_at = $5::bigint
+  WHERE url = $1::text AND probe_owner = $2::text
+  RETURNING *`,
+  returnProbe: `
+  UPDATE circuits SET state = 'open', next_probe_at = $3::bigint, probe_owner = NULL, probe_lease_until = NULL,
+    updated_at = $4::bigint
+  WHERE url = $1::text AND probe_owner = $2::text
+  RETURNING *`,
+  renewProbes: `
+  UPDATE circuits SET probe_lease_until = $3::bigint WHERE probe_owner = $1::text AND url = ANY($2::text[])`,
+  // SKIP LOCKED: a delivery another relay is claiming right now is not waited for.
+  claimProbe: `
+  UPDATE deliveries SET lease_until = $4::bigint, lease_owner = $3::text
+  WHERE id = (
+    SELECT id FROM deliveries
+    WHERE status = 'pending' AND (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+      AND (lease_until IS NULL OR lease_until <= $5::bigint)
+    ORDER BY next_attempt_at, id LIMIT 1
+    FOR UPDATE SKIP LOCKED)
+  RETURNING id, source, destination, message, attempts, first_attempt_at`,
+  // $1 ids, $2 owner, $3 urls, $4 now, $5 until, $6 window, $7 error.
+  park: `
+  UPDATE deliveries SET next_attempt_at = least($5::bigint, coalesce(first_attempt_at, $4::bigint) + $6::bigint),
+    first_attempt_at = coalesce(first_attempt_at, $4::bigint), last_error = $7::text, updated_at = $4::bigint,
+    lease_until = NULL, lease_owner = NULL
+  WHERE id = ANY($1::bigint[]) AND lease_owner = $2::text AND status = 'pending'
+    AND (SELECT count(*) FROM circuits WHERE url = ANY($3::text[]) AND state <> 'closed') = cardinality($3::text[])
+  RETURNING id`,
+
+  // PostgreSQL only: relays syncing the same audience at once take turns (SQLite has one writer).
+  lockAudience: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
+} as const
+
+/** The statements only PostgreSQL has (see the comment above them), left out when the dialects are compared. */
+export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = ['lockAudience']
+
+/** A statement's name. */
+export type PostgresStatement = keyof typeof POSTGRES_STATEMENTS
