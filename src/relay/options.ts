@@ -1,5 +1,6 @@
 import { describe, isNonEmptyString, isPlainObject } from '../shared/validate'
 import type { WebhookSettings } from '../webhooks/index'
+import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from '../webhooks/settings'
 import { RelayConfigError } from './errors'
 import { LOG_LEVELS, type LogLevel, logLevelFrom } from './log'
 import { DESTINATION_NAMES } from './sources'
@@ -137,7 +138,7 @@ const DEFAULTS = Object.freeze({
   concurrency: 32,
   leaseTimeout: 30_000,
   retention: 7 * 24 * 60 * 60 * 1000,
-  webhookTimeout: 5000,
+  webhookTimeout: DEFAULT_TIMEOUT_MS,
   headersTimeout: 10_000,
   requestTimeout: 30_000,
   maxHeaderSize: 16_384,
@@ -185,7 +186,7 @@ export function resolveRelayOptions(input: unknown): ResolvedRelayOptions {
     leaseTimeout: integer(input, 'leaseTimeout', DEFAULTS.leaseTimeout, 1000, 3_600_000),
     // Up to ten years: past that a delivered row is as good as kept forever.
     retention: integer(input, 'retention', DEFAULTS.retention, 1000, 10 * 365 * 24 * 60 * 60 * 1000),
-    webhookTimeout: integer(input, 'webhookTimeout', DEFAULTS.webhookTimeout, 1, 600_000),
+    webhookTimeout: integer(input, 'webhookTimeout', DEFAULTS.webhookTimeout, 1, MAX_TIMEOUT_MS),
     headersTimeout: integer(input, 'headersTimeout', DEFAULTS.headersTimeout, 1, 600_000),
     requestTimeout: integer(input, 'requestTimeout', DEFAULTS.requestTimeout, 1, 3_600_000),
     maxHeaderSize: integer(input, 'maxHeaderSize', DEFAULTS.maxHeaderSize, 1024, 1_048_576),

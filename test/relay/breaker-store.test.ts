@@ -8,7 +8,7 @@ import type { Queryable } from '../../src/relay/store/postgres/postgres-circuits
 import { SqliteCircuits } from '../../src/relay/store/sqlite/sqlite-circuits'
 import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
 import type { Store } from '../../src/relay/store/store'
-import { delivery, T0 } from './breaker-helpers'
+import { delivery, T0 } from './delivery/breaker-helpers'
 
 // The circuits' contract, as every store must keep it (each method is one atomic step), over the
 // deliveries of the same database. Each store adds one line here (PostgreSQL: a fresh database
