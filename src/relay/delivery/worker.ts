@@ -196,7 +196,7 @@ export class Worker {
         `could not claim deliveries of source ${lane.source}: ${(error as Error).message}; claiming again in ${ms} ms`,
         { event: 'claim-failed', source: lane.source },
       )
-      sleep = { ms, why: 'backing-off', pump }
+      if (!this.#stopping) sleep = { ms, why: 'backing-off', pump }
     }
     const again = lane.endClaim(sleep)
     this.#startAttempts(lane)
