@@ -1,5 +1,12 @@
 import { nextBackoff } from './timing'
 
+/**
+ * How long the first entry of a batch waits for others, ms: one write (one transaction) for many
+ * entries. Losing what is unwritten in a crash costs no message: outcomes unwritten are sent
+ * again (at-least-once), reports and parks are only counted or looked at again.
+ */
+export const BATCH_INTERVAL_MS = 5
+
 /** How a {@link BatchedWriter} writes and what it tells its owner. */
 export interface BatchedWriterOptions<K, V> {
   /**
@@ -8,8 +15,8 @@ export interface BatchedWriterOptions<K, V> {
    * a back-off. {@link eachInTurn} builds one that writes an entry at a time.
    */
   write(batch: Map<K, V>): Promise<void>
-  /** The wait between a first entry's arrival and the write, ms: many entries go in one write. */
-  intervalMs: number
+  /** The wait between a first entry's arrival and the write, ms. @default {@link BATCH_INTERVAL_MS} */
+  intervalMs?: number
   /**
    * An entry kept after a failed write, and the entry of the same key that came since (if any): the
    * one to queue. @default the kept one, then the newer one replaces it only when there is one
@@ -31,6 +38,7 @@ export interface BatchedWriterOptions<K, V> {
  */
 export class BatchedWriter<K, V> {
   readonly #options: BatchedWriterOptions<K, V>
+  readonly #intervalMs: number
   /** Entries waiting for the next write, in arrival order (by key). */
   #queue = new Map<K, V>()
   /** The timer of the next write. */
@@ -44,6 +52,7 @@ export class BatchedWriter<K, V> {
 
   constructor(options: BatchedWriterOptions<K, V>) {
     this.#options = options
+    this.#intervalMs = options.intervalMs ?? BATCH_INTERVAL_MS
   }
 
   /** Something is queued or being written. */
@@ -72,7 +81,7 @@ export class BatchedWriter<K, V> {
       clearTimeout(this.#timer)
       this.#timer = setTimeout(() => void this.flush(), 0)
     } else {
-      this.#timer ??= setTimeout(() => void this.flush(), this.#options.intervalMs)
+      this.#timer ??= setTimeout(() => void this.flush(), this.#intervalMs)
     }
   }
 
@@ -88,7 +97,7 @@ export class BatchedWriter<K, V> {
     await this.#writing
     this.#writing = undefined
     if (this.#queue.size > 0 && !this.#stopped) {
-      this.#timer ??= setTimeout(() => void this.flush(), this.#retryMs || this.#options.intervalMs)
+      this.#timer ??= setTimeout(() => void this.flush(), this.#retryMs || this.#intervalMs)
     }
     this.#options.settled?.()
   }

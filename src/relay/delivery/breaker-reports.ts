@@ -16,9 +16,6 @@ export interface Unreported {
   retryAfterMs: number | undefined
 }
 
-// Results are written to the store together, at most this often.
-const REPORT_INTERVAL_MS = 5
-
 /**
  * Requests' verdicts on their URLs, queued and written to the store together (by `write`, one URL
  * at a time) through a {@link BatchedWriter}: a write that fails is kept, merged with what came
@@ -30,7 +27,6 @@ export class Reports {
   constructor(write: (url: string, unreported: Unreported) => Promise<void>, settled: () => void) {
     this.#writer = new BatchedWriter({
       write: eachInTurn(write),
-      intervalMs: REPORT_INTERVAL_MS,
       merge,
       failed: (error, left, retryMs) => {
         const url = left.keys().next().value ?? ''

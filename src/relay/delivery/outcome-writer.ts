@@ -2,10 +2,6 @@ import { log, plural } from '../log'
 import type { AttemptOutcome, Store } from '../store/store'
 import { BatchedWriter } from './batched-writer'
 
-// Outcomes are written together, at most this often: one transaction for many attempts. Losing
-// the unwritten ones in a crash only means those messages are sent again (at-least-once).
-const RECORD_INTERVAL_MS = 5
-
 /** An attempt's outcome waiting to be written, with the source whose lane looks for work once it is. */
 export interface QueuedOutcome {
   source: string
@@ -31,7 +27,6 @@ export function outcomeWriter(store: Pick<Store, 'record'>, hooks: OutcomeWriter
       await store.record([...batch.values()].map((queued) => queued.outcome))
       batch.clear()
     },
-    intervalMs: RECORD_INTERVAL_MS,
     failed: (error, left, retryMs) => {
       log.error(
         `could not record ${plural(left.size, 'outcome')}: ${error.message}; attempts paused, writing again in ${retryMs} ms`,

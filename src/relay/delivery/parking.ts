@@ -21,8 +21,6 @@ interface Waiting {
   ids: number[]
 }
 
-// Parks are written together, at most this often: one statement for many deliveries.
-const PARK_INTERVAL_MS = 5
 /**
  * A parked delivery is looked at again after this long at the latest, even if no probe succeeded.
  * A circuit's closing wakes its deliveries in the same transaction, so this is only for deliveries
@@ -50,7 +48,6 @@ export class Parking {
     this.#host = host
     this.#writer = new BatchedWriter({
       write: eachInTurn((_key, group) => this.#park(group)),
-      intervalMs: PARK_INTERVAL_MS,
       // What was not written goes back in the queue, before what came meanwhile.
       merge: (kept, since) => (since === undefined ? kept : { ...kept, ids: [...kept.ids, ...since.ids] }),
       failed: (error, left, retryMs) => {
