@@ -94,7 +94,8 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     worker = new Worker({
       store,
       destinations,
-      schedule: nextAttemptAt,
+      // The platform's schedule and the window it keeps to, together.
+      retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
       concurrency: resolved.concurrency,
       leaseTimeout: resolved.leaseTimeout,
       observe: (attempt) => metrics.attemptSettled(attempt),
@@ -103,7 +104,6 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
         maxInFlightPerUrl: resolved.maxInFlightPerUrl,
         // The unwatched store: circuit writes are the breaker's, not a sign of the outbox's health.
         circuits: opened.circuits,
-        retryWindow: RETRY_WINDOW_MS,
       },
     })
     const commits = new GroupCommit(store)

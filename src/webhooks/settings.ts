@@ -68,8 +68,10 @@ export interface ResolvedWebhooks {
 
 /** The most endpoints one destination may have (the platform's limit). */
 export const MAX_WEBHOOKS = 5
-const DEFAULT_TIMEOUT_MS = 5000
-const MAX_TIMEOUT_MS = MAX_TIMER_MS
+/** One webhook request's time limit unless configured, ms (the relay's `webhookTimeout` too). */
+export const DEFAULT_TIMEOUT_MS = 5000
+/** The longest time limit of one webhook request, ms (the relay's `webhookTimeout` too). */
+export const MAX_TIMEOUT_MS = MAX_TIMER_MS
 
 // RFC 9110 token and field-value (no control characters but tab).
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/

@@ -1,3 +1,4 @@
+import { DEFAULT_TIMEOUT_MS } from '../../webhooks/settings'
 import type { BreakerOptions } from '../options'
 
 /**
@@ -12,7 +13,8 @@ export const RELAY_DEFAULTS = Object.freeze({
   concurrency: 32,
   leaseTimeout: 30_000,
   retention: 7 * 24 * 60 * 60 * 1000,
-  webhookTimeout: 5000,
+  // The Webhooks destination's own default: one request's limit is its fact.
+  webhookTimeout: DEFAULT_TIMEOUT_MS,
   headersTimeout: 10_000,
   requestTimeout: 30_000,
   maxHeaderSize: 16_384,

@@ -1,3 +1,4 @@
+import { MAX_TIMEOUT_MS } from '../../webhooks/settings'
 import { WebhookConfigError, WebhookDestination, type WebhookSettings } from '../../webhooks/index'
 import { didYouMean } from '../../shared/nearest-name'
 import { isPlainObject } from '../../shared/validate'
@@ -93,7 +94,7 @@ const OPTION_RULES: RulesOf<RelayOptions> = {
   leaseTimeout: integer(1000, 3_600_000),
   // Up to ten years: past that a delivered row is as good as kept forever.
   retention: integer(1000, 10 * 365 * 24 * 60 * 60 * 1000),
-  webhookTimeout: integer(1, 600_000),
+  webhookTimeout: integer(1, MAX_TIMEOUT_MS),
   headersTimeout: integer(1, 600_000),
   requestTimeout: integer(1, 3_600_000),
   maxHeaderSize: integer(1024, 1_048_576),

@@ -1,5 +1,6 @@
 import { validRetryAfter } from '../../shared/retry'
-import type { DestinationRequest } from './destination'
+import type { DeliveryAttempt } from '../../webhooks/index'
+import { isRetryableFailure } from '../../webhooks/retry-rule'
 import { BLOCKED_ADDRESS_CODE } from './ssrf'
 
 /** The breaker's thresholds, as the relay options give them (validated there, with the defaults). */
@@ -40,13 +41,13 @@ export function nextProbeAt(
 }
 
 /**
- * What one request says about its receiver: `down` for a timeout, a network error, 429 or 5xx
- * (the failures worth retrying, as the Webhooks destination judges them), `up` for any other
- * answer (the receiver is there, even if it refused the message), nothing when the relay itself
- * refused to connect (the SSRF guard: a matter of configuration, not of the receiver's health).
+ * What one request says about its receiver, on the Webhooks destination's one retry rule
+ * ({@link isRetryableFailure}): `down` for a failure worth retrying (a timeout, a network error,
+ * 429, 5xx); `up` for any other answer — a 4xx is not retried, yet it shows the receiver is there,
+ * so it closes a circuit; nothing when the relay itself refused to connect (the SSRF guard: a
+ * matter of configuration, not of the receiver's health).
  */
-export function verdictOf(request: DestinationRequest): 'up' | 'down' | undefined {
+export function verdictOf(request: DeliveryAttempt): 'up' | 'down' | undefined {
   if (request.code === BLOCKED_ADDRESS_CODE) return undefined
-  if (request.status === undefined) return 'down'
-  return request.status === 429 || request.status >= 500 ? 'down' : 'up'
+  return isRetryableFailure(request) ? 'down' : 'up'
 }

@@ -1,16 +1,17 @@
 import { redactUrl } from '../../shared/redact-url'
 import { log, logTime, plural } from '../log'
-import type { Circuit, CircuitState, CircuitStore, Route } from '../store/circuits'
+import type { Circuit, CircuitStore, Route } from '../store/circuits'
+import type { DueDelivery } from '../store/store'
 import { type BreakerPolicy, nextProbeAt, verdictOf } from './breaker-policy'
-import type { DestinationRequest } from './destination'
+import type { DeliveryAttempt } from '../../webhooks/index'
 import { Reports, type Unreported } from './breaker-reports'
+import { Parking } from './parking'
+import { type CircuitSnapshot, snapshotOf } from './circuit-snapshot'
 import { Prober } from './prober'
 
-/** What the worker gives the breaker: the policy, the shared circuits, and the retry window. */
+/** What the worker gives the breaker: the policy and the shared circuits. */
 export interface BreakerConfig extends BreakerPolicy {
   circuits: CircuitStore
-  /** The retry window, ms: a delivery whose every URL stays open past it is dead-lettered. */
-  retryWindow: number
   /** A source of numbers in [0, 1) for the probes' jitter. @default Math.random */
   random?: () => number
 }
@@ -23,6 +24,12 @@ export interface BreakerHost {
   leaseTimeout: number
   /** Each URL's routes: the deliveries that go there. */
   routes: ReadonlyMap<string, readonly Route[]>
+  /** The retry window, ms: a delivery whose every URL stays open past it is dead-lettered. */
+  retryWindow: number
+  /** These deliveries are parked: the worker holds them no more. */
+  parked(ids: readonly number[]): void
+  /** Gives back these leases (deliveries the store would not park), due at once. */
+  release(ids: readonly number[]): Promise<void>
   /** The URL's circuit closed or opened, or a slot to it freed: deliveries waiting for it may go. */
   resume(url: string): void
   /** Deliveries were woken in the store (due now): look for work everywhere. */
@@ -32,6 +39,8 @@ export interface BreakerHost {
   /** A store operation of the breaker ended: the worker may have become idle. */
   settled(): void
 }
+
+export type { CircuitSnapshot }
 
 /** What to do with a delivery now, judged from its URLs' circuits and requests in flight. */
 export type Plan =
@@ -43,22 +52,6 @@ export type Plan =
   | { kind: 'park'; error: string }
   /** Every URL's circuit is open and the retry window is spent: dead-letter it with `error`. */
   | { kind: 'expire'; error: string }
-
-/** One URL's circuit as {@link Breaker.circuits} shows it, for metrics and the operator page. */
-export interface CircuitSnapshot {
-  /** The URL by origin and path (never its query string, where tokens travel). */
-  url: string
-  state: CircuitState
-  /** Failed requests in a row, as last seen by this relay. */
-  failures: number
-  /** When it opened, epoch ms (while not closed). */
-  openedAt?: number
-  /** When the next probe goes, epoch ms (while not closed). */
-  nextProbeAt?: number
-  /** This relay's requests in flight to it now. */
-  inFlight: number
-  lastError?: string
-}
 
 // While a circuit is open, each relay reads the circuits this often: to learn that another relay
 // closed one (and drain), or when the next probe is due.
@@ -76,7 +69,8 @@ const POLL_INTERVAL_MS = 1000
  * every waiting delivery due at once.
  *
  * Each relay counts its own failures as they come (so it stops sending at once) and writes them
- * to the store every few milliseconds; the store's count decides when the circuit opens.
+ * to the store every few milliseconds; the store's count decides when the circuit opens. It owns
+ * the {@link Parking} of the deliveries it holds back.
  */
 export class Breaker {
   readonly #policy: BreakerPolicy
@@ -93,6 +87,8 @@ export class Breaker {
   /** Results on their way to the store. */
   readonly #reports: Reports
   readonly #prober: Prober
+  /** Where deliveries whose every URL is open wait, in the store. */
+  readonly #parking: Parking
   #pollTimer: NodeJS.Timeout | undefined
   /** When the circuits were last read from the store (monotonic ms). */
   #readAt = Number.NEGATIVE_INFINITY
@@ -108,7 +104,7 @@ export class Breaker {
       maxInFlightPerUrl: options.maxInFlightPerUrl,
     }
     this.#circuits = options.circuits
-    this.#window = options.retryWindow
+    this.#window = host.retryWindow
     this.#random = options.random ?? Math.random
     this.#host = host
     this.#reports = new Reports(
@@ -136,6 +132,13 @@ export class Breaker {
       },
       refresh: (urls) => this.refresh(urls),
     })
+    this.#parking = new Parking(this.#circuits, this.#window, {
+      owner: host.owner,
+      now: host.now,
+      parked: (ids) => host.parked(ids),
+      refused: (ids, urls) => void this.#unpark(ids, urls),
+      settled: () => host.settled(),
+    })
   }
 
   /** Reads the circuits of every URL, so that one left open (by another relay, or before a restart) is known. */
@@ -145,7 +148,7 @@ export class Breaker {
 
   /** Work is under way that the worker's `idle()` should wait for. */
   get busy(): boolean {
-    return this.#busy > 0 || this.#prober.busy || this.#reports.busy
+    return this.#busy > 0 || this.#prober.busy || this.#reports.busy || this.#parking.busy
   }
 
   /**
@@ -186,6 +189,22 @@ export class Breaker {
     return { kind: 'park', error: `${waits.join('; ')}; last error: ${lastErrors}` }
   }
 
+  /** Holds back the delivery `id` (leased to this relay) without an attempt, as `plan` said: `park`. */
+  park(id: number, urls: readonly string[], error: string): void {
+    this.#parking.add(id, urls, error)
+  }
+
+  /** Claims, for the probe of `url`, a delivery due to go there (parked ones included), if any. */
+  claimProbe(url: string): Promise<DueDelivery | undefined> {
+    const now = this.#host.now()
+    return this.#circuits.claimProbe(
+      this.#host.routes.get(url) ?? [],
+      this.#host.owner,
+      now,
+      now + this.#host.leaseTimeout,
+    )
+  }
+
   /** Requests are starting to `urls`. */
   acquire(urls: readonly string[]): void {
     for (const url of urls) this.#inFlight.set(url, (this.#inFlight.get(url) ?? 0) + 1)
@@ -196,7 +215,7 @@ export class Breaker {
    * them: frees their slots, counts each answer or failure towards its circuit, and settles the
    * probe of `probe`, if the attempt carried one. Never throws.
    */
-  settle(urls: readonly string[], requests: readonly DestinationRequest[], probe?: string): void {
+  settle(urls: readonly string[], requests: readonly DeliveryAttempt[], probe?: string): void {
     for (const url of urls) {
       const count = (this.#inFlight.get(url) ?? 1) - 1
       if (count > 0) this.#inFlight.set(url, count)
@@ -225,18 +244,9 @@ export class Breaker {
 
   /** Each URL's circuit as this relay last saw it, with its requests in flight (for metrics). */
   circuits(): CircuitSnapshot[] {
-    return [...this.#host.routes.keys()].map((url) => {
-      const circuit = this.#view.get(url)
-      return {
-        url: redactUrl(url),
-        state: circuit?.state ?? 'closed',
-        failures: circuit?.failures ?? 0,
-        ...(circuit?.openedAt === undefined ? {} : { openedAt: circuit.openedAt }),
-        ...(circuit?.nextProbeAt === undefined ? {} : { nextProbeAt: circuit.nextProbeAt }),
-        inFlight: this.#inFlight.get(url) ?? 0,
-        ...(circuit?.lastError === undefined ? {} : { lastError: circuit.lastError }),
-      }
-    })
+    return [...this.#host.routes.keys()].map((url) =>
+      snapshotOf(url, this.#view.get(url), this.#inFlight.get(url) ?? 0),
+    )
   }
 
   /**
@@ -269,10 +279,18 @@ export class Breaker {
 
   /** Stops its timers and writes what it has not written yet. Probes it holds run out by themselves. */
   async stop(): Promise<void> {
+    await this.#parking.stop()
     this.#stopped = true
     clearTimeout(this.#pollTimer)
     this.#prober.stop()
     await this.#reports.stop()
+  }
+
+  // Deliveries the store would not park (a circuit closed meanwhile) are given back, due at once.
+  async #unpark(ids: readonly number[], urls: readonly string[]): Promise<void> {
+    await this.#host.release(ids)
+    await this.refresh(urls)
+    this.#host.wakeAll()
   }
 
   #isOpen(url: string): boolean {
@@ -281,7 +299,7 @@ export class Breaker {
   }
 
   // Counts one request's verdict here at once, and queues it for the store.
-  #note(url: string, verdict: 'up' | 'down', request: DestinationRequest): void {
+  #note(url: string, verdict: 'up' | 'down', request: DeliveryAttempt): void {
     if (verdict === 'up') {
       // A closed circuit with no row, and no failure on its way, has nothing to reset.
       if (!this.#view.has(url) && this.#reports.pending(url) === undefined) return

@@ -1,29 +1,8 @@
 import type { DeliverableMessage } from '../../shared/message'
+import type { DeliveryResult, RetryState } from '../../webhooks/index'
 
-/** One HTTP request of an attempt, as a destination reports it. */
-export interface DestinationRequest {
-  url: string
-  status?: number
-  error?: string
-  /** The error's stable code, when it has one (`ECONNREFUSED`, `ERR_BLOCKED_ADDRESS`, …). */
-  code?: string
-  /** How long the request took, in milliseconds. */
-  ms: number
-  /** The receiver's `Retry-After`, in milliseconds, when it sent one with a failure. */
-  retryAfterMs?: number
-}
-
-/** What one attempt to deliver a message came to. */
-export interface DestinationResult {
-  /** The message was delivered (a receiver answered 2xx). */
-  ok: boolean
-  /** It failed in a way worth trying again (a timeout, a network error, 429, 5xx). */
-  retryable: boolean
-  /** Every request made. */
-  attempts: readonly DestinationRequest[]
-  /** A receiver's `Retry-After`, in milliseconds. */
-  retryAfterMs?: number
-}
+// The worker speaks the Webhooks destination's types at the boundary: a request is a
+// `DeliveryAttempt`, an attempt's result a `DeliveryResult`, the schedule reads a `RetryState`.
 
 /** Options of one attempt. */
 export interface SendOptions {
@@ -33,7 +12,7 @@ export interface SendOptions {
 
 /** What the worker drives: one attempt at delivering a message. The Webhooks destination is one. */
 export interface Destination {
-  send(message: DeliverableMessage, options?: SendOptions): Promise<DestinationResult>
+  send(message: DeliverableMessage, options?: SendOptions): Promise<DeliveryResult>
   /**
    * The URLs each attempt goes to, when the destination sends to URLs: the circuit breaker keeps a
    * circuit and a limit on requests in flight for each. A destination without them has neither.
@@ -41,10 +20,19 @@ export interface Destination {
   readonly urls?: readonly string[]
 }
 
-/** When to try again after the attempt numbered `attempt` (1 for the first) failed, or `undefined` once the window is spent. */
-export type RetrySchedule = (input: {
-  attempt: number
-  firstAttemptAt: number
-  now: number
-  retryAfterMs?: number
-}) => number | undefined
+/**
+ * How a failed delivery is retried: `schedule` says when the next attempt goes (`undefined` once
+ * the window is spent), and `window` is that window's length from the first attempt, ms — the
+ * breaker dead-letters a delivery whose URLs stay open past it. One value, so the two never part.
+ */
+export interface RetryPolicy {
+  schedule: (state: RetryState) => number | undefined
+  /** ms from the first attempt. */
+  window: number
+}
+
+/** What one attempt came to: the destination's result, or why no request was made at all. */
+export type AttemptResult =
+  | { kind: 'sent'; result: DeliveryResult }
+  /** No request left: the destination is gone from the configuration, or threw (it can never send the message). */
+  | { kind: 'unsent'; error: string }

@@ -1,7 +1,7 @@
-import type { DestinationRequest, DestinationResult } from './destination'
+import type { DeliveryAttempt, DeliveryResult } from '../../webhooks/index'
 
 /** Why one request failed, for people: `HTTP 503`, or the error (`timed out after 5000 ms…`). */
-export function describeRequest(request: DestinationRequest): string {
+export function describeRequest(request: DeliveryAttempt): string {
   return request.error ?? (request.status === undefined ? 'failed' : `HTTP ${request.status}`)
 }
 
@@ -9,7 +9,7 @@ export function describeRequest(request: DestinationRequest): string {
  * One line saying why each request of a failed attempt failed: `URL: HTTP 503; URL: timeout`.
  * `showUrl` decides how each URL appears (whole by default).
  */
-export function describeFailure(result: DestinationResult, showUrl: (url: string) => string = (url) => url): string {
+export function describeFailure(result: DeliveryResult, showUrl: (url: string) => string = (url) => url): string {
   if (result.attempts.length === 0) return 'no request was made'
   return result.attempts.map((a) => `${showUrl(a.url)}: ${describeRequest(a)}`).join('; ')
 }

@@ -3,7 +3,7 @@ import { type LogFields, log, logTime } from '../log'
 import type { AttemptOutcome, DueDelivery } from '../store/store'
 import { validRetryAfter } from '../../shared/retry'
 import { decideNextStep } from '../../webhooks/index'
-import type { DestinationResult, RetrySchedule } from './destination'
+import type { AttemptResult, RetryPolicy } from './destination'
 import { describeFailure } from './failure-text'
 
 /** One settled attempt, as {@link outcomeOf} judges it. */
@@ -11,20 +11,27 @@ export interface SettledInput {
   delivery: DueDelivery
   /** When the attempt started, epoch ms. */
   at: number
-  result: DestinationResult
+  attempt: AttemptResult
   /** URLs the breaker left out of the attempt, each with why (`https://…: circuit open`). */
   skipped: readonly string[]
-  schedule: RetrySchedule
+  retries: RetryPolicy
   now: () => number
 }
 
 /**
  * What becomes of a delivery after an attempt: delivered; due again when the retry rule says
  * (honouring a valid `Retry-After`); or dead-lettered, when the failure is not retryable, every
- * URL was refused by the SSRF guard, or the retry window is spent. May throw if the retry rule
- * does: the caller dead-letters with {@link crashedOutcome} then.
+ * URL was refused by the SSRF guard, no request could be made at all, or the retry window is
+ * spent. May throw if the retry rule does: the caller dead-letters with {@link crashedOutcome} then.
  */
-export function outcomeOf({ delivery, at, result, skipped, schedule, now }: SettledInput): AttemptOutcome {
+export function outcomeOf({ delivery, at, attempt, skipped, retries, now }: SettledInput): AttemptOutcome {
+  if (attempt.kind === 'unsent') {
+    // Nothing was sent, so nothing goes in the attempts log; retrying would not change it.
+    const error = [attempt.error, ...skipped.map((s) => `skipped ${s}`)].join('; ')
+    logGivenUp(delivery, 'not-retryable', attempt.error)
+    return { id: delivery.id, at, requests: [], next: { status: 'failed', error } }
+  }
+  const { result } = attempt
   const base = { id: delivery.id, at, requests: result.attempts }
   if (result.ok) {
     // One line per message: debug only (at info it would be most of the log, and cost CPU).
@@ -48,7 +55,7 @@ export function outcomeOf({ delivery, at, result, skipped, schedule, now }: Sett
   }
   const decision = decideNextStep(
     { result, attempt: delivery.attempts + 1, firstAttemptAt: delivery.firstAttemptAt ?? at, now: now() },
-    schedule,
+    retries.schedule,
   )
   switch (decision.kind) {
     case 'delivered':
@@ -63,21 +70,50 @@ export function outcomeOf({ delivery, at, result, skipped, schedule, now }: Sett
       }
       return { ...base, next: { status: 'pending', nextAttemptAt: decision.at, error } }
     case 'give-up':
+      logGivenUp(delivery, decision.why, logged)
       if (decision.why === 'window-spent') {
-        log.warn(`delivery ${delivery.id} of source ${delivery.source} dead-lettered: retry window spent (${logged})`, {
-          event: 'dead-lettered',
-          reason: 'window-spent',
-          ...fieldsOf(delivery),
-        })
         return { ...base, next: { status: 'failed', error: `retry window spent; last error: ${error}` } }
       }
-      log.warn(`delivery ${delivery.id} of source ${delivery.source} dead-lettered: not retryable (${logged})`, {
-        event: 'dead-lettered',
-        reason: 'not-retryable',
-        ...fieldsOf(delivery),
-      })
       return { ...base, next: { status: 'failed', error } }
   }
+}
+
+function logGivenUp(delivery: DueDelivery, why: 'not-retryable' | 'window-spent', logged: string): void {
+  const reason = why === 'window-spent' ? 'retry window spent' : 'not retryable'
+  log.warn(`delivery ${delivery.id} of source ${delivery.source} dead-lettered: ${reason} (${logged})`, {
+    event: 'dead-lettered',
+    reason: why,
+    ...fieldsOf(delivery),
+  })
+}
+
+/**
+ * {@link outcomeOf}, or, should judging the attempt fail (a bug, a bad value from the schedule),
+ * the delivery dead-lettered with the error (it can be retried by hand) rather than left taken
+ * forever or the process crashed.
+ */
+export function judgedOutcome(input: SettledInput): AttemptOutcome {
+  try {
+    return outcomeOf(input)
+  } catch (error) {
+    const { attempt } = input
+    return crashedOutcome(input.delivery, input.at, error, attempt.kind === 'sent' ? attempt.result.attempts : [])
+  }
+}
+
+/** A delivery whose every URL's circuit stayed open past its retry window: dead-lettered with `error`, unsent. */
+export function expiredOutcome(delivery: DueDelivery, at: number, error: string): AttemptOutcome {
+  log.warn(
+    `delivery ${delivery.id} of source ${delivery.source} dead-lettered: retry window spent, its circuits open`,
+    {
+      event: 'dead-lettered',
+      reason: 'window-spent',
+      source: delivery.source,
+      deliveryId: delivery.id,
+      messageId: delivery.message.messageId,
+    },
+  )
+  return { id: delivery.id, at, requests: [], next: { status: 'failed', error } }
 }
 
 /** A delivery dead-lettered because the worker itself failed on its attempt (a bug, a bad value). */

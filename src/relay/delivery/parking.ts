@@ -1,9 +1,9 @@
 import { redactUrl } from '../../shared/redact-url'
 import { log, plural } from '../log'
 import type { CircuitStore } from '../store/circuits'
-import { nextBackoff } from './timing'
+import { BatchedWriter, eachInTurn } from './batched-writer'
 
-/** What the parking lot needs from the worker that owns it. */
+/** What the parking lot needs from the breaker that owns it (and the worker behind). */
 export interface ParkingHost {
   owner: string
   now: () => number
@@ -21,8 +21,6 @@ interface Waiting {
   ids: number[]
 }
 
-// Parks are written together, at most this often: one statement for many deliveries.
-const PARK_INTERVAL_MS = 5
 /**
  * A parked delivery is looked at again after this long at the latest, even if no probe succeeded.
  * A circuit's closing wakes its deliveries in the same transaction, so this is only for deliveries
@@ -34,102 +32,79 @@ export const PARK_RECHECK_MS = 5 * 60_000
 /**
  * Holds back, in the store, deliveries whose every URL's circuit is open: no attempt, the reason
  * in the delivery log, due again when their retry window ends (or after {@link PARK_RECHECK_MS}).
- * A closing circuit wakes them. Writes are batched; a failed write is tried again later, the
- * deliveries meanwhile still leased to (and renewed by) this worker.
+ * A closing circuit wakes them. Writes are batched ({@link BatchedWriter}); a failed write is tried
+ * again later, the deliveries meanwhile still leased to (and renewed by) this worker.
  */
 export class Parking {
   readonly #circuits: CircuitStore
   readonly #window: number
   readonly #host: ParkingHost
   /** Deliveries to park, grouped by their URLs and the reason shown. */
-  #waiting = new Map<string, Waiting>()
-  #timer: NodeJS.Timeout | undefined
-  #writing: Promise<void> | undefined
-  #retryMs = 0
-  #stopped = false
+  readonly #writer: BatchedWriter<string, Waiting>
 
   constructor(circuits: CircuitStore, window: number, host: ParkingHost) {
     this.#circuits = circuits
     this.#window = window
     this.#host = host
+    this.#writer = new BatchedWriter({
+      write: eachInTurn((_key, group) => this.#park(group)),
+      // What was not written goes back in the queue, before what came meanwhile.
+      merge: (kept, since) => (since === undefined ? kept : { ...kept, ids: [...kept.ids, ...since.ids] }),
+      failed: (error, left, retryMs) => {
+        const count = left.values().next().value?.ids.length ?? 0
+        log.error(
+          `could not park ${plural(count, 'delivery', 'deliveries')}: ${error.message}; writing again in ${retryMs} ms`,
+          { event: 'park-failed' },
+        )
+      },
+      settled: () => host.settled(),
+    })
   }
 
   /** Work is queued or being written. */
   get busy(): boolean {
-    return this.#waiting.size > 0 || this.#writing !== undefined
+    return this.#writer.busy
   }
 
   /** Parks the delivery `id` (leased to this worker), which goes to `urls`, showing `error` meanwhile. */
   add(id: number, urls: readonly string[], error: string): void {
-    const key = JSON.stringify([urls, error])
-    const group = this.#waiting.get(key) ?? { urls, error, ids: [] }
-    group.ids.push(id)
-    this.#waiting.set(key, group)
-    if (!this.#stopped) this.#timer ??= setTimeout(() => void this.flush(), PARK_INTERVAL_MS)
+    this.#writer.add(JSON.stringify([urls, error]), (group) => {
+      const waiting = group ?? { urls, error, ids: [] }
+      waiting.ids.push(id)
+      return waiting
+    })
   }
 
   /** Writes what is queued now (and waits for a write under way). */
-  async flush(): Promise<void> {
-    clearTimeout(this.#timer)
-    this.#timer = undefined
-    if (this.#writing !== undefined) return this.#writing
-    if (this.#waiting.size === 0) return
-    const batch = this.#waiting
-    this.#waiting = new Map()
-    this.#writing = this.#write(batch)
-    await this.#writing
-    this.#writing = undefined
-    if (this.#waiting.size > 0 && !this.#stopped) {
-      this.#timer ??= setTimeout(() => void this.flush(), this.#retryMs || PARK_INTERVAL_MS)
-    }
-    this.#host.settled()
+  flush(): Promise<void> {
+    return this.#writer.flush()
   }
 
   /** Stops the timer after writing what is queued; what cannot be written stays leased until expiry. */
-  async stop(): Promise<void> {
-    await this.flush()
-    this.#stopped = true
-    clearTimeout(this.#timer)
+  stop(): Promise<void> {
+    return this.#writer.stop()
   }
 
-  async #write(batch: Map<string, Waiting>): Promise<void> {
-    for (const [key, group] of batch) {
-      const now = this.#host.now()
-      try {
-        const parked = await this.#circuits.park({
-          ids: group.ids,
-          owner: this.#host.owner,
-          urls: group.urls,
-          now,
-          until: now + PARK_RECHECK_MS,
-          window: this.#window,
-          error: group.error,
-        })
-        batch.delete(key)
-        this.#retryMs = 0
-        const done = new Set(parked)
-        if (parked.length > 0) {
-          log.info(
-            `${plural(parked.length, 'delivery waits', 'deliveries wait')} without an attempt: the circuit of each of their URLs is open (${group.urls.map(redactUrl).join(', ')})`,
-            { event: 'parked', count: parked.length },
-          )
-          this.#host.parked(parked)
-        }
-        const refused = group.ids.filter((id) => !done.has(id))
-        if (refused.length > 0) this.#host.refused(refused, group.urls)
-      } catch (error) {
-        this.#retryMs = nextBackoff(this.#retryMs)
-        log.error(
-          `could not park ${plural(group.ids.length, 'delivery', 'deliveries')}: ${(error as Error).message}; writing again in ${this.#retryMs} ms`,
-          { event: 'park-failed' },
-        )
-        break
-      }
+  async #park(group: Waiting): Promise<void> {
+    const now = this.#host.now()
+    const parked = await this.#circuits.park({
+      ids: group.ids,
+      owner: this.#host.owner,
+      urls: group.urls,
+      now,
+      until: now + PARK_RECHECK_MS,
+      window: this.#window,
+      error: group.error,
+    })
+    const done = new Set(parked)
+    if (parked.length > 0) {
+      log.info(
+        `${plural(parked.length, 'delivery waits', 'deliveries wait')} without an attempt: the circuit of each of their URLs is open (${group.urls.map(redactUrl).join(', ')})`,
+        { event: 'parked', count: parked.length },
+      )
+      this.#host.parked(parked)
     }
-    // What was not written goes back in the queue, before what came meanwhile.
-    for (const [key, group] of batch) {
-      const later = this.#waiting.get(key)
-      this.#waiting.set(key, later === undefined ? group : { ...group, ids: [...group.ids, ...later.ids] })
-    }
+    const refused = group.ids.filter((id) => !done.has(id))
+    if (refused.length > 0) this.#host.refused(refused, group.urls)
   }
 }

@@ -2,7 +2,7 @@ import { redactUrl } from '../../shared/redact-url'
 import { log } from '../log'
 import type { Circuit, CircuitStore, Route } from '../store/circuits'
 import { type BreakerPolicy, nextProbeAt, probeDelay } from './breaker-policy'
-import type { DestinationRequest } from './destination'
+import type { DeliveryAttempt } from '../../webhooks/index'
 import { describeRequest } from './failure-text'
 import { clampTimerDelay } from '../../shared/retry'
 
@@ -81,7 +81,7 @@ export class Prober {
    * opens it again with a longer wait (never shorter than a `Retry-After`); no verdict (no request
    * was made, or the SSRF guard refused it) gives the probe back.
    */
-  async settle(url: string, verdict: 'up' | 'down' | undefined, request: DestinationRequest | undefined) {
+  async settle(url: string, verdict: 'up' | 'down' | undefined, request: DeliveryAttempt | undefined) {
     const { circuits, owner } = this.#host
     this.#busy++
     this.#probing.delete(url)

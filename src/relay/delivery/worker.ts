@@ -1,88 +1,31 @@
 import { randomUUID } from 'node:crypto'
 import { redactUrl } from '../../shared/redact-url'
 import { clampTimerDelay } from '../../shared/retry'
-import { log, plural } from '../log'
-import type { CircuitStore, Route } from '../store/circuits'
+import { log } from '../log'
+import type { Route } from '../store/circuits'
 import type { AttemptOutcome, DueDelivery, Store } from '../store/store'
-import { Breaker, type BreakerConfig, type CircuitSnapshot, type Plan } from './breaker'
-import type { Destination, DestinationResult, RetrySchedule } from './destination'
-import { crashedOutcome, outcomeOf } from './outcome'
-import { Parking } from './parking'
-import { nextBackoff } from './timing'
+import { Breaker, type CircuitSnapshot, type Plan } from './breaker'
+import type { AttemptResult, RetryPolicy } from './destination'
+import { IdleSignal } from './idle'
+import { Lane } from './lane'
+import { Leases } from './leases'
+import { crashedOutcome, expiredOutcome, judgedOutcome } from './outcome'
+import { outcomeWriter } from './outcome-writer'
+import { sendAttempt } from './send'
+import { routesByUrl, type Sending, type SettledAttempt, type WorkerOptions } from './worker-options'
 
-/** What the worker needs: the store, each source's destinations by name, and the retry rule. */
-export interface WorkerOptions {
-  store: Store
-  /** Source name → destination name → destination. */
-  destinations: ReadonlyMap<string, ReadonlyMap<string, Destination>>
-  schedule: RetrySchedule
-  /** Deliveries in flight at once, per source. */
-  concurrency: number
-  /** How long a claim holds before another relay may take the work, ms; renewed while in flight. */
-  leaseTimeout: number
-  /** This relay's id, written with its leases. @default a random UUID */
-  owner?: string
-  /**
-   * The circuit breaker per URL and the limit on requests in flight per URL, for destinations that
-   * send to URLs. Without it, every due delivery is attempted.
-   */
-  breaker?: BreakerConfig
-  /** Told of every attempt's outcome as it settles (metrics). Must not throw. */
-  observe?: (attempt: SettledAttempt) => void
-  now?: () => number
-}
-
-/** One attempt as it settled, for observers such as metrics. */
-export interface SettledAttempt {
-  source: string
-  destination: string
-  outcome: AttemptOutcome
-  /** How long the attempt took, ms (every request of its fan-out, concurrently). */
-  ms: number
-}
-
-// Each source has its own lane (claims, timer), so a slow receiver fills only its own lane's slots
-// and the other sources' deliveries keep flowing.
-interface Lane {
-  source: string
-  /** Attempts running now: at most `concurrency`. */
-  running: number
-  /** Claimed deliveries waiting for a free slot (claimed in chunks, not one query per slot). */
-  buffer: DueDelivery[]
-  /** A claim is being made; `again` asks for another pump once it settles. */
-  claiming: boolean
-  again: boolean
-  /** Wakes the lane when its next retry is due (or after a failed claim). */
-  timer: NodeJS.Timeout | undefined
-  pumpScheduled: boolean
-  /** The wait before claiming again after a failed claim, ms; 0 while claims succeed. */
-  claimRetryMs: number
-}
+export type { SettledAttempt, WorkerOptions }
 
 // Due deliveries are claimed at least this many at a time: one round trip feeds many attempts.
 const CLAIM_CHUNK = 128
 
-// Outcomes are written together, at most this often: one transaction for many attempts. Losing
-// the unwritten ones in a crash only means those messages are sent again (at-least-once).
-const RECORD_INTERVAL_MS = 5
-
-// What one attempt sends, as the breaker planned it: to `urls`, leaving out `skipped` (with why),
-// carrying the probe of `probe` when this relay holds it.
-interface Sending {
-  urls: string[]
-  skipped: string[]
-  probe?: string
-}
-
 /**
- * Claims due deliveries from the store and attempts them, bounded per source; records each
- * attempt and schedules the next by the retry rule, or dead-letters. Woken when new deliveries are
- * committed and by a timer for the next due retry, never by busy polling.
+ * Claims due deliveries from the store and attempts them, bounded per source ({@link Lane});
+ * records each attempt and schedules the next by the retry rule, or dead-letters. Woken when new
+ * deliveries are committed and by a timer for the next due retry, never by busy polling.
  *
- * A claimed delivery is leased to this worker: no other relay takes it until the lease runs out.
- * Leases of deliveries still held (waiting, in flight, or their outcome not yet written) are
- * renewed every third of `leaseTimeout`, so an attempt may outlast the lease timeout; if this
- * process dies, its leases run out and another relay (or this one, restarted) delivers the work.
+ * A claimed delivery is leased to this worker ({@link Leases}): no other relay takes it until the
+ * lease runs out, and the leases of what it holds are renewed. Outcomes are written in batches.
  *
  * With a `breaker`, each delivery goes only to URLs whose circuit is closed and that have a free
  * slot (`maxInFlightPerUrl`); one whose every URL is open is parked in the store without an
@@ -91,7 +34,7 @@ interface Sending {
 export class Worker {
   readonly #store: Store
   readonly #destinations: WorkerOptions['destinations']
-  readonly #schedule: RetrySchedule
+  readonly #retries: RetryPolicy
   readonly #concurrency: number
   readonly #leaseTimeout: number
   readonly #owner: string
@@ -99,78 +42,61 @@ export class Worker {
   readonly #observe: ((attempt: SettledAttempt) => void) | undefined
   /** Lanes by source name. */
   readonly #lanes = new Map<string, Lane>()
-  /** Ids leased to this worker and not yet recorded (waiting, in flight, or outcome unwritten). */
-  readonly #held = new Set<number>()
+  /** The deliveries leased to this worker and not yet settled in the store. */
+  readonly #leases: Leases
   /** Outcomes waiting to be written together in one transaction. */
-  #outcomes: { lane: Lane; outcome: AttemptOutcome }[] = []
-  /** The timer that writes `#outcomes`. */
-  #recordTimer: NodeJS.Timeout | undefined
-  /** The write of outcomes under way, if any: one at a time. */
-  #recording: Promise<void> | undefined
-  /** The wait before the next write after the last one failed, ms; 0 while writes succeed. */
-  #recordRetryMs = 0
-  /** The timer that renews this worker's leases. */
-  #renewTimer: NodeJS.Timeout | undefined
+  readonly #outcomes: ReturnType<typeof outcomeWriter>
   /** No new attempts start (closing). */
   #stopping = false
   /** Outcomes arriving now are dropped: their deliveries are still pending, leased until expiry. */
   #closed = false
-  /** Resolvers of `idle()`. */
-  #idleWaiters: (() => void)[] = []
-  /** The circuit breaker and per-URL limits, when configured; and where it parks deliveries. */
+  /** Resolves `idle()`. */
+  readonly #idle = new IdleSignal(() => this.#isIdle())
+  /** The circuit breaker and per-URL limits (and the parking under it), when configured. */
   readonly #breaker: Breaker | undefined
-  readonly #parking: Parking | undefined
-  readonly #circuits: CircuitStore | undefined
   /** Each URL's routes (the deliveries that go there), for the breaker. */
-  readonly #routes = new Map<string, Route[]>()
+  readonly #routes: ReadonlyMap<string, readonly Route[]>
 
   constructor(options: WorkerOptions) {
     this.#store = options.store
     this.#destinations = options.destinations
-    this.#schedule = options.schedule
+    this.#retries = options.retries
     this.#concurrency = options.concurrency
     this.#leaseTimeout = options.leaseTimeout
     this.#owner = options.owner ?? randomUUID()
     this.#now = options.now ?? Date.now
     this.#observe = options.observe
-    for (const source of options.destinations.keys()) {
-      this.#lanes.set(source, {
-        source,
-        running: 0,
-        buffer: [],
-        claiming: false,
-        again: false,
-        timer: undefined,
-        pumpScheduled: false,
-        claimRetryMs: 0,
-      })
-    }
-    for (const [source, destinations] of options.destinations) {
-      for (const [destination, { urls = [] }] of destinations) {
-        for (const url of new Set(urls))
-          this.#routes.set(url, [...(this.#routes.get(url) ?? []), { source, destination }])
-      }
-    }
+    for (const source of options.destinations.keys()) this.#lanes.set(source, new Lane(source))
+    this.#routes = routesByUrl(options.destinations)
+    this.#leases = new Leases({
+      store: this.#store,
+      owner: this.#owner,
+      leaseTimeout: this.#leaseTimeout,
+      now: this.#now,
+      renewAlso: (leaseUntil) => this.#breaker?.renewProbes(leaseUntil) ?? Promise.resolve(),
+    })
+    this.#outcomes = outcomeWriter(this.#store, {
+      written: (written, afterFailures) => {
+        this.#leases.settled(written.map((w) => w.outcome.id))
+        if (afterFailures) this.wake()
+        // A recorded failure may be due again soon: let each lane re-arm its timer.
+        else for (const source of new Set(written.map((w) => w.source))) this.#schedulePump(this.#lanes.get(source)!)
+      },
+      settled: () => this.#checkIdle(),
+    })
     const breaker = options.breaker
-    this.#circuits = breaker?.circuits
     if (breaker !== undefined) {
       this.#breaker = new Breaker(breaker, {
         owner: this.#owner,
         now: this.#now,
         leaseTimeout: this.#leaseTimeout,
         routes: this.#routes,
+        retryWindow: this.#retries.window,
         resume: (url) => this.#resume(url),
         wakeAll: () => this.wake(),
         probe: (url) => this.#probe(url),
-        settled: () => this.#checkIdle(),
-      })
-      this.#parking = new Parking(breaker.circuits, breaker.retryWindow, {
-        owner: this.#owner,
-        now: this.#now,
-        parked: (ids) => {
-          for (const id of ids) this.#held.delete(id)
-        },
-        refused: (ids, urls) => void this.#unpark(ids, urls),
+        parked: (ids) => this.#leases.settled(ids),
+        release: (ids) => this.#leases.release(ids),
         settled: () => this.#checkIdle(),
       })
       this.#breaker.start()
@@ -192,8 +118,7 @@ export class Worker {
 
   /** Resolves once nothing is scheduled, claimed, in flight or waiting to be written (for tests and shutdown). */
   idle(): Promise<void> {
-    if (this.#isIdle()) return Promise.resolve()
-    return new Promise((resolve) => this.#idleWaiters.push(resolve))
+    return this.#idle.wait()
   }
 
   /**
@@ -204,46 +129,27 @@ export class Worker {
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true
     const waiting: number[] = []
-    for (const lane of this.#lanes.values()) {
-      clearTimeout(lane.timer)
-      for (const delivery of lane.buffer) waiting.push(delivery.id)
-      lane.buffer = []
-    }
-    await this.#releaseLeases(waiting)
+    for (const lane of this.#lanes.values()) for (const delivery of lane.stop()) waiting.push(delivery.id)
+    await this.#leases.release(waiting)
     let timer: NodeJS.Timeout | undefined
     await Promise.race([this.idle(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))])
     clearTimeout(timer)
-    clearTimeout(this.#recordTimer)
-    await this.#recording
-    await this.#record()
-    await this.#parking?.stop()
+    await this.#outcomes.stop()
     await this.#breaker?.stop()
     this.#closed = true
     // Outcomes that could not be written now are left: their deliveries are pending (leased until expiry).
-    clearTimeout(this.#recordTimer)
-    clearTimeout(this.#renewTimer)
+    this.#leases.stop()
   }
 
   #schedulePump(lane: Lane): void {
-    if (lane.pumpScheduled || this.#stopping) return
-    lane.pumpScheduled = true
-    setImmediate(() => {
-      lane.pumpScheduled = false
-      this.#pump(lane)
-    })
+    if (!this.#stopping) lane.schedule(() => this.#pump(lane))
   }
 
   #pump(lane: Lane): void {
-    if (this.#stopping || this.#recordRetryMs > 0) {
+    if (this.#stopping || this.#outcomes.failing) {
       this.#checkIdle()
       return
     }
-    if (lane.claiming) {
-      lane.again = true
-      return
-    }
-    clearTimeout(lane.timer)
-    lane.timer = undefined
     if (lane.buffer.length < this.#concurrency) {
       void this.#claim(lane)
     } else {
@@ -253,12 +159,13 @@ export class Worker {
   }
 
   async #claim(lane: Lane): Promise<void> {
-    lane.claiming = true
-    lane.again = false
+    lane.claim()
     const wanted = Math.max(CLAIM_CHUNK, 2 * this.#concurrency) - lane.buffer.length
     // One instant for both questions: a delivery due at exactly `now` is either claimed here or
     // timed, never missed between two readings of the clock.
     const now = this.#now()
+    const pump = () => this.#schedulePump(lane)
+    let sleep: Parameters<Lane['endClaim']>[0]
     try {
       const due = await this.#store.claim({
         source: lane.source,
@@ -267,36 +174,35 @@ export class Worker {
         owner: this.#owner,
         leaseUntil: now + this.#leaseTimeout,
       })
-      lane.claimRetryMs = 0
+      lane.claimSucceeded()
       if (this.#stopping) {
-        await this.#releaseLeases(due.map((d) => d.id))
+        await this.#leases.release(due.map((d) => d.id))
       } else {
-        for (const delivery of due) {
-          this.#held.add(delivery.id)
-          lane.buffer.push(delivery)
-        }
-        this.#armRenewal()
+        this.#leases.hold(due.map((d) => d.id))
+        lane.buffer.push(...due)
         if (due.length > 0) await this.#breaker?.freshen()
-        if (due.length === wanted) lane.again = true
-        else await this.#armTimer(lane, now)
+        if (due.length === wanted) lane.claimAgain()
+        else {
+          const dueAt = await this.#store.nextDueAt(lane.source, now)
+          // A timer may fire a millisecond early: the pump then finds nothing due and sleeps again.
+          if (dueAt !== undefined && !this.#stopping) {
+            sleep = { ms: clampTimerDelay(dueAt - this.#now()), why: 'next-due', pump }
+          }
+        }
       }
     } catch (error) {
-      lane.claimRetryMs = nextBackoff(lane.claimRetryMs)
+      const ms = lane.claimFailed()
       log.error(
-        `could not claim deliveries of source ${lane.source}: ${(error as Error).message}; claiming again in ${lane.claimRetryMs} ms`,
+        `could not claim deliveries of source ${lane.source}: ${(error as Error).message}; claiming again in ${ms} ms`,
         { event: 'claim-failed', source: lane.source },
       )
-      clearTimeout(lane.timer)
-      lane.timer = setTimeout(() => this.#schedulePump(lane), lane.claimRetryMs)
-      lane.timer.unref()
-    } finally {
-      lane.claiming = false
+      if (!this.#stopping) sleep = { ms, why: 'backing-off', pump }
     }
+    const again = lane.endClaim(sleep)
     this.#startAttempts(lane)
-    if (lane.again) this.#schedulePump(lane)
+    if (again) this.#schedulePump(lane)
     this.#checkIdle()
   }
-
   // Starts what the lane's slots allow. With a breaker, each delivery goes where the circuits and
   // the per-URL limits let it: one that must wait for a URL keeps its place, and the others pass.
   #startAttempts(lane: Lane): void {
@@ -326,20 +232,9 @@ export class Worker {
       if (plan.kind === 'send') {
         this.#start(lane, delivery, urls.length === 0 ? undefined : plan)
       } else if (plan.kind === 'park') {
-        this.#parking!.add(delivery.id, urls, plan.error)
+        this.#breaker!.park(delivery.id, urls, plan.error)
       } else {
-        const at = this.#now()
-        log.warn(
-          `delivery ${delivery.id} of source ${lane.source} dead-lettered: retry window spent, its circuits open`,
-          {
-            event: 'dead-lettered',
-            reason: 'window-spent',
-            source: lane.source,
-            deliveryId: delivery.id,
-            messageId: delivery.message.messageId,
-          },
-        )
-        this.#queueOutcome(lane, { id: delivery.id, at, requests: [], next: { status: 'failed', error: plan.error } })
+        this.#queueOutcome(lane, expiredOutcome(delivery, this.#now(), plan.error))
       }
     }
   }
@@ -347,7 +242,10 @@ export class Worker {
   #start(lane: Lane, delivery: DueDelivery, sending: Sending | undefined): void {
     lane.running++
     if (sending !== undefined) this.#breaker!.acquire(sending.urls)
-    this.#attempt(lane, delivery, sending).catch((error: unknown) => this.#abandon(lane, delivery, error))
+    // The last resort of an attempt: nothing it throws may become an unhandled rejection.
+    this.#attempt(lane, delivery, sending).catch((error: unknown) =>
+      this.#settle(lane, crashedOutcome(delivery, this.#now(), error)),
+    )
   }
 
   #urlsOf(delivery: DueDelivery): readonly string[] {
@@ -368,22 +266,20 @@ export class Worker {
     const routes = this.#routes.get(url) ?? []
     for (const route of routes) {
       const lane = this.#lanes.get(route.source)
-      const index = lane?.buffer.findIndex((d) => d.destination === route.destination) ?? -1
-      if (lane !== undefined && index >= 0) {
-        this.#startProbe(lane, lane.buffer.splice(index, 1)[0]!, url)
+      const claimed = lane?.take(route.destination)
+      if (lane !== undefined && claimed !== undefined) {
+        this.#startProbe(lane, claimed, url)
         return true
       }
     }
-    const now = this.#now()
-    const delivery = await this.#circuits!.claimProbe(routes, this.#owner, now, now + this.#leaseTimeout)
+    const delivery = await this.#breaker!.claimProbe(url)
     if (delivery === undefined) return false
     const lane = this.#lanes.get(delivery.source)
     if (lane === undefined || this.#stopping) {
-      await this.#releaseLeases([delivery.id])
+      await this.#leases.release([delivery.id])
       return false
     }
-    this.#held.add(delivery.id)
-    this.#armRenewal()
+    this.#leases.hold([delivery.id])
     this.#startProbe(lane, delivery, url)
     return true
   }
@@ -401,98 +297,25 @@ export class Worker {
     this.#start(lane, delivery, { urls, skipped, probe: url })
   }
 
-  // Deliveries the store would not park (a circuit closed meanwhile) are given back, due at once.
-  async #unpark(ids: readonly number[], urls: readonly string[]): Promise<void> {
-    await this.#releaseLeases(ids)
-    await this.#breaker!.refresh(urls)
-    this.wake()
-  }
-
-  // Sleeps until the lane's next retry is due. Unref'd: a pending retry never keeps the process up.
-  async #armTimer(lane: Lane, now: number): Promise<void> {
-    const dueAt = await this.#store.nextDueAt(lane.source, now)
-    if (dueAt === undefined || this.#stopping) return
-    clearTimeout(lane.timer)
-    // A timer may fire a millisecond early: the pump then finds nothing due and arms it again.
-    lane.timer = setTimeout(() => this.#schedulePump(lane), clampTimerDelay(dueAt - this.#now()))
-    lane.timer.unref()
-  }
-
-  // Renews the leases of everything this worker holds, every third of the lease timeout.
-  #armRenewal(): void {
-    if (this.#renewTimer !== undefined || this.#held.size === 0) return
-    this.#renewTimer = setTimeout(
-      () => {
-        this.#renewTimer = undefined
-        if (this.#closed || this.#held.size === 0) return
-        const now = this.#now()
-        // A probe in flight is held as long as its delivery (a failure here only lets another relay probe sooner).
-        this.#breaker?.renewProbes(now + this.#leaseTimeout).catch((error: unknown) => {
-          log.error(`could not renew the probes held: ${(error as Error).message}`, { event: 'renew-failed' })
-        })
-        this.#store.renew(this.#owner, [...this.#held], now + this.#leaseTimeout).then(
-          () => this.#armRenewal(),
-          (error: unknown) => {
-            log.error(`could not renew ${plural(this.#held.size, 'lease')}: ${(error as Error).message}`, {
-              event: 'renew-failed',
-            })
-            this.#armRenewal()
-          },
-        )
-      },
-      Math.max(1, Math.floor(this.#leaseTimeout / 3)),
-    )
-    this.#renewTimer.unref()
-  }
-
-  async #releaseLeases(ids: readonly number[]): Promise<void> {
-    for (const id of ids) this.#held.delete(id)
-    if (ids.length === 0) return
-    try {
-      await this.#store.release(this.#owner, ids)
-    } catch (error) {
-      // They stay leased until the lease runs out; then anyone may take them.
-      log.warn(`could not release ${plural(ids.length, 'lease')}: ${(error as Error).message}`, {
-        event: 'release-failed',
-      })
-    }
-  }
-
   async #attempt(lane: Lane, delivery: DueDelivery, sending: Sending | undefined): Promise<void> {
     const at = this.#now()
-    let result: DestinationResult | undefined
+    const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
+    let attempt: AttemptResult | undefined
     try {
-      result = await this.#send(delivery, at, sending?.urls)
+      attempt = await sendAttempt(destination, delivery, sending?.urls)
     } finally {
       // Frees the URLs' slots and counts each answer towards its circuit, even if the attempt broke.
-      if (sending !== undefined) this.#breaker!.settle(sending.urls, result?.attempts ?? [], sending.probe)
+      const requests = attempt?.kind === 'sent' ? attempt.result.attempts : []
+      if (sending !== undefined) this.#breaker!.settle(sending.urls, requests, sending.probe)
     }
-    let outcome: AttemptOutcome
-    try {
-      outcome = outcomeOf({
-        delivery,
-        at,
-        result,
-        skipped: sending?.skipped ?? [],
-        schedule: this.#schedule,
-        now: this.#now,
-      })
-    } catch (error) {
-      // A bug or a bad value while judging the attempt: dead-letter the delivery with the error
-      // (it can be retried by hand) rather than leave it taken forever or crash the process.
-      outcome = crashedOutcome(delivery, at, error, result.attempts)
-    }
+    const skipped = sending?.skipped ?? []
+    const outcome = judgedOutcome({ delivery, at, attempt, skipped, retries: this.#retries, now: this.#now })
     try {
       this.#observe?.({ source: delivery.source, destination: delivery.destination, outcome, ms: this.#now() - at })
     } catch (error) {
       log.error(`an observer of attempts threw: ${(error as Error).message}`, { event: 'internal-error' })
     }
     this.#settle(lane, outcome)
-  }
-
-  // The last resort of an attempt: nothing it throws may become an unhandled rejection.
-  #abandon(lane: Lane, delivery: DueDelivery, error: unknown): void {
-    this.#settle(lane, crashedOutcome(delivery, this.#now(), error))
   }
 
   // Frees the attempt's slot and queues its outcome; the delivery stays held until that is written.
@@ -504,91 +327,18 @@ export class Worker {
   }
 
   #queueOutcome(lane: Lane, outcome: AttemptOutcome): void {
-    this.#outcomes.push({ lane, outcome })
-    this.#recordTimer ??= setTimeout(() => void this.#record(), RECORD_INTERVAL_MS)
-  }
-
-  async #send(delivery: DueDelivery, at: number, urls: readonly string[] | undefined): Promise<DestinationResult> {
-    const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
-    if (destination === undefined) {
-      return {
-        ok: false,
-        retryable: false,
-        attempts: [{ url: '-', error: `the source no longer has the ${delivery.destination} destination`, ms: 0 }],
-      }
-    }
-    try {
-      // Only the URLs the breaker let through, when it left some out.
-      const subset = urls !== undefined && urls.length < (destination.urls?.length ?? 0)
-      return await (subset ? destination.send(delivery.message, { urls }) : destination.send(delivery.message))
-    } catch (error) {
-      // A destination reports delivery failures in its result; it throws only for a message it
-      // can never send (one it cannot format), which retrying would not change.
-      return {
-        ok: false,
-        retryable: false,
-        attempts: [{ url: '-', error: `the destination threw: ${(error as Error).message}`, ms: this.#now() - at }],
-      }
-    }
-  }
-
-  async #record(): Promise<void> {
-    clearTimeout(this.#recordTimer)
-    this.#recordTimer = undefined
-    if (this.#recording !== undefined) return // it writes what has come meanwhile when it ends
-    const batch = this.#outcomes
-    if (batch.length === 0 || this.#closed) return
-    this.#outcomes = []
-    const writing = this.#store.record(batch.map((b) => b.outcome))
-    this.#recording = writing.then(
-      () => undefined,
-      () => undefined,
-    )
-    try {
-      await writing
-    } catch (error) {
-      // Keep the outcomes (their deliveries stay held, so none is sent again) and write later.
-      this.#recording = undefined
-      this.#outcomes = batch.concat(this.#outcomes)
-      this.#recordRetryMs = nextBackoff(this.#recordRetryMs)
-      log.error(
-        `could not record ${plural(batch.length, 'outcome')}: ${(error as Error).message}; attempts paused, writing again in ${this.#recordRetryMs} ms`,
-        { event: 'record-failed' },
-      )
-      if (!this.#closed) this.#recordTimer = setTimeout(() => void this.#record(), this.#recordRetryMs)
-      this.#checkIdle()
-      return
-    }
-    this.#recording = undefined
-    const recovered = this.#recordRetryMs > 0
-    this.#recordRetryMs = 0
-    for (const { outcome } of batch) this.#held.delete(outcome.id)
-    if (recovered) {
-      log.info(`recorded ${plural(batch.length, 'outcome')} after earlier failures; attempts resume`, {
-        event: 'record-recovered',
-      })
-      this.wake()
-    } else {
-      // A recorded failure may be due again soon: let each lane re-arm its timer.
-      for (const lane of new Set(batch.map((b) => b.lane))) this.#schedulePump(lane)
-    }
-    if (this.#outcomes.length > 0) this.#recordTimer ??= setTimeout(() => void this.#record(), RECORD_INTERVAL_MS)
-    this.#checkIdle()
+    this.#outcomes.add(outcome.id, () => ({ source: lane.source, outcome }))
   }
 
   #isIdle(): boolean {
-    if (this.#outcomes.length > 0 || this.#recording !== undefined) return false
-    if (this.#breaker?.busy || this.#parking?.busy) return false
+    if (this.#outcomes.busy || this.#breaker?.busy) return false
     for (const lane of this.#lanes.values()) {
-      if (lane.running > 0 || lane.pumpScheduled || lane.claiming) return false
+      if (lane.running > 0 || lane.busy) return false
     }
     return true
   }
 
   #checkIdle(): void {
-    if (this.#idleWaiters.length === 0 || !this.#isIdle()) return
-    const waiters = this.#idleWaiters
-    this.#idleWaiters = []
-    for (const resolve of waiters) resolve()
+    this.#idle.check()
   }
 }

@@ -4,7 +4,7 @@ import type { CircuitStore, FailureReport } from '../../../src/relay/store/circu
 import type { Queryable } from '../../../src/relay/store/postgres/postgres-circuits'
 import type { Store } from '../../../src/relay/store/store'
 import { openTestStore, type StoreKind } from '../../support/stores'
-import { delivery, T0 } from '../breaker-helpers'
+import { delivery, T0 } from '../delivery/breaker-helpers'
 
 // The circuits' contract, as every store must keep it (each method is one atomic step), over the
 // deliveries of the same database: each store's own circuits (`store.circuits`).

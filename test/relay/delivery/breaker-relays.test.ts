@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { breakerSetup, countingReceiver, frozenClock, POLICY, unavailable } from './breaker-helpers'
-import { waitFor } from './helpers'
+import { waitFor } from '../helpers'
 
 const cleanups: (() => Promise<void>)[] = []
 afterEach(async () => {

@@ -2,14 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { DeliverableMessage } from '../../src/shared/message'
-import type { Destination, DestinationResult } from '../../src/relay/delivery/destination'
-import { Worker } from '../../src/relay/delivery/worker'
-import type { Store } from '../../src/relay/store/store'
-import { nextAttemptAt, RETRY_WINDOW_MS } from '../../src/webhooks/index'
-import { newDatabase, openTestStore, STORE_KINDS, type StoreKind } from '../support/stores'
+import type { DeliverableMessage } from '../../../src/shared/message'
+import type { Destination } from '../../../src/relay/delivery/destination'
+import type { Store } from '../../../src/relay/store/store'
+import { type DeliveryResult, nextAttemptAt, RETRY_WINDOW_MS } from '../../../src/webhooks/index'
+import { newDatabase, openTestStore, STORE_KINDS, type StoreKind } from '../../support/stores'
+import { T0, testDelivery } from '../fixtures/deliveries'
+import { retries, testWorker } from '../fixtures/worker'
 
-const T0 = Date.parse('2026-01-01T00:00:00.000Z')
 const LEASE_TIMEOUT = 30_000
 const opened: Store[] = []
 
@@ -24,7 +24,7 @@ function clock() {
 }
 
 /** A destination that answers with `results` in turn (the last one repeats) and counts calls. */
-function fakeDestination(...results: DestinationResult[]): Destination & { sent: DeliverableMessage[] } {
+function fakeDestination(...results: DeliveryResult[]): Destination & { sent: DeliverableMessage[] } {
   const sent: DeliverableMessage[] = []
   return {
     sent,
@@ -35,17 +35,17 @@ function fakeDestination(...results: DestinationResult[]): Destination & { sent:
   }
 }
 
-const ok: DestinationResult = {
+const ok: DeliveryResult = {
   ok: true,
   retryable: false,
   attempts: [{ url: 'https://a.example/hook', status: 200, ms: 12 }],
 }
-const unavailable: DestinationResult = {
+const unavailable: DeliveryResult = {
   ok: false,
   retryable: true,
   attempts: [{ url: 'https://a.example/hook', status: 503, ms: 8 }],
 }
-const refused: DestinationResult = {
+const refused: DeliveryResult = {
   ok: false,
   retryable: false,
   attempts: [{ url: 'https://a.example/hook', status: 404, ms: 5 }],
@@ -60,32 +60,18 @@ async function setup(
   if (options.startAt !== undefined) time.advance(options.startAt - T0)
   const outbox = await openTestStore(kind, time.now, options.database)
   opened.push(outbox)
-  const worker = new Worker({
+  const worker = testWorker({
     store: outbox,
-    destinations: new Map([['web', new Map([['Webhooks', destination]])]]),
+    destination,
     // Real time: retry 300 ms later, so the test sees the worker's own timer wake it (long enough
     // that a loaded machine still reads the first outcome before the retry).
-    schedule: options.realTime ? (state) => state.now + 300 : (state) => nextAttemptAt(state, () => 0.5),
+    retries: retries(options.realTime ? (state) => state.now + 300 : (state) => nextAttemptAt(state, () => 0.5)),
     concurrency: options.concurrency ?? 4,
     leaseTimeout: LEASE_TIMEOUT,
     now: time.now,
   })
   const enqueue = (...ids: string[]) =>
-    outbox.enqueue(
-      ids.map((id) => ({
-        source: 'web',
-        destination: 'Webhooks',
-        messageId: id,
-        type: 'track',
-        json: JSON.stringify({
-          type: 'track',
-          userId: 'u',
-          event: 'E',
-          messageId: id,
-          timestamp: new Date(T0).toISOString(),
-        }),
-      })),
-    )
+    outbox.enqueue(ids.map((id) => testDelivery(id, { timestamp: new Date(T0).toISOString() })))
   const run = async () => {
     worker.wake()
     await worker.idle()
@@ -170,7 +156,9 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
       await run()
       expect((await outbox.list({ after: 0, limit: 10 }))[0]).toMatchObject({
         status: 'failed',
-        lastError: '-: the destination threw: cannot format',
+        lastError: 'the destination threw: cannot format',
+        // No request was made: the attempts log shows none (no sentinel URL).
+        attempts: [],
       })
     })
 
@@ -205,24 +193,16 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
         },
       }
       const fast = fakeDestination(ok)
-      const worker = new Worker({
+      const worker = testWorker({
         store: outbox,
         destinations: new Map([
           ['slow', new Map([['Webhooks', slow]])],
           ['fast', new Map([['Webhooks', fast as Destination]])],
         ]),
-        schedule: nextAttemptAt,
         concurrency: 1,
-        leaseTimeout: 30_000,
         now: time.now,
       })
-      const delivery = (source: string, id: string) => ({
-        source,
-        destination: 'Webhooks',
-        messageId: id,
-        type: 'track',
-        json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: id }),
-      })
+      const delivery = (source: string, id: string) => testDelivery(id, { source })
       await outbox.enqueue([
         delivery('slow', 's1'),
         delivery('slow', 's2'),
@@ -322,23 +302,14 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
       const outbox = await openTestStore(kind, now)
       opened.push(outbox)
       const destination = fakeDestination(unavailable, ok)
-      const worker = new Worker({
+      const worker = testWorker({
         store: outbox,
-        destinations: new Map([['web', new Map([['Webhooks', destination as Destination]])]]),
-        schedule: (state) => state.now + 5,
+        destination,
+        retries: retries((state) => state.now + 5),
         concurrency: 1,
-        leaseTimeout: 30_000,
         now,
       })
-      await outbox.enqueue([
-        {
-          source: 'web',
-          destination: 'Webhooks',
-          messageId: 'm1',
-          type: 'track',
-          json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm1' }),
-        },
-      ])
+      await outbox.enqueue([testDelivery('m1')])
       worker.wake()
       await expect.poll(async () => (await outbox.list({ after: 0, limit: 1 }))[0]!.status).toBe('delivered')
       expect(destination.sent).toHaveLength(2)

@@ -1,18 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Destination, DestinationResult, RetrySchedule } from '../../src/relay/delivery/destination'
-import { Worker } from '../../src/relay/delivery/worker'
-import type { AttemptOutcome, Store } from '../../src/relay/store/store'
-import { nextAttemptAt } from '../../src/webhooks/index'
-import { openTestStore, STORE_KINDS, type StoreKind } from '../support/stores'
-
-const T0 = Date.parse('2026-01-01T00:00:00.000Z')
+import type { Destination } from '../../../src/relay/delivery/destination'
+import type { AttemptOutcome, Store } from '../../../src/relay/store/store'
+import { type DeliveryResult, nextAttemptAt, type RetryState } from '../../../src/webhooks/index'
+import { openTestStore, STORE_KINDS, type StoreKind } from '../../support/stores'
+import { T0, testDelivery } from '../fixtures/deliveries'
+import { retries, testWorker } from '../fixtures/worker'
 const opened: Store[] = []
 
 afterEach(async () => {
   for (const store of opened.splice(0)) await store.close()
 })
 
-const unavailable: DestinationResult = {
+const unavailable: DeliveryResult = {
   ok: false,
   retryable: true,
   attempts: [{ url: 'https://a.example/hook', status: 503, ms: 8 }],
@@ -37,32 +36,17 @@ function flaky(store: Store): Store & { failures: number; recordCalls: number } 
 async function setup(
   kind: StoreKind,
   destination: Destination,
-  schedule: RetrySchedule = (state) => nextAttemptAt(state, () => 0.5),
+  schedule: (state: RetryState) => number | undefined = (state) => nextAttemptAt(state, () => 0.5),
 ) {
   const outbox = flaky(await openTestStore(kind, () => T0))
   opened.push(outbox)
-  const worker = new Worker({
-    store: outbox,
-    destinations: new Map([['web', new Map([['Webhooks', destination]])]]),
-    schedule,
-    concurrency: 2,
-    leaseTimeout: 30_000,
-    now: () => T0,
-  })
-  await outbox.enqueue([
-    {
-      source: 'web',
-      destination: 'Webhooks',
-      messageId: 'm1',
-      type: 'track',
-      json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm1' }),
-    },
-  ])
+  const worker = testWorker({ store: outbox, destination, retries: retries(schedule), concurrency: 2, now: () => T0 })
+  await outbox.enqueue([testDelivery('m1')])
   const delivery = async () => (await outbox.list({ after: 0, limit: 1 }))[0]!
   return { outbox, worker, delivery }
 }
 
-function counting(result: DestinationResult): Destination & { sends: number } {
+function counting(result: DeliveryResult): Destination & { sends: number } {
   const destination = {
     sends: 0,
     async send() {
@@ -101,15 +85,7 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
       expect((await delivery()).attempts).toHaveLength(1)
 
       // The lane is free again: a new delivery is taken.
-      await outbox.enqueue([
-        {
-          source: 'web',
-          destination: 'Webhooks',
-          messageId: 'm2',
-          type: 'track',
-          json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId: 'm2' }),
-        },
-      ])
+      await outbox.enqueue([testDelivery('m2')])
       worker.wake()
       await worker.idle()
       expect(destination.sends).toBe(2)

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { breakerSetup, countingReceiver, frozenClock } from './breaker-helpers'
-import { waitFor } from './helpers'
+import { waitFor } from '../helpers'
 
 const cleanups: (() => Promise<void>)[] = []
 afterEach(async () => {

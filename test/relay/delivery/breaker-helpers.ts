@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { CircuitStore } from '../../src/relay/store/circuits'
-import type { BreakerPolicy } from '../../src/relay/delivery/breaker-policy'
-import type { Destination, RetrySchedule } from '../../src/relay/delivery/destination'
-import { Worker } from '../../src/relay/delivery/worker'
-import { openSqliteStore, type SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
-import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../src/webhooks/index'
+import type { BreakerPolicy } from '../../../src/relay/delivery/breaker-policy'
+import type { Destination } from '../../../src/relay/delivery/destination'
+import type { Worker } from '../../../src/relay/delivery/worker'
+import type { CircuitStore } from '../../../src/relay/store/circuits'
+import { openSqliteStore, type SqliteStore } from '../../../src/relay/store/sqlite/sqlite-store'
+import { nextAttemptAt, type RetryState, WebhookDestination } from '../../../src/webhooks/index'
+import { T0, testDelivery } from '../fixtures/deliveries'
+import { retries, testWorker } from '../fixtures/worker'
 
-export const T0 = Date.parse('2026-01-01T00:00:00.000Z')
+export { T0 }
 
 /** A clock the test moves by hand (nothing falls due by itself). */
 export function frozenClock(start = T0) {
@@ -76,13 +78,7 @@ export const POLICY: BreakerPolicy = {
 
 /** A message of `source` as the store keeps it. */
 export function delivery(source: string, messageId: string) {
-  return {
-    source,
-    destination: 'Webhooks',
-    messageId,
-    type: 'track',
-    json: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId, timestamp: new Date(T0).toISOString() }),
-  }
+  return testDelivery(messageId, { source, timestamp: new Date(T0).toISOString() })
 }
 
 export interface BreakerSetup {
@@ -107,7 +103,7 @@ export async function breakerSetup(options: {
   policy?: Partial<BreakerPolicy>
   concurrency?: number
   random?: () => number
-  schedule?: RetrySchedule
+  schedule?: (state: RetryState) => number | undefined
   destination?: (urls: string[]) => Destination
 }): Promise<BreakerSetup> {
   const store = await openSqliteStore(':memory:', options.now)
@@ -125,21 +121,14 @@ export async function breakerSetup(options: {
     circuits,
     now: options.now,
     worker: (owner = randomUUID()) =>
-      new Worker({
+      testWorker({
         store,
         destinations,
-        schedule: options.schedule ?? ((state) => nextAttemptAt(state, () => 0.5)),
+        retries: retries(options.schedule ?? ((state) => nextAttemptAt(state, () => 0.5))),
         concurrency: options.concurrency ?? 4,
-        leaseTimeout: 30_000,
         owner,
         now: options.now,
-        breaker: {
-          ...POLICY,
-          ...options.policy,
-          circuits,
-          retryWindow: RETRY_WINDOW_MS,
-          random: options.random ?? (() => 0),
-        },
+        breaker: { ...POLICY, ...options.policy, circuits, random: options.random ?? (() => 0) },
       }),
     enqueue: async (source, count, prefix = source) => {
       await store.enqueue(Array.from({ length: count }, (_, i) => delivery(source, `${prefix}-${i}`)))

@@ -3,12 +3,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { format } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
-import { Worker } from '../../src/relay/delivery/worker'
-import { log as relayLog } from '../../src/relay/log'
-import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
-import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../src/webhooks/index'
-import type { Relay } from '../../src/relay/index'
-import type { SqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
+import { log as relayLog } from '../../../src/relay/log'
+import { openSqliteStore } from '../../../src/relay/store/sqlite/sqlite-store'
+import { WebhookDestination } from '../../../src/webhooks/index'
+import type { Relay } from '../../../src/relay/index'
+import type { SqliteStore } from '../../../src/relay/store/sqlite/sqlite-store'
 import {
   breakerSetup,
   type CountingReceiver,
@@ -19,8 +18,10 @@ import {
   T0,
   unavailable,
 } from './breaker-helpers'
-import { ADMIN_TOKEN, adminGet, post, startRelay, track, waitFor } from './helpers'
-import { parseExposition, sampleValue } from './ops/prometheus'
+import { ADMIN_TOKEN, adminGet, post, startRelay, track, waitFor } from '../helpers'
+import type { Worker } from '../../../src/relay/delivery/worker'
+import { testWorker } from '../fixtures/worker'
+import { parseExposition, sampleValue } from '../ops/prometheus'
 
 const cleanups: (() => Promise<void>)[] = []
 afterEach(async () => {
@@ -140,16 +141,11 @@ describe('the circuit breaker across a restart', () => {
     const clock = frozenClock()
     const start = async () => {
       const store = await openSqliteStore(join(dir, 'relay.db'), clock.now)
-      const worker = new Worker({
+      const worker = testWorker({
         store,
-        destinations: new Map([
-          ['web', new Map([['Webhooks', new WebhookDestination({ webhooks: [{ url: down.url }] })]])],
-        ]),
-        schedule: nextAttemptAt,
-        concurrency: 4,
-        leaseTimeout: 30_000,
+        destination: new WebhookDestination({ webhooks: [{ url: down.url }] }),
         now: clock.now,
-        breaker: { ...POLICY, circuits: store.circuits, retryWindow: RETRY_WINDOW_MS, random: () => 0 },
+        breaker: { ...POLICY, circuits: store.circuits, random: () => 0 },
       })
       return { store, worker }
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { probeDelay, verdictOf } from '../../src/relay/delivery/breaker-policy'
-import { RelayConfigError } from '../../src/relay/index'
-import { resolveRelayOptions } from '../../src/relay/options'
+import { probeDelay, verdictOf } from '../../../src/relay/delivery/breaker-policy'
+import { RelayConfigError } from '../../../src/relay/index'
+import { resolveRelayOptions } from '../../../src/relay/options'
 
 const sources = [
   { name: 'web', writeKey: 'wk', destinations: { Webhooks: { webhooks: [{ url: 'https://a.example/' }] } } },

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { request } from 'undici'
-import { classifyAddress, type Relay } from '../../src/relay/index'
-import { guardedAgent } from '../../src/relay/delivery/ssrf'
-import { post, type Receiver, startReceiver, startRelay, track, waitForDelivery } from './helpers'
+import { classifyAddress, type Relay } from '../../../src/relay/index'
+import { guardedAgent } from '../../../src/relay/delivery/ssrf'
+import { post, type Receiver, startReceiver, startRelay, track, waitForDelivery } from '../helpers'
 
 describe('classifyAddress', () => {
   it.each([

@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { Destination, DestinationResult } from '../../src/relay/delivery/destination'
-import { RETRY_WINDOW_MS } from '../../src/webhooks/index'
+import type { Destination } from '../../../src/relay/delivery/destination'
+import { type DeliveryAttempt, RETRY_WINDOW_MS } from '../../../src/webhooks/index'
 import { breakerSetup, T0 } from './breaker-helpers'
 
 const URL_DOWN = 'https://down.example/hook'
 
 /** A destination to one URL that answers with `answer()` and notes when each request went (fake time). */
-function recording(answer: (call: number) => Partial<DestinationResult['attempts'][number]>) {
+function recording(answer: (call: number) => Partial<DeliveryAttempt>) {
   const sentAt: number[] = []
   const destination: Destination = {
     urls: [URL_DOWN],

@@ -1,0 +1,25 @@
+/**
+ * Promises that resolve once `isIdle()` holds: `wait()` resolves at once when already idle, and
+ * the owner calls `check()` whenever it may have become idle.
+ */
+export class IdleSignal {
+  readonly #isIdle: () => boolean
+  /** Resolvers of `wait()`. */
+  #waiters: (() => void)[] = []
+
+  constructor(isIdle: () => boolean) {
+    this.#isIdle = isIdle
+  }
+
+  wait(): Promise<void> {
+    if (this.#isIdle()) return Promise.resolve()
+    return new Promise((resolve) => this.#waiters.push(resolve))
+  }
+
+  check(): void {
+    if (this.#waiters.length === 0 || !this.#isIdle()) return
+    const waiters = this.#waiters
+    this.#waiters = []
+    for (const resolve of waiters) resolve()
+  }
+}

@@ -1,0 +1,26 @@
+import type { DueDelivery } from '../store/store'
+import type { AttemptResult, Destination } from './destination'
+
+/**
+ * Makes one attempt of `delivery` through `destination`, to `urls` only when the breaker left some
+ * of the destination's URLs out. Never rejects: a destination that is gone or throws is an
+ * `unsent` result (no request was made; retrying would not change that).
+ */
+export async function sendAttempt(
+  destination: Destination | undefined,
+  delivery: DueDelivery,
+  urls: readonly string[] | undefined,
+): Promise<AttemptResult> {
+  if (destination === undefined) {
+    return { kind: 'unsent', error: `the source no longer has the ${delivery.destination} destination` }
+  }
+  try {
+    const subset = urls !== undefined && urls.length < (destination.urls?.length ?? 0)
+    const result = await (subset ? destination.send(delivery.message, { urls }) : destination.send(delivery.message))
+    return { kind: 'sent', result }
+  } catch (error) {
+    // A destination reports delivery failures in its result; it throws only for a message it
+    // can never send (one it cannot format), which retrying would not change.
+    return { kind: 'unsent', error: `the destination threw: ${(error as Error).message}` }
+  }
+}

@@ -1,0 +1,57 @@
+import type { Route } from '../store/circuits'
+import type { AttemptOutcome, Store } from '../store/store'
+import type { BreakerConfig } from './breaker'
+import type { Destination, RetryPolicy } from './destination'
+
+/** What the worker needs: the store, each source's destinations by name, and the retry rule. */
+export interface WorkerOptions {
+  store: Store
+  /** Source name → destination name → destination. */
+  destinations: ReadonlyMap<string, ReadonlyMap<string, Destination>>
+  /** When a failed delivery goes again, and the window it is retried in. */
+  retries: RetryPolicy
+  /** Deliveries in flight at once, per source. */
+  concurrency: number
+  /** How long a claim holds before another relay may take the work, ms; renewed while in flight. */
+  leaseTimeout: number
+  /** This relay's id, written with its leases. @default a random UUID */
+  owner?: string
+  /**
+   * The circuit breaker per URL and the limit on requests in flight per URL, for destinations that
+   * send to URLs. Without it, every due delivery is attempted.
+   */
+  breaker?: BreakerConfig
+  /** Told of every attempt's outcome as it settles (metrics). Must not throw. */
+  observe?: (attempt: SettledAttempt) => void
+  now?: () => number
+}
+
+/** Each URL's routes: the source and destination of the deliveries that go there. */
+export function routesByUrl(destinations: WorkerOptions['destinations']): Map<string, Route[]> {
+  const routes = new Map<string, Route[]>()
+  for (const [source, named] of destinations) {
+    for (const [destination, { urls = [] }] of named) {
+      for (const url of new Set(urls)) routes.set(url, [...(routes.get(url) ?? []), { source, destination }])
+    }
+  }
+  return routes
+}
+
+/** One attempt as it settled, for observers such as metrics. */
+export interface SettledAttempt {
+  source: string
+  destination: string
+  outcome: AttemptOutcome
+  /** How long the attempt took, ms (every request of its fan-out, concurrently). */
+  ms: number
+}
+
+/**
+ * What one attempt sends, as the breaker planned it: to `urls`, leaving out `skipped` (with why),
+ * carrying the probe of `probe` when this relay holds it.
+ */
+export interface Sending {
+  urls: string[]
+  skipped: string[]
+  probe?: string
+}

@@ -1,0 +1,80 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { Leases } from '../../../src/relay/delivery/leases'
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 0 })
+})
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+/** A store that notes renewals and releases (and fails them while `failing`). */
+function fakeStore() {
+  const calls = { renewed: [] as { ids: number[]; leaseUntil: number }[], released: [] as number[][], failing: false }
+  return {
+    calls,
+    store: {
+      renew: async (_owner: string, ids: readonly number[], leaseUntil: number) => {
+        if (calls.failing) throw new Error('down')
+        calls.renewed.push({ ids: [...ids], leaseUntil })
+      },
+      release: async (_owner: string, ids: readonly number[]) => {
+        if (calls.failing) throw new Error('down')
+        calls.released.push([...ids])
+      },
+    },
+  }
+}
+
+describe('the leases a relay holds', () => {
+  it('are renewed every third of the lease timeout while any is held, with the probes', async () => {
+    const { store, calls } = fakeStore()
+    const probes: number[] = []
+    const leases = new Leases({
+      store,
+      owner: 'me',
+      leaseTimeout: 3000,
+      now: Date.now,
+      renewAlso: async (until) => void probes.push(until),
+    })
+    leases.hold([1, 2])
+    await vi.advanceTimersByTimeAsync(999)
+    expect(calls.renewed).toEqual([])
+    await vi.advanceTimersByTimeAsync(1)
+    expect(calls.renewed).toEqual([{ ids: [1, 2], leaseUntil: 4000 }])
+    expect(probes).toEqual([4000])
+    leases.settled([1])
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(calls.renewed.at(-1)).toEqual({ ids: [2], leaseUntil: 5000 })
+    leases.settled([2])
+    await vi.advanceTimersByTimeAsync(10_000)
+    expect(calls.renewed).toHaveLength(2)
+    expect(leases.size).toBe(0)
+  })
+
+  it('keep renewing after a failed renewal', async () => {
+    const { store, calls } = fakeStore()
+    const leases = new Leases({ store, owner: 'me', leaseTimeout: 3000, now: Date.now })
+    calls.failing = true
+    leases.hold([1])
+    await vi.advanceTimersByTimeAsync(1000)
+    calls.failing = false
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(calls.renewed).toEqual([{ ids: [1], leaseUntil: 5000 }])
+  })
+
+  it('give back what was never started, even if the store fails, and stop renewing on stop', async () => {
+    const { store, calls } = fakeStore()
+    const leases = new Leases({ store, owner: 'me', leaseTimeout: 3000, now: Date.now })
+    leases.hold([1, 2, 3])
+    await leases.release([1, 2])
+    expect(calls.released).toEqual([[1, 2]])
+    calls.failing = true
+    await expect(leases.release([3])).resolves.toBeUndefined()
+    expect(leases.size).toBe(0)
+    leases.hold([4])
+    leases.stop()
+    await vi.advanceTimersByTimeAsync(10_000)
+    expect(calls.renewed).toEqual([])
+  })
+})
