@@ -117,9 +117,9 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
         ...pageRoutes({ store, sources, wake, adminToken, health, metrics }),
       ],
       observeIngest: {
-        answered: (source, answer, filtered) => {
-          metrics.ingested(source, answer)
-          if (filtered > 0) metrics.filtered(source, filtered)
+        answered: (source, outcome) => {
+          metrics.ingested(source, outcome)
+          if (outcome.filtered > 0) metrics.filtered(source, outcome.filtered)
         },
         refused: (error) => metrics.requestRefused(error),
       },

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http'
 import { AdminToken } from '../http/auth'
 import { sendJson } from '../http/body'
 import { HttpError } from '../http/http-error'
-import type { Route } from '../http/router'
+import type { Route } from '../http/route'
 import type { StoreHealth } from './health'
 import type { RelayMetrics } from './metrics'
 

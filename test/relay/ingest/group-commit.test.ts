@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { GroupCommit } from '../../src/relay/ingest/group-commit'
-import { ingest } from '../../src/relay/ingest/ingest'
-import type { SqliteDatabase } from '../../src/relay/store/sqlite/schema'
-import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
-import type { NewDelivery } from '../../src/relay/store/store'
+import { GroupCommit } from '../../../src/relay/ingest/group-commit'
+import { ingest } from '../../../src/relay/ingest/ingest'
+import { IngestError } from '../../../src/relay/ingest/ingest-error'
+import { answerOf } from '../../../src/relay/ingest/routes'
+import type { SqliteDatabase } from '../../../src/relay/store/sqlite/schema'
+import { openSqliteStore } from '../../../src/relay/store/sqlite/sqlite-store'
+import type { NewDelivery } from '../../../src/relay/store/store'
 
 const source = { name: 'web', destinations: ['Webhooks'] }
 const track = (messageId: string) => ({ type: 'track', userId: 'u1', event: 'E', messageId })
@@ -96,16 +98,16 @@ describe('ingest with group commit', () => {
       ingest(commits, source, [track('b1'), track('b2')]),
     ])
     expect(enqueue).toHaveBeenCalledTimes(1)
-    expect(a.answer).toEqual({
+    expect(answerOf(a)).toEqual({
       success: true,
       accepted: 1,
       refused: [{ index: 1, reason: 'track needs userId or anonymousId' }],
     })
-    expect(b.answer).toEqual({ success: true, accepted: 2, refused: [] })
+    expect(answerOf(b)).toEqual({ success: true, accepted: 2, refused: [] })
     expect(stored()).toEqual(['a1', 'b1', 'b2'])
   })
 
-  it('answers 503 to every batch of a failed group, and stores nothing of any', async () => {
+  it('refuses every batch of a failed group as store-unavailable (503), and stores nothing of any', async () => {
     const { commits, stored } = await setup()
     poison()
     const results = await Promise.allSettled([
@@ -113,7 +115,8 @@ describe('ingest with group commit', () => {
       ingest(commits, source, [track('poison')]),
     ])
     for (const result of results) {
-      expect(result).toMatchObject({ status: 'rejected', reason: { status: 503, code: 'ERR_OUTBOX_UNAVAILABLE' } })
+      expect(result).toMatchObject({ status: 'rejected', reason: { kind: 'store-unavailable' } })
+      expect((result as PromiseRejectedResult).reason).toBeInstanceOf(IngestError)
     }
     expect(stored()).toEqual([])
   })
