@@ -3,7 +3,14 @@ import type { AdminToken } from '../http/auth'
 import { readJsonBody, sendJson } from '../http/body'
 import { HttpError } from '../http/http-error'
 import type { Route } from '../http/route'
-import { type AdminContext, handleAudienceSync, handleDeletion, handleDeliveryLog, handleRetry } from './admin'
+import {
+  type AdminContext,
+  handleAudienceSync,
+  handleDeletion,
+  handleDeliveryLog,
+  handleRetry,
+  refuseNul,
+} from './admin'
 import { snakeCase } from './audiences'
 
 /** The admin API's body limit: an audience sync can list many user ids. */
@@ -65,6 +72,7 @@ function audienceName(encoded: string): string {
   }
   if (name.trim().length === 0 || name.length > 200)
     throw new HttpError(400, 'ERR_INVALID_AUDIENCE', 'the audience name must be 1 to 200 characters')
+  refuseNul('ERR_INVALID_AUDIENCE', 'the audience name', name)
   // The trait is the name in snake_case, which keeps only ASCII letters and digits.
   if (snakeCase(name) === '') {
     throw new HttpError(

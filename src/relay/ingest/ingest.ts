@@ -5,17 +5,20 @@ import { MAX_MESSAGE_BYTES } from '../../shared/limits'
 import type { Integrations, MessageType } from '../../shared/message'
 import { findWireMessageProblem } from '../../shared/validate'
 import type { RoutedSource } from '../sources'
+import { isDataError } from '../store/data-error'
 import type { NewDelivery } from '../store/store'
 import { eventTime } from './event-time'
 import type { GroupCommit } from './group-commit'
 import { IngestError } from './ingest-error'
+import { findUnstorable } from './storable'
 
 /**
  * Why a message was refused, as data (the `reason` says it to a person; metrics count by this):
  * - `invalid`: it fails the message rules (`findWireMessageProblem`), or cannot be serialized;
- * - `too_large`: its JSON is over `MAX_MESSAGE_BYTES`.
+ * - `too_large`: its JSON is over `MAX_MESSAGE_BYTES`;
+ * - `unstorable`: valid, but a store could not hold it ({@link findUnstorable}).
  */
-export const REFUSAL_KINDS = ['invalid', 'too_large'] as const
+export const REFUSAL_KINDS = ['invalid', 'too_large', 'unstorable'] as const
 export type RefusalKind = (typeof REFUSAL_KINDS)[number]
 
 /** A message of a batch that was refused, by its index in the batch, and why. */
@@ -55,7 +58,8 @@ export interface Arrival {
  * Only then does it resolve: the caller answers 2xx after this. Invalid or oversized messages are
  * refused on their own; the valid rest is accepted.
  *
- * @throws {IngestError} `store-unavailable` when the commit failed: nothing was stored.
+ * @throws {IngestError} `store-unavailable` when the commit failed: nothing was stored; or
+ * `unstorable` when the store refused this request's data (see `isDataError`).
  */
 export async function ingest(
   commits: GroupCommit,
@@ -77,6 +81,11 @@ export async function ingest(
     // sent in the body (the single-call paths take the body as the message) is a secret: it is
     // never stored, shown in the delivery log or forwarded.
     const { writeKey: _writeKey, ...message } = raw as Record<string, unknown>
+    const unstorable = findUnstorable(message)
+    if (unstorable !== undefined) {
+      refused.push({ index, reason: unstorable, kind: 'unstorable' })
+      return
+    }
     message['messageId'] ??= randomUUID()
     message['timestamp'] = eventTime(message, sentAt, receivedAt)
     message['receivedAt'] = receivedAt.toISOString()
@@ -113,7 +122,14 @@ export async function ingest(
   try {
     await commits.commit(deliveries)
   } catch (error) {
-    // Nothing was committed: the client may send the batch again.
+    // Nothing of this request was committed. Its own data, refused by the store: sending it again
+    // would fail again (the other requests of its group were committed without it).
+    if (isDataError(error)) {
+      throw new IngestError('unstorable', `the store cannot hold these messages: ${(error as Error).message}`, {
+        cause: error,
+      })
+    }
+    // Otherwise the store is unavailable: the client may send the batch again.
     throw new IngestError('store-unavailable', `the messages could not be stored: ${(error as Error).message}`, {
       cause: error,
     })

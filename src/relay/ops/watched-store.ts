@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { isDataError } from '../store/data-error'
 import type { Store } from '../store/store'
 import type { StoreHealth, WriteKind } from './health'
 
@@ -8,7 +9,8 @@ const PROBE_SOURCE = 'tracklet:health-probe'
 const PROBE_AUDIENCE = ''
 
 /**
- * `store`, with the outcome of every write reported to `health`; reads pass through untouched.
+ * `store`, with the outcome of every write reported to `health` (except a refusal of the data
+ * written: `isDataError`); reads pass through untouched.
  * The store implementations stay unaware of health: it is learned here, from the outside.
  */
 export function watchWrites(store: Store, health: StoreHealth): Store {
@@ -19,7 +21,9 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
       try {
         result = await write.apply(store, args)
       } catch (error) {
-        health.failed(kind, error)
+        // Data the store refused says nothing of the store: it takes other writes (ingest writes
+        // that group again without the offending request). Only the store's own failures count.
+        if (!isDataError(error)) health.failed(kind, error)
         throw error
       }
       health.succeeded(kind)

@@ -75,6 +75,26 @@ describe('GroupCommit', () => {
     expect(stored()).toEqual(['c1'])
   })
 
+  it('writes a group that failed on its data again request by request: only the offending one is rejected', async () => {
+    const { outbox, commits, enqueue, stored } = await setup()
+    // The store's own enqueue (the spy wraps the instance's).
+    const write = Object.getPrototypeOf(outbox).enqueue.bind(outbox) as typeof outbox.enqueue
+    // PostgreSQL refusing a value (SQLSTATE 22021), for any transaction holding 'poison'.
+    enqueue.mockImplementation(async (deliveries) => {
+      if (deliveries.some((d) => d.messageId === 'poison'))
+        throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' })
+      return write(deliveries)
+    })
+    const results = await Promise.allSettled([
+      commits.commit([delivery('a1')]),
+      commits.commit([delivery('b1'), delivery('poison')]),
+      commits.commit([delivery('c1')]),
+    ])
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    expect(results[1]).toMatchObject({ reason: { code: '22021' } })
+    expect(stored()).toEqual(['a1', 'c1'])
+  })
+
   it('answers a request with nothing to write at once, without a transaction', async () => {
     const { commits, enqueue } = await setup()
     await commits.commit([])

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { type AdminContext, handleRetry } from '../../admin/admin'
 import type { AdminToken } from '../../http/auth'
 import { HttpError } from '../../http/http-error'
+import { refuseNul } from '../../admin/admin'
 import type { Handler, Route } from '../../http/route'
 import { log } from '../../log'
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../store/store'
@@ -248,6 +249,7 @@ function statusFilter(value: string | null): DeliveryStatus | undefined {
 function sourceFilter(value: string | null): string | undefined {
   if (value === null || value === '') return undefined
   if (value.length > 200) throw new HttpError(400, 'ERR_INVALID_QUERY', 'source must be a source name')
+  refuseNul('ERR_INVALID_QUERY', 'source', value)
   return value
 }
 
