@@ -16,9 +16,10 @@ import { findUnstorable } from './storable'
  * Why a message was refused, as data (the `reason` says it to a person; metrics count by this):
  * - `invalid`: it fails the message rules (`findWireMessageProblem`), or cannot be serialized;
  * - `too_large`: its JSON is over `MAX_MESSAGE_BYTES`;
- * - `unstorable`: valid, but a store could not hold it ({@link findUnstorable}).
+ * - `unstorable`: valid, but a store could not hold it ({@link findUnstorable});
+ * - `duplicate`: an earlier message of the same batch, accepted, has its `messageId`.
  */
-export const REFUSAL_KINDS = ['invalid', 'too_large', 'unstorable'] as const
+export const REFUSAL_KINDS = ['invalid', 'too_large', 'unstorable', 'duplicate'] as const
 export type RefusalKind = (typeof REFUSAL_KINDS)[number]
 
 /** A message of a batch that was refused, by its index in the batch, and why. */
@@ -71,6 +72,8 @@ export async function ingest(
   const refused: Refusal[] = []
   let accepted = 0
   let filtered = 0
+  // The batch index of each accepted messageId: a second message with one is stored only once.
+  const acceptedIds = new Map<unknown, number>()
   messages.forEach((raw, index) => {
     const problem = findWireMessageProblem(raw)
     if (problem !== undefined) {
@@ -102,6 +105,16 @@ export async function ingest(
       })
       return
     }
+    const first = acceptedIds.get(message['messageId'])
+    if (first !== undefined) {
+      refused.push({
+        index,
+        reason: `messageId ${JSON.stringify(message['messageId'])} is the messageId of message ${first} of this batch`,
+        kind: 'duplicate',
+      })
+      return
+    }
+    acceptedIds.set(message['messageId'], index)
     accepted++
     if (message['type'] === 'track' && source.blockedEvents?.has(message['event'] as string)) {
       filtered++

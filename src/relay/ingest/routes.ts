@@ -29,12 +29,21 @@ export interface IngestObserver {
   refused(error: unknown): void
 }
 
+/**
+ * The most refusals an answer lists: a body of 500 KB can hold 250,000 empty messages, and an
+ * answer listing each would be 35 times the request.
+ */
+export const MAX_REFUSALS_LISTED = 100
+
 /** The answer to an ingest request, as the client reads it. */
 export interface IngestAnswer {
   success: boolean
   /** Messages accepted (valid, and durably written for every destination they go to). */
   accepted: number
+  /** The refused messages, the first {@link MAX_REFUSALS_LISTED} of them in batch order. */
   refused: { index: number; reason: string }[]
+  /** How many messages were refused in all: only when `refused` does not list them all. */
+  refusedCount?: number
 }
 
 // The HTTP answer to each way ingest refuses a request whole.
@@ -96,13 +105,18 @@ async function ingestRequest(
   sendJson(res, answer.success ? 200 : 400, answer)
 }
 
-/** The client's answer: success unless every message was refused; each refusal's index and reason. */
+/**
+ * The client's answer: success unless every message was refused; each refusal's index and reason,
+ * at most {@link MAX_REFUSALS_LISTED} of them (then `refusedCount` says how many in all).
+ */
 export function answerOf({ accepted, refused }: IngestOutcome): IngestAnswer {
-  return {
+  const answer: IngestAnswer = {
     success: accepted > 0 || refused.length === 0,
     accepted,
-    refused: refused.map(({ index, reason }: Refusal) => ({ index, reason })),
+    refused: refused.slice(0, MAX_REFUSALS_LISTED).map(({ index, reason }: Refusal) => ({ index, reason })),
   }
+  if (refused.length > MAX_REFUSALS_LISTED) answer.refusedCount = refused.length
+  return answer
 }
 
 /** The HTTP answer to a request ingest refused whole. */
