@@ -63,7 +63,7 @@ export async function handleAudienceSync(
       'ERR_INVALID_BODY',
       `userIds[${bad}] must be a non-empty string, got ${describe(userIds[bad])}`,
     )
-  ;(userIds as string[]).forEach((id, index) => refuseNul('ERR_INVALID_BODY', `userIds[${index}]`, id))
+  for (const [index, id] of (userIds as string[]).entries()) refuseNul('ERR_INVALID_BODY', `userIds[${index}]`, id)
   const change = await syncAudience(context.store, source, audience, userIds as string[])
   context.wake()
   return change

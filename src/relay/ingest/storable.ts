@@ -6,7 +6,9 @@ export const MAX_MESSAGE_ID_CHARS = 200
 const IDENTIFIER_FIELDS = ['type', 'messageId', 'userId', 'anonymousId', 'event', 'groupId', 'previousId'] as const
 
 // C0 and C1 control characters, and DEL.
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/
+function isControl(code: number): boolean {
+  return code <= 0x1f || (code >= 0x7f && code <= 0x9f)
+}
 
 /** Why a store cannot hold `text` (it contains NUL), or `undefined`; `name` says what it is. */
 export function findNul(name: string, text: string): string | undefined {
@@ -27,8 +29,10 @@ export function findUnstorable(message: Record<string, unknown>): string | undef
   if (typeof messageId === 'string') {
     if (messageId.length > MAX_MESSAGE_ID_CHARS)
       return `messageId is ${messageId.length} characters, over the ${MAX_MESSAGE_ID_CHARS}-character limit`
-    const control = CONTROL_CHARACTER.exec(messageId)
-    if (control !== null) return `messageId contains the control character ${codePoint(control[0])}`
+    for (let i = 0; i < messageId.length; i++) {
+      const code = messageId.charCodeAt(i)
+      if (isControl(code)) return `messageId contains the control character ${codePoint(code)}`
+    }
   }
   for (const field of IDENTIFIER_FIELDS) {
     const value = message[field]
@@ -58,6 +62,6 @@ function nonFinitePath(value: unknown, path: string): string | undefined {
   return undefined
 }
 
-function codePoint(character: string): string {
-  return `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`
+function codePoint(code: number): string {
+  return `U+${code.toString(16).toUpperCase().padStart(4, '0')}`
 }
