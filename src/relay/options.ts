@@ -53,6 +53,11 @@ export interface RelayOptions {
   metricsToken?: string | undefined
   /** Let webhooks reach loopback, private, link-local and other non-public addresses. @default false */
   allowPrivateNetworks?: boolean
+  /**
+   * The relay is behind a proxy: limit failed authentications by the client address the proxy
+   * gives (the last address of `X-Forwarded-For`) instead of the connection's. @default false
+   */
+  trustProxy?: boolean
   /** The sources whose write keys are accepted. At least one. */
   sources: readonly RelaySource[]
   /** Deliveries in flight at once, per source (so one slow receiver holds up only its own). @default 32 */
@@ -116,6 +121,7 @@ export interface ResolvedRelayOptions {
   adminToken: string | undefined
   metricsToken: string | undefined
   allowPrivateNetworks: boolean
+  trustProxy: boolean
   sources: readonly RelaySource[]
   concurrency: number
   leaseTimeout: number
@@ -134,6 +140,7 @@ const DEFAULTS = Object.freeze({
   host: '127.0.0.1',
   database: 'tracklet.db',
   allowPrivateNetworks: false,
+  trustProxy: false,
   concurrency: 32,
   leaseTimeout: 30_000,
   retention: 7 * 24 * 60 * 60 * 1000,
@@ -180,6 +187,7 @@ export function resolveRelayOptions(input: unknown): ResolvedRelayOptions {
     adminToken,
     metricsToken,
     allowPrivateNetworks: boolean(input, 'allowPrivateNetworks', DEFAULTS.allowPrivateNetworks),
+    trustProxy: boolean(input, 'trustProxy', DEFAULTS.trustProxy),
     sources: resolveSources(input['sources']),
     concurrency: integer(input, 'concurrency', DEFAULTS.concurrency, 1, 10_000),
     leaseTimeout: integer(input, 'leaseTimeout', DEFAULTS.leaseTimeout, 1000, 3_600_000),

@@ -7,6 +7,7 @@ import { guardedAgent } from './delivery/ssrf'
 import { Worker } from './delivery/worker'
 import { RelayConfigError } from './errors'
 import { AdminToken, WriteKeys } from './http/auth'
+import { AuthLimiter } from './http/auth-limiter'
 import { createRouter } from './http/router'
 import { GroupCommit } from './ingest/group-commit'
 import { log, plural, redactFromLog, useLogLevel } from './log'
@@ -104,6 +105,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     const commits = new GroupCommit(store)
     const retention = new RetentionSweeper(store, resolved.retention)
     const adminToken = new AdminToken(resolved.adminToken)
+    const authLimiter = new AuthLimiter({ trustProxy: resolved.trustProxy })
     const wake = () => worker.wake()
     const router = createRouter({
       store,
@@ -111,10 +113,11 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       wake,
       writeKeys: new WriteKeys(resolved.sources.map((s, index) => [s.writeKey, sources[index]!] as const)),
       adminToken,
+      authLimiter,
       commits,
       routes: [
-        ...opsRoutes({ health, metrics, scrapeTokens: [resolved.metricsToken, resolved.adminToken] }),
-        ...pageRoutes({ store, sources, wake, adminToken, health, metrics }),
+        ...opsRoutes({ health, metrics, authLimiter, scrapeTokens: [resolved.metricsToken, resolved.adminToken] }),
+        ...pageRoutes({ store, sources, wake, adminToken, authLimiter, health, metrics }),
       ],
       observeIngest: {
         answered: (source, outcome) => {
@@ -150,6 +153,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       close: once(async () => {
         clearInterval(poll)
         await shutdown(server, worker, commits, retention, agent, health, store)
+        authLimiter.stop()
         forgetSecrets()
         releaseLogLevel()
       }),

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AdminToken } from '../http/auth'
+import type { AuthLimiter } from '../http/auth-limiter'
 import { readJsonBody, sendJson } from '../http/body'
 import { HttpError } from '../http/http-error'
 import type { Route } from '../http/route'
@@ -19,17 +20,21 @@ const MAX_ADMIN_BODY_BYTES = 10_000_000
 /** What the admin routes work on. */
 export interface AdminRoutesContext extends AdminContext {
   adminToken: AdminToken
+  /** Counts failed admin tokens per client address, and refuses an address over its failures. */
+  authLimiter: AuthLimiter
 }
 
 /** The admin API (DESIGN.md §3): deletions, audience syncs, the delivery log and retries by hand. */
 export function adminRoutes(context: AdminRoutesContext): Route[] {
+  const authenticate = (req: IncomingMessage): void =>
+    context.authLimiter.guard(req, 'admin API: token', () => context.adminToken.authenticate(req))
   const withBody = async (
     req: IncomingMessage,
     res: ServerResponse,
     status: number,
     handle: (body: Record<string, unknown>) => Promise<unknown>,
   ): Promise<void> => {
-    context.adminToken.authenticate(req)
+    authenticate(req)
     sendJson(res, status, await handle(await readJsonBody(req, MAX_ADMIN_BODY_BYTES)))
   }
   return [
@@ -48,7 +53,7 @@ export function adminRoutes(context: AdminRoutesContext): Route[] {
       method: 'GET',
       pattern: /^\/v1\/deliveries$/,
       handler: async (req, res, _params, url) => {
-        context.adminToken.authenticate(req)
+        authenticate(req)
         sendJson(res, 200, await handleDeliveryLog(context, url.searchParams))
       },
     },
@@ -56,7 +61,7 @@ export function adminRoutes(context: AdminRoutesContext): Route[] {
       method: 'POST',
       pattern: /^\/v1\/deliveries\/([^/]+)\/retry$/,
       handler: async (req, res, [id]) => {
-        context.adminToken.authenticate(req)
+        authenticate(req)
         sendJson(res, 202, await handleRetry(context, id!))
       },
     },

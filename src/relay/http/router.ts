@@ -4,6 +4,7 @@ import type { AdminContext } from '../admin/admin'
 import { type IngestContext, ingestRoutes } from '../ingest/routes'
 import { log } from '../log'
 import type { AdminToken } from './auth'
+import type { AuthLimiter } from './auth-limiter'
 import { sendError } from './body'
 import { HttpError } from './http-error'
 import type { Route } from './route'
@@ -11,6 +12,7 @@ import type { Route } from './route'
 /** Everything the routes work on. */
 export interface RouterContext extends AdminContext, IngestContext {
   adminToken: AdminToken
+  authLimiter: AuthLimiter
   /** More routes, served beside the API: health, metrics and the operator page (`ops/`). */
   routes?: readonly Route[]
 }

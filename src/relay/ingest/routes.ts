@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { MAX_BATCH_BYTES } from '../../shared/limits'
 import { MESSAGE_TYPES, type MessageType } from '../../shared/message'
 import type { WriteKeys } from '../http/auth'
+import type { AuthLimiter } from '../http/auth-limiter'
 import { readJsonBody, sendJson } from '../http/body'
 import { HttpError } from '../http/http-error'
 import type { Route } from '../http/route'
@@ -14,6 +15,8 @@ import { IngestError, type IngestErrorKind } from './ingest-error'
 /** What the ingest routes work on. */
 export interface IngestContext {
   writeKeys: WriteKeys<RoutedSource>
+  /** Counts failed write keys per client address, and refuses an address over its failures. */
+  authLimiter: AuthLimiter
   /** Where ingest commits its deliveries, together with other requests of the moment. */
   commits: GroupCommit
   /** New deliveries were committed: wake the worker. */
@@ -86,9 +89,10 @@ async function ingestRequest(
   const receivedAt = new Date()
   // Basic auth is checked before the body is read; without an Authorization header the write
   // key can only be in the body, so that check waits for it.
-  const authorized = context.writeKeys.fromAuthorization(req)
+  const { authLimiter, writeKeys } = context
+  const authorized = authLimiter.guard(req, 'ingest: write key', () => writeKeys.fromAuthorization(req))
   const body = await readJsonBody(req, MAX_BATCH_BYTES)
-  const source = authorized ?? context.writeKeys.fromBody(body)
+  const source = authorized ?? authLimiter.guard(req, 'ingest: write key', () => writeKeys.fromBody(body))
   // A batch's sentAt is on the body; a single call's body is its message, and sentAt with it.
   const outcome = await ingest(context.commits, source, messagesOf(body), { receivedAt, sentAt: body['sentAt'] })
   const { accepted, refused, filtered } = outcome

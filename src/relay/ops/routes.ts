@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import { AdminToken } from '../http/auth'
+import type { AuthLimiter } from '../http/auth-limiter'
 import { sendJson } from '../http/body'
 import { HttpError } from '../http/http-error'
 import type { Route } from '../http/route'
@@ -12,6 +13,8 @@ export interface OpsContext {
   metrics: RelayMetrics
   /** The tokens that may read `/metrics`: the metrics token and the admin token, as configured. */
   scrapeTokens: readonly (string | undefined)[]
+  /** Counts failed scrape tokens per client address, and refuses an address over its failures. */
+  authLimiter: AuthLimiter
 }
 
 /** The routes for the people who run the relay: `/healthz` and `/metrics` (DESIGN.md §5). */
@@ -31,7 +34,7 @@ export function opsRoutes(context: OpsContext): Route[] {
       method: 'GET',
       pattern: /^\/metrics$/,
       handler: async (req, res) => {
-        authenticateScrape(scrapers, req)
+        context.authLimiter.guard(req, 'metrics: token', () => authenticateScrape(scrapers, req))
         const { contentType, text } = await context.metrics.scrape()
         res.writeHead(200, {
           'content-type': contentType,

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { type AdminContext, handleRetry } from '../../admin/admin'
 import type { AdminToken } from '../../http/auth'
+import type { AuthLimiter } from '../../http/auth-limiter'
 import { HttpError } from '../../http/http-error'
 import { refuseNul } from '../../admin/admin'
 import type { Handler, Route } from '../../http/route'
@@ -18,6 +19,8 @@ import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
 /** What the operator page works on. */
 export interface PageContext extends AdminContext {
   adminToken: AdminToken
+  /** Counts failed sign-ins per client address, and refuses an address over its failures. */
+  authLimiter: AuthLimiter
   health: StoreHealth
   metrics: RelayMetrics
   now?: () => number
@@ -170,11 +173,10 @@ export function pageRoutes(context: PageContext): Route[] {
         checkSameOrigin(req)
         const form = await readForm(req)
         const token = form.get('token') ?? ''
+        context.authLimiter.refuseIfLimited(req, 'operator page: sign-in')
         if (!context.adminToken.matches(token)) {
-          log.warn(`operator page: sign-in refused (wrong token) from ${req.socket.remoteAddress}`, {
-            event: 'sign-in-refused',
-            client: req.socket.remoteAddress,
-          })
+          // Logged by the limiter: one line per address, however many guesses.
+          context.authLimiter.failed(req, 'operator page: sign-in')
           return showSignIn(res, url, 401, context.adminToken.configured ? 'That is not the admin token.' : undefined)
         }
         const { id } = sessions.create()
