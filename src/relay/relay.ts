@@ -59,7 +59,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
   const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
   let opened: Store | undefined
   // A probe runs only after a write failed, so only once the store is open.
-  const health = new StoreHealth({ probe: () => probeWrite(opened!) })
+  const health = new StoreHealth({ probe: (bytes) => probeWrite(opened!, bytes) })
   try {
     const destinations = buildDestinations(resolved, agent)
     opened = await openStore(resolved.database)
@@ -116,7 +116,13 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       authLimiter,
       commits,
       routes: [
-        ...opsRoutes({ health, metrics, authLimiter, scrapeTokens: [resolved.metricsToken, resolved.adminToken] }),
+        ...opsRoutes({
+          health,
+          metrics,
+          authLimiter,
+          adminToken,
+          scrapeTokens: [resolved.metricsToken, resolved.adminToken],
+        }),
         ...pageRoutes({ store, sources, wake, adminToken, authLimiter, health, metrics }),
       ],
       observeIngest: {

@@ -1,3 +1,5 @@
+import { RelayError } from '../errors'
+
 /**
  * Why ingest refused a request whole, as data: the routes turn each into an HTTP answer
  * (`ingest/routes.ts`), so ingest itself knows nothing of HTTP.
@@ -8,12 +10,12 @@
  */
 export type IngestErrorKind = 'invalid-body' | 'invalid-message' | 'store-unavailable' | 'unstorable'
 
-/** A request ingest refused whole; `kind` says why, `message` says it to the client. */
-export class IngestError extends Error {
+/** A request ingest refused whole (`ERR_INGEST_REFUSED`); `kind` says why, `message` says it to the client. */
+export class IngestError extends RelayError {
   readonly kind: IngestErrorKind
 
   constructor(kind: IngestErrorKind, message: string, options?: { cause?: unknown }) {
-    super(message, options)
+    super('ERR_INGEST_REFUSED', message, options)
     this.name = 'IngestError'
     this.kind = kind
   }

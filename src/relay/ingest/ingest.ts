@@ -142,8 +142,9 @@ export async function ingest(
         cause: error,
       })
     }
-    // Otherwise the store is unavailable: the client may send the batch again.
-    throw new IngestError('store-unavailable', `the messages could not be stored: ${(error as Error).message}`, {
+    // Otherwise the store is unavailable: the client may send the batch again. The error itself
+    // (it may name the database's host) goes to the log and /healthz behind the admin token.
+    throw new IngestError('store-unavailable', 'the messages could not be stored: the store is unavailable', {
       cause: error,
     })
   }

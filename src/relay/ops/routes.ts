@@ -4,7 +4,7 @@ import type { AuthLimiter } from '../http/auth-limiter'
 import { sendJson } from '../http/body'
 import { HttpError } from '../http/http-error'
 import type { Route } from '../http/route'
-import type { StoreHealth } from './health'
+import { type StoreHealth, withoutErrors } from './health'
 import type { RelayMetrics } from './metrics'
 
 /** What the operations routes work on. */
@@ -15,6 +15,8 @@ export interface OpsContext {
   scrapeTokens: readonly (string | undefined)[]
   /** Counts failed scrape tokens per client address, and refuses an address over its failures. */
   authLimiter: AuthLimiter
+  /** Whoever sends it sees the errors behind a 503 of `/healthz`. */
+  adminToken: AdminToken
 }
 
 /** The routes for the people who run the relay: `/healthz` and `/metrics` (DESIGN.md §5). */
@@ -24,10 +26,11 @@ export function opsRoutes(context: OpsContext): Route[] {
     {
       method: 'GET',
       pattern: /^\/healthz$/,
-      handler: async (_req, res) => {
+      handler: async (req, res) => {
         const report = context.health.report()
-        // No token: a load balancer asks. A cached answer would hide a change.
-        sendJson(res, report.ok ? 200 : 503, report, { 'cache-control': 'no-store' })
+        // No token: a load balancer asks, and sees no error text. A cached answer would hide a change.
+        const shown = showsErrors(context, req) ? report : withoutErrors(report)
+        sendJson(res, report.ok ? 200 : 503, shown, { 'cache-control': 'no-store' })
       },
     },
     {
@@ -45,6 +48,18 @@ export function opsRoutes(context: OpsContext): Route[] {
       },
     },
   ]
+}
+
+// Whether `req` carries the admin token. A wrong one counts as a failed authentication, but the
+// answer is the one without errors, never a 401 or 429: a load balancer must always get its answer.
+function showsErrors(context: OpsContext, req: IncomingMessage): boolean {
+  if (req.headers.authorization === undefined) return false
+  try {
+    context.authLimiter.guard(req, 'admin API: token', () => context.adminToken.authenticate(req))
+    return true
+  } catch {
+    return false
+  }
 }
 
 // Any configured token will do; a wrong one gets the same answer as none.

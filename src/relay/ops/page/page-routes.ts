@@ -236,8 +236,11 @@ function cookie(value: string, maxAgeSeconds: number, secure: boolean): string {
 }
 
 // A path on this relay to return to after sign-in; anything else (`//evil.example`, a URL) is `/`.
+// Percent-encoded as a URL would be (`/€` → `/%E2%82%AC`): a Location header is ASCII only.
 function localPath(value: string): string {
-  return /^\/(?![/\\])[^\s]*$/.test(value) && !value.startsWith('/ui/sign-') ? value : '/'
+  if (!/^\/(?![/\\])[^\s]*$/.test(value) || value.startsWith('/ui/sign-')) return '/'
+  const url = new URL(value, 'http://relay.invalid')
+  return url.origin === 'http://relay.invalid' ? `${url.pathname}${url.search}` : '/'
 }
 
 function statusFilter(value: string | null): DeliveryStatus | undefined {
