@@ -52,6 +52,11 @@ export interface RelayOptions {
   metricsToken?: string | undefined
   /** Let webhooks reach loopback, private, link-local and other non-public addresses. @default false */
   allowPrivateNetworks?: boolean
+  /**
+   * The relay is behind a proxy: limit failed authentications by the client address the proxy
+   * gives (the last address of `X-Forwarded-For`) instead of the connection's. @default false
+   */
+  trustProxy?: boolean
   /** The sources whose write keys are accepted. At least one. */
   sources: readonly RelaySource[]
   /** Deliveries in flight at once, per source (so one slow receiver holds up only its own). @default 32 */
@@ -115,6 +120,7 @@ export interface ResolvedRelayOptions {
   adminToken: string | undefined
   metricsToken: string | undefined
   allowPrivateNetworks: boolean
+  trustProxy: boolean
   sources: readonly RelaySource[]
   concurrency: number
   leaseTimeout: number

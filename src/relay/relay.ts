@@ -9,6 +9,7 @@ import { describeStore } from './config/database-value'
 import { configWarnings, privateNetworkWarnings } from './config/startup-warnings'
 import { RelayConfigError } from './errors'
 import { AdminToken, WriteKeys } from './http/auth'
+import { AuthLimiter } from './http/auth-limiter'
 import { createRouter } from './http/router'
 import { GroupCommit } from './ingest/group-commit'
 import { log, plural, redactFromLog, useLogLevel } from './log'
@@ -63,7 +64,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
   const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
   let opened: Store | undefined
   // A probe runs only after a write failed, so only once the store is open.
-  const health = new StoreHealth({ probe: () => probeWrite(opened!) })
+  const health = new StoreHealth({ probe: (bytes) => probeWrite(opened!, bytes) })
   try {
     const destinations = buildDestinations(resolved, agent)
     opened = await openStore(resolved.database)
@@ -109,6 +110,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     const commits = new GroupCommit(store)
     const retention = new RetentionSweeper(store, resolved.retention)
     const adminToken = new AdminToken(resolved.adminToken)
+    const authLimiter = new AuthLimiter({ trustProxy: resolved.trustProxy })
     const wake = () => worker.wake()
     const router = createRouter({
       store,
@@ -116,15 +118,22 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       wake,
       writeKeys: new WriteKeys(resolved.sources.map((s, index) => [s.writeKey, sources[index]!] as const)),
       adminToken,
+      authLimiter,
       commits,
       routes: [
-        ...opsRoutes({ health, metrics, scrapeTokens: [resolved.metricsToken, resolved.adminToken] }),
-        ...pageRoutes({ store, sources, wake, adminToken, health, metrics }),
+        ...opsRoutes({
+          health,
+          metrics,
+          authLimiter,
+          adminToken,
+          scrapeTokens: [resolved.metricsToken, resolved.adminToken],
+        }),
+        ...pageRoutes({ store, sources, wake, adminToken, authLimiter, health, metrics }),
       ],
       observeIngest: {
-        answered: (source, answer, filtered) => {
-          metrics.ingested(source, answer)
-          if (filtered > 0) metrics.filtered(source, filtered)
+        answered: (source, outcome) => {
+          metrics.ingested(source, outcome)
+          if (outcome.filtered > 0) metrics.filtered(source, outcome.filtered)
         },
         refused: (error) => metrics.requestRefused(error),
       },
@@ -156,6 +165,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
       close: once(async () => {
         clearInterval(poll)
         await shutdown(server, worker, commits, retention, agent, health, store)
+        authLimiter.stop()
         forgetSecrets()
         releaseLogLevel()
       }),

@@ -2,6 +2,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { waitFor } from '../support/wait-for'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { buildCli } from '../support/build-cli'
 import { newDatabase, STORE_KINDS } from '../support/stores'
@@ -136,7 +137,9 @@ describe.each(STORE_KINDS)('which database (%s)', (kind) => {
     expect(relay.stdout()).toMatch(
       new RegExp(`listening on http://\\S+ \\(${escapeRegExp(where)}, from DATABASE_URL\\)\\n`),
     )
-    expect(relay.stderr()).toMatch(new RegExp(`listening on http://\\S+ with 1 sources? \\(${escapeRegExp(where)}\\)`))
+    // The log is written off the event loop: its line may come just after stdout's.
+    const logged = new RegExp(`listening on http://\\S+ with 1 sources? \\(${escapeRegExp(where)}\\)`)
+    await waitFor(() => (logged.test(relay.stderr()) ? true : undefined), 'the start-up log line')
   })
 
   it("the config's database beats DATABASE_URL; --database beats both", async () => {

@@ -1,5 +1,6 @@
 import { describe } from '../../shared/validate'
 import { HttpError } from '../http/http-error'
+import { findNul } from '../ingest/storable'
 import type { RoutedSource } from '../sources'
 import {
   type AudienceChange,
@@ -32,6 +33,7 @@ export async function handleDeletion(
   if (typeof userId !== 'string' || userId.length === 0) {
     throw new HttpError(400, 'ERR_INVALID_BODY', `userId must be a non-empty string, got ${describe(userId)}`)
   }
+  refuseNul('ERR_INVALID_BODY', 'userId', userId)
   const sources = await requestDeletion(context.store, context.sources, userId)
   context.wake()
   return { userId, sources }
@@ -61,6 +63,7 @@ export async function handleAudienceSync(
       'ERR_INVALID_BODY',
       `userIds[${bad}] must be a non-empty string, got ${describe(userIds[bad])}`,
     )
+  for (const [index, id] of (userIds as string[]).entries()) refuseNul('ERR_INVALID_BODY', `userIds[${index}]`, id)
   const change = await syncAudience(context.store, source, audience, userIds as string[])
   context.wake()
   return change
@@ -82,6 +85,7 @@ export async function handleDeliveryLog(
   const limit = positiveInteger(query, 'limit', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
   const after = positiveInteger(query, 'after', 0, Number.MAX_SAFE_INTEGER)
   const source = query.get('source') ?? undefined
+  if (source !== undefined) refuseNul('ERR_INVALID_QUERY', 'source', source)
   const deliveries = await context.store.list({ status: status as DeliveryStatus | undefined, source, after, limit })
   // A full page may have more after it: `next` is the cursor to pass as `after`.
   const next = deliveries.length === limit ? String(deliveries[deliveries.length - 1]!.id) : null
@@ -101,6 +105,12 @@ export async function handleRetry(context: AdminContext, id: string): Promise<{ 
     )
   context.wake()
   return { id: numeric, status: 'pending' }
+}
+
+/** Refuses text a store cannot hold with a 400 naming it, rather than a 500 from the database. */
+export function refuseNul(code: string, name: string, text: string): void {
+  const problem = findNul(name, text)
+  if (problem !== undefined) throw new HttpError(400, code, problem)
 }
 
 function positiveInteger(query: URLSearchParams, key: string, fallback: number, max: number): number {

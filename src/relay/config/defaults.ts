@@ -10,6 +10,7 @@ export const RELAY_DEFAULTS = Object.freeze({
   host: '127.0.0.1',
   database: 'tracklet.db',
   allowPrivateNetworks: false,
+  trustProxy: false,
   concurrency: 32,
   leaseTimeout: 30_000,
   retention: 7 * 24 * 60 * 60 * 1000,

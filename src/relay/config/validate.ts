@@ -89,6 +89,7 @@ const OPTION_RULES: RulesOf<RelayOptions> = {
   adminToken: secret,
   metricsToken: secret,
   allowPrivateNetworks: flag,
+  trustProxy: flag,
   sources: sourceList,
   concurrency: integer(1, 10_000),
   leaseTimeout: integer(1000, 3_600_000),

@@ -1,140 +1,29 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { MAX_BATCH_BYTES } from '../../shared/limits'
-import { MESSAGE_TYPES, type MessageType } from '../../shared/message'
-import { type AdminContext, handleAudienceSync, handleDeletion, handleDeliveryLog, handleRetry } from '../admin/admin'
-import { snakeCase } from '../admin/audiences'
-import type { GroupCommit } from '../ingest/group-commit'
-import { batchMessages, type IngestAnswer, ingest, singleMessage } from '../ingest/ingest'
+import { adminRoutes } from '../admin/routes'
+import type { AdminContext } from '../admin/admin'
+import { type IngestContext, ingestRoutes } from '../ingest/routes'
 import { log } from '../log'
-import type { RoutedSource } from '../sources'
-import type { AdminToken, WriteKeys } from './auth'
-import { readJsonBody, sendError, sendJson } from './body'
+import type { AdminToken } from './auth'
+import type { AuthLimiter } from './auth-limiter'
+import { sendError } from './body'
 import { HttpError } from './http-error'
-
-/** The admin API's body limit: an audience sync can list many user ids. */
-const MAX_ADMIN_BODY_BYTES = 10_000_000
+import type { Route } from './route'
 
 /** Everything the routes work on. */
-export interface RouterContext extends AdminContext {
-  writeKeys: WriteKeys<RoutedSource>
+export interface RouterContext extends AdminContext, IngestContext {
   adminToken: AdminToken
-  /** Where ingest commits its deliveries, together with other requests of the moment. */
-  commits: GroupCommit
+  authLimiter: AuthLimiter
   /** More routes, served beside the API: health, metrics and the operator page (`ops/`). */
   routes?: readonly Route[]
-  /** Told how each ingest request ended (metrics). Must not throw. */
-  observeIngest?: IngestObserver
 }
 
-/** What hears of ingest requests: each answer, or the error that refused the request whole. */
-export interface IngestObserver {
-  /** `filtered` of the accepted messages were blocked by the source's schema (never delivered). */
-  answered(source: string, answer: IngestAnswer, filtered: number): void
-  refused(error: unknown): void
-}
-
-/** Answers one request; `params` are the route pattern's groups. */
-export type Handler = (req: IncomingMessage, res: ServerResponse, params: string[], url: URL) => Promise<void>
-
-/** A method and path pattern, and its handler. */
-export interface Route {
-  method: string
-  pattern: RegExp
-  handler: Handler
-}
-
-/** The relay's routes (DESIGN.md §3), as a `node:http` request listener. */
+/**
+ * The relay's routes (DESIGN.md §3), as a `node:http` request listener: it only finds the route
+ * for a request (404 or 405 when there is none) and turns whatever a route throws into an answer.
+ * The routes themselves live with their area: `ingest/routes.ts`, `admin/routes.ts`, `ops/`.
+ */
 export function createRouter(context: RouterContext): (req: IncomingMessage, res: ServerResponse) => void {
-  const ingestRoute = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    messagesOf: (body: Record<string, unknown>) => unknown[],
-  ): Promise<void> => {
-    const receivedAt = new Date()
-    // Basic auth is checked before the body is read; without an Authorization header the write
-    // key can only be in the body, so that check waits for it.
-    const authorized = context.writeKeys.fromAuthorization(req)
-    const body = await readJsonBody(req, MAX_BATCH_BYTES)
-    const source = authorized ?? context.writeKeys.fromBody(body)
-    // A batch's sentAt is on the body; a single call's body is its message, and sentAt with it.
-    const { answer, filtered } = await ingest(context.commits, source, messagesOf(body), {
-      receivedAt,
-      sentAt: body['sentAt'],
-    })
-    context.observeIngest?.answered(source.name, answer, filtered)
-    if (answer.accepted > filtered) context.wake()
-    if (answer.refused.length > 0 || filtered > 0) {
-      // Per request: debug. Refusals are counted in /metrics; one client's junk must not flood the log.
-      log.debug(
-        `source ${source.name}: ${answer.accepted} accepted (${filtered} of them blocked by its schema), ${answer.refused.length} refused`,
-        {
-          event: 'batch-answered',
-          source: source.name,
-          accepted: answer.accepted,
-          filtered,
-          refused: answer.refused.length,
-        },
-      )
-    }
-    sendJson(res, answer.success ? 200 : 400, answer)
-  }
-  const admin = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    status: number,
-    handle: (body: Record<string, unknown>) => Promise<unknown>,
-  ): Promise<void> => {
-    context.adminToken.authenticate(req)
-    sendJson(res, status, await handle(await readJsonBody(req, MAX_ADMIN_BODY_BYTES)))
-  }
-
-  const observed = (request: Promise<void>): Promise<void> =>
-    request.catch((error: unknown) => {
-      context.observeIngest?.refused(error)
-      throw error
-    })
-
-  const routes: Route[] = [
-    {
-      method: 'POST',
-      pattern: /^\/v1\/batch$/,
-      handler: (req, res) => observed(ingestRoute(req, res, batchMessages)),
-    },
-    {
-      method: 'POST',
-      pattern: new RegExp(`^/v1/(${MESSAGE_TYPES.join('|')})$`),
-      handler: (req, res, [type]) =>
-        observed(ingestRoute(req, res, (body) => [singleMessage(type as MessageType, body)])),
-    },
-    {
-      method: 'POST',
-      pattern: /^\/v1\/deletions$/,
-      handler: (req, res) => admin(req, res, 202, (body) => handleDeletion(context, body)),
-    },
-    {
-      method: 'PUT',
-      pattern: /^\/v1\/audiences\/([^/]+)$/,
-      handler: (req, res, [name]) =>
-        admin(req, res, 200, (body) => handleAudienceSync(context, audienceName(name!), body)),
-    },
-    {
-      method: 'GET',
-      pattern: /^\/v1\/deliveries$/,
-      handler: async (req, res, _params, url) => {
-        context.adminToken.authenticate(req)
-        sendJson(res, 200, await handleDeliveryLog(context, url.searchParams))
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/v1\/deliveries\/([^/]+)\/retry$/,
-      handler: async (req, res, [id]) => {
-        context.adminToken.authenticate(req)
-        sendJson(res, 202, await handleRetry(context, id!))
-      },
-    },
-    ...(context.routes ?? []),
-  ]
+  const routes: Route[] = [...ingestRoutes(context), ...adminRoutes(context), ...(context.routes ?? [])]
 
   const dispatch = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = parseRequestUrl(req)
@@ -187,24 +76,4 @@ function parseRequestUrl(req: IncomingMessage): URL {
   } catch {
     throw new HttpError(400, 'ERR_INVALID_URL', 'the request target is not a valid URL')
   }
-}
-
-function audienceName(encoded: string): string {
-  let name: string
-  try {
-    name = decodeURIComponent(encoded)
-  } catch {
-    throw new HttpError(400, 'ERR_INVALID_AUDIENCE', 'the audience name in the path is not valid percent-encoding')
-  }
-  if (name.trim().length === 0 || name.length > 200)
-    throw new HttpError(400, 'ERR_INVALID_AUDIENCE', 'the audience name must be 1 to 200 characters')
-  // The trait is the name in snake_case, which keeps only ASCII letters and digits.
-  if (snakeCase(name) === '') {
-    throw new HttpError(
-      400,
-      'ERR_INVALID_AUDIENCE',
-      `the audience name ${JSON.stringify(name)} has no ASCII letter or digit: its snake_case trait name would be empty`,
-    )
-  }
-  return name
 }

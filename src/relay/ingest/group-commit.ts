@@ -1,3 +1,4 @@
+import { isDataError } from '../store/data-error'
 import type { NewDelivery, Store } from '../store/store'
 
 interface Waiting {
@@ -11,8 +12,11 @@ interface Waiting {
  * turn of the event loop are written in one transaction, so one wait for the disk serves them all.
  *
  * Each request's promise settles only after the transaction holding its deliveries: resolved once
- * it is committed, rejected (with the commit's error) if it failed — then nothing of the group
- * was stored, and every request in it must be refused. A 2xx still means "committed".
+ * it is committed, rejected (with the commit's error) if it failed. A group that fails because of
+ * its data ({@link isDataError}: one request's message the store cannot hold) is written again one
+ * request per transaction, so only the request that carried the data is refused; any other
+ * failure (the database is down, the disk full) refuses the whole group at once. A 2xx still
+ * means "committed".
  *
  * No timer: the group is written in a `setImmediate`, after Node has handled every socket that
  * was ready. While a commit waits for the disk, new requests queue up in the kernel, and the next
@@ -60,9 +64,23 @@ export class GroupCommit {
     try {
       await this.#store.enqueue(group.length === 1 ? group[0]!.deliveries : group.flatMap((w) => w.deliveries))
     } catch (error) {
+      if (group.length > 1 && isDataError(error)) return this.#writeEach(group)
       for (const w of group) w.reject(error as Error)
       return
     }
     for (const w of group) w.resolve()
+  }
+
+  // One transaction per request, one after the other: rare (a group with data the store refused),
+  // and never many at once on the database.
+  async #writeEach(group: readonly Waiting[]): Promise<void> {
+    for (const w of group) {
+      try {
+        await this.#store.enqueue(w.deliveries)
+        w.resolve()
+      } catch (error) {
+        w.reject(error as Error)
+      }
+    }
   }
 }

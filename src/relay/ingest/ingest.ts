@@ -4,31 +4,39 @@ import { serialize } from '../../shared/json'
 import { MAX_MESSAGE_BYTES } from '../../shared/limits'
 import type { Integrations, MessageType } from '../../shared/message'
 import { findWireMessageProblem } from '../../shared/validate'
-import { HttpError } from '../http/http-error'
 import type { RoutedSource } from '../sources'
+import { isDataError } from '../store/data-error'
 import type { NewDelivery } from '../store/store'
 import { withBatchDefaults } from './batch-defaults'
 import { eventTime } from './event-time'
 import type { GroupCommit } from './group-commit'
+import { IngestError } from './ingest-error'
+import { findUnstorable } from './storable'
+
+/**
+ * Why a message was refused, as data (the `reason` says it to a person; metrics count by this):
+ * - `invalid`: it fails the message rules (`findWireMessageProblem`), or cannot be serialized;
+ * - `too_large`: its JSON is over `MAX_MESSAGE_BYTES`;
+ * - `unstorable`: valid, but a store could not hold it ({@link findUnstorable});
+ * - `duplicate`: an earlier message of the same batch, accepted, has its `messageId`.
+ */
+export const REFUSAL_KINDS = ['invalid', 'too_large', 'unstorable', 'duplicate'] as const
+export type RefusalKind = (typeof REFUSAL_KINDS)[number]
 
 /** A message of a batch that was refused, by its index in the batch, and why. */
 export interface Refusal {
   index: number
+  /** One sentence for the client. */
   reason: string
-}
-
-/** The answer to an ingest request. */
-export interface IngestAnswer {
-  success: boolean
-  /** Messages accepted (valid, and durably written for every destination they go to). */
-  accepted: number
-  refused: Refusal[]
+  kind: RefusalKind
 }
 
 /** What ingest did with a request's messages. */
 export interface IngestOutcome {
-  /** The answer sent to the client. */
-  answer: IngestAnswer
+  /** Messages accepted (valid, and durably written for every destination they go to). */
+  accepted: number
+  /** The messages refused on their own, in batch order. */
+  refused: Refusal[]
   /**
    * Accepted messages for which no delivery was written because the source's schema blocks them
    * (`schema.blockedEvents`): counted in `answer.accepted`, and by metrics as `filtered`. Never sent.
@@ -52,7 +60,8 @@ export interface Arrival {
  * Only then does it resolve: the caller answers 2xx after this. Invalid or oversized messages are
  * refused on their own; the valid rest is accepted.
  *
- * @throws {HttpError} 503 `ERR_OUTBOX_UNAVAILABLE` when the commit failed: nothing was stored.
+ * @throws {IngestError} `store-unavailable` when the commit failed: nothing was stored; or
+ * `unstorable` when the store refused this request's data (see `isDataError`).
  */
 export async function ingest(
   commits: GroupCommit,
@@ -64,31 +73,49 @@ export async function ingest(
   const refused: Refusal[] = []
   let accepted = 0
   let filtered = 0
+  // The batch index of each accepted messageId: a second message with one is stored only once.
+  const acceptedIds = new Map<unknown, number>()
   messages.forEach((raw, index) => {
     const problem = findWireMessageProblem(raw)
     if (problem !== undefined) {
-      refused.push({ index, reason: problem })
+      refused.push({ index, reason: problem, kind: 'invalid' })
       return
     }
     // A shallow copy: the fields filled in here never change what the caller parsed. A write key
     // sent in the body (the single-call paths take the body as the message) is a secret: it is
     // never stored, shown in the delivery log or forwarded.
     const { writeKey: _writeKey, ...message } = raw as Record<string, unknown>
+    const unstorable = findUnstorable(message)
+    if (unstorable !== undefined) {
+      refused.push({ index, reason: unstorable, kind: 'unstorable' })
+      return
+    }
     message['messageId'] ??= randomUUID()
     message['timestamp'] = eventTime(message, sentAt, receivedAt)
     message['receivedAt'] = receivedAt.toISOString()
     const serialized = serialize(message)
     if (!serialized.ok) {
-      refused.push({ index, reason: `the message ${serialized.problem}` })
+      refused.push({ index, reason: `the message ${serialized.problem}`, kind: 'invalid' })
       return
     }
     if (serialized.bytes > MAX_MESSAGE_BYTES) {
       refused.push({
         index,
         reason: `the message is ${serialized.bytes} bytes of JSON, over the ${MAX_MESSAGE_BYTES}-byte limit`,
+        kind: 'too_large',
       })
       return
     }
+    const first = acceptedIds.get(message['messageId'])
+    if (first !== undefined) {
+      refused.push({
+        index,
+        reason: `messageId ${JSON.stringify(message['messageId'])} is the messageId of message ${first} of this batch`,
+        kind: 'duplicate',
+      })
+      return
+    }
+    acceptedIds.set(message['messageId'], index)
     accepted++
     if (message['type'] === 'track' && source.blockedEvents?.has(message['event'] as string)) {
       filtered++
@@ -109,19 +136,28 @@ export async function ingest(
   try {
     await commits.commit(deliveries)
   } catch (error) {
-    // Nothing was committed: a 503 tells the SDK to send the batch again.
-    throw new HttpError(503, 'ERR_OUTBOX_UNAVAILABLE', `the messages could not be stored: ${(error as Error).message}`)
+    // Nothing of this request was committed. Its own data, refused by the store: sending it again
+    // would fail again (the other requests of its group were committed without it).
+    if (isDataError(error)) {
+      throw new IngestError('unstorable', `the store cannot hold these messages: ${(error as Error).message}`, {
+        cause: error,
+      })
+    }
+    // Otherwise the store is unavailable: the client may send the batch again. The error itself
+    // (it may name the database's host) goes to the log and /healthz behind the admin token.
+    throw new IngestError('store-unavailable', 'the messages could not be stored: the store is unavailable', {
+      cause: error,
+    })
   }
-  return { answer: { success: accepted > 0 || refused.length === 0, accepted, refused }, filtered }
+  return { accepted, refused, filtered }
 }
 
 /** The messages of a `POST /v1/batch` body: its `batch` array. */
 export function batchMessages(body: Record<string, unknown>): unknown[] {
   const batch = body['batch']
   if (!Array.isArray(batch))
-    throw new HttpError(
-      400,
-      'ERR_INVALID_BODY',
+    throw new IngestError(
+      'invalid-body',
       'the body must be { "batch": [ messages ] }: batch is missing or not an array',
     )
   return withBatchDefaults(batch, body)
@@ -133,9 +169,8 @@ export function batchMessages(body: Record<string, unknown>): unknown[] {
  */
 export function singleMessage(type: MessageType, body: Record<string, unknown>): Record<string, unknown> {
   if (body['type'] !== undefined && body['type'] !== type) {
-    throw new HttpError(
-      400,
-      'ERR_INVALID_MESSAGE',
+    throw new IngestError(
+      'invalid-message',
       `the message's type is ${JSON.stringify(body['type'])} but it was sent to /v1/${type}`,
     )
   }

@@ -21,6 +21,25 @@ export type HealthReport =
       failing: { writes: WriteKind; error: string; since: string }[]
     }
 
+/**
+ * {@link HealthReport} without the errors (`the store refuses writes of outcomes`), for whoever
+ * asks without the admin token: an error can name the database's host, a path or a user.
+ */
+export function withoutErrors(
+  report: HealthReport,
+): HealthReport | { ok: false; reason: string; failing: { writes: WriteKind; since: string }[] } {
+  if (report.ok) return report
+  return {
+    ok: false,
+    reason: refusalOf(report.failing),
+    failing: report.failing.map(({ writes, since }) => ({ writes, since })),
+  }
+}
+
+function refusalOf(failing: readonly { writes: WriteKind }[]): string {
+  return `the store refuses writes of ${failing.map((f) => f.writes).join(', ')}`
+}
+
 // Kinds the relay writes again by itself (the worker retries outcomes and claims with a back-off,
 // the sweeper runs on a timer): their own next success is the truth. The others (new deliveries)
 // come from clients, and a load balancer that saw a 503 sends none: a probe write stands in.
@@ -36,10 +55,12 @@ const MAX_ERROR_CHARS = 300
 /** What {@link StoreHealth} needs. */
 export interface StoreHealthOptions {
   /**
-   * A small write through the store that touches nothing a user sees; resolves once committed.
-   * Run while writes of new deliveries are failing, to learn when they work again without traffic.
+   * A write through the store that touches nothing a user sees, of at least `bytes` (the largest
+   * write of new deliveries that failed); resolves once committed. Run while writes of new
+   * deliveries are failing, to learn when they work again without traffic: never smaller than
+   * the write that failed, or it could fit where ingest's does not (a nearly full disk).
    */
-  probe: () => Promise<void>
+  probe: (bytes: number) => Promise<void>
   now?: () => number
 }
 
@@ -49,7 +70,9 @@ export interface StoreHealthOptions {
  * write does). Each change is logged once.
  */
 export class StoreHealth {
-  readonly #probe: () => Promise<void>
+  readonly #probe: (bytes: number) => Promise<void>
+  /** The largest failed write of new deliveries since they started failing, bytes: the probe's size. */
+  #failedBytes = 0
   readonly #now: () => number
   /** Each kind of write failing now: its last error and when it started failing (epoch ms). */
   readonly #failing = new Map<WriteKind, { error: string; since: number }>()
@@ -67,12 +90,14 @@ export class StoreHealth {
   /** A write of `kind` was committed. */
   succeeded(kind: WriteKind): void {
     if (!this.#failing.delete(kind)) return
+    if (kind === 'deliveries') this.#failedBytes = 0
     log.info(`store health: writes of ${kind} succeed again`, { event: 'store-writes-recovered', writes: kind })
     this.#afterChange()
   }
 
-  /** A write of `kind` failed with `error`. */
-  failed(kind: WriteKind, error: unknown): void {
+  /** A write of `kind`, of `bytes` when known, failed with `error`. */
+  failed(kind: WriteKind, error: unknown, bytes = 0): void {
+    if (kind === 'deliveries') this.#failedBytes = Math.max(this.#failedBytes, bytes)
     const text = describeError(error)
     const current = this.#failing.get(kind)
     if (current !== undefined) {
@@ -98,7 +123,7 @@ export class StoreHealth {
     const first = failing[0]!
     return {
       ok: false,
-      reason: `the store refuses writes of ${failing.map((f) => f.writes).join(', ')}: ${first.error}`,
+      reason: `${refusalOf(failing)}: ${first.error}`,
       failing,
     }
   }
@@ -132,7 +157,7 @@ export class StoreHealth {
 
   async #runProbe(): Promise<void> {
     try {
-      await this.#probe()
+      await this.#probe(this.#failedBytes)
     } catch (error) {
       if (this.#stopped) return
       for (const [kind, state] of this.#failing) if (!RETRIED_BY_THE_RELAY.has(kind)) state.error = describeError(error)

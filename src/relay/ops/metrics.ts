@@ -1,7 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import { MAX_MESSAGE_BYTES } from '../../shared/limits'
 import type { SettledAttempt } from '../delivery/worker'
-import type { IngestAnswer, Refusal } from '../ingest/ingest'
+import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind } from '../ingest/ingest'
 import { log } from '../log'
 import type { RoutedSource } from '../sources'
 import type { CircuitSnapshot } from '../delivery/breaker'
@@ -35,8 +34,8 @@ export interface RecentRates {
 // The operator page's rates cover this long; Prometheus keeps the history.
 const RATE_WINDOW_MINUTES = 5
 
-/** Why a message of an accepted request was refused, as the `reason` label says it. */
-export type MessageRefusalLabel = 'invalid' | 'too_large'
+/** Why a message of an accepted request was refused, as the `reason` label says it: its refusal's kind. */
+export type MessageRefusalLabel = RefusalKind
 
 // The upper bounds of the attempt duration buckets, seconds: from a fast local receiver to the
 // longest webhook timeout anyone should set.
@@ -159,8 +158,7 @@ export class RelayMetrics {
     for (const source of options.sources) {
       this.#ingested.inc({ source: source.name }, 0)
       this.#filtered.inc({ source: source.name }, 0)
-      for (const reason of ['invalid', 'too_large'] satisfies MessageRefusalLabel[])
-        this.#refusedMessages.inc({ source: source.name, reason }, 0)
+      for (const reason of REFUSAL_KINDS) this.#refusedMessages.inc({ source: source.name, reason }, 0)
       for (const destination of source.destinations) {
         for (const outcome of ['delivered', 'retried', 'dead_lettered'] satisfies AttemptOutcomeLabel[])
           this.#attempts.inc({ source: source.name, destination, outcome }, 0)
@@ -170,10 +168,10 @@ export class RelayMetrics {
   }
 
   /** An ingest request was answered: count what it accepted and refused. */
-  ingested(source: string, answer: IngestAnswer): void {
-    if (answer.accepted > 0) this.#ingested.inc({ source }, answer.accepted)
-    this.#rates.add('ingested', answer.accepted)
-    for (const refusal of answer.refused) this.#refusedMessages.inc({ source, reason: refusalLabel(refusal) })
+  ingested(source: string, { accepted, refused }: Pick<IngestOutcome, 'accepted' | 'refused'>): void {
+    if (accepted > 0) this.#ingested.inc({ source }, accepted)
+    this.#rates.add('ingested', accepted)
+    for (const refusal of refused) this.#refusedMessages.inc({ source, reason: refusal.kind })
   }
 
   /** An ingest request was refused whole (no message of it was read or stored). */
@@ -268,12 +266,6 @@ function outcomeLabel(attempt: SettledAttempt): AttemptOutcomeLabel {
     case 'failed':
       return 'dead_lettered'
   }
-}
-
-// Ingest states an oversized message's refusal with the limit in it; every other refusal is a
-// message that failed validation.
-function refusalLabel(refusal: Refusal): MessageRefusalLabel {
-  return refusal.reason.includes(`${MAX_MESSAGE_BYTES}-byte limit`) ? 'too_large' : 'invalid'
 }
 
 // An HttpError's stable code as a label (`ERR_BODY_TOO_LARGE` → `body_too_large`): a small, fixed

@@ -1,9 +1,10 @@
 import type { IncomingMessage } from 'node:http'
 import { AdminToken } from '../http/auth'
+import type { AuthLimiter } from '../http/auth-limiter'
 import { sendJson } from '../http/body'
 import { HttpError } from '../http/http-error'
-import type { Route } from '../http/router'
-import type { StoreHealth } from './health'
+import type { Route } from '../http/route'
+import { type StoreHealth, withoutErrors } from './health'
 import type { RelayMetrics } from './metrics'
 
 /** What the operations routes work on. */
@@ -12,6 +13,10 @@ export interface OpsContext {
   metrics: RelayMetrics
   /** The tokens that may read `/metrics`: the metrics token and the admin token, as configured. */
   scrapeTokens: readonly (string | undefined)[]
+  /** Counts failed scrape tokens per client address, and refuses an address over its failures. */
+  authLimiter: AuthLimiter
+  /** Whoever sends it sees the errors behind a 503 of `/healthz`. */
+  adminToken: AdminToken
 }
 
 /** The routes for the people who run the relay: `/healthz` and `/metrics` (DESIGN.md §5). */
@@ -21,17 +26,18 @@ export function opsRoutes(context: OpsContext): Route[] {
     {
       method: 'GET',
       pattern: /^\/healthz$/,
-      handler: async (_req, res) => {
+      handler: async (req, res) => {
         const report = context.health.report()
-        // No token: a load balancer asks. A cached answer would hide a change.
-        sendJson(res, report.ok ? 200 : 503, report, { 'cache-control': 'no-store' })
+        // No token: a load balancer asks, and sees no error text. A cached answer would hide a change.
+        const shown = showsErrors(context, req) ? report : withoutErrors(report)
+        sendJson(res, report.ok ? 200 : 503, shown, { 'cache-control': 'no-store' })
       },
     },
     {
       method: 'GET',
       pattern: /^\/metrics$/,
       handler: async (req, res) => {
-        authenticateScrape(scrapers, req)
+        context.authLimiter.guard(req, 'metrics: token', () => authenticateScrape(scrapers, req))
         const { contentType, text } = await context.metrics.scrape()
         res.writeHead(200, {
           'content-type': contentType,
@@ -42,6 +48,18 @@ export function opsRoutes(context: OpsContext): Route[] {
       },
     },
   ]
+}
+
+// Whether `req` carries the admin token. A wrong one counts as a failed authentication, but the
+// answer is the one without errors, never a 401 or 429: a load balancer must always get its answer.
+function showsErrors(context: OpsContext, req: IncomingMessage): boolean {
+  if (req.headers.authorization === undefined) return false
+  try {
+    context.authLimiter.guard(req, 'admin API: token', () => context.adminToken.authenticate(req))
+    return true
+  } catch {
+    return false
+  }
 }
 
 // Any configured token will do; a wrong one gets the same answer as none.

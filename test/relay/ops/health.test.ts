@@ -6,7 +6,17 @@ import { request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { Relay } from '../../../src/relay/index'
 import { StoreHealth } from '../../../src/relay/ops/health'
-import { adminGet, post, type Receiver, startReceiver, startRelay, track, waitFor, waitForDelivery } from '../helpers'
+import {
+  admin,
+  adminGet,
+  post,
+  type Receiver,
+  startReceiver,
+  startRelay,
+  track,
+  waitFor,
+  waitForDelivery,
+} from '../helpers'
 
 const REFUSAL = 'disk I/O error (the test broke this table)'
 
@@ -43,8 +53,9 @@ function healWrites(): void {
   for (const name of triggers) db.exec(`DROP TRIGGER ${name}`)
 }
 
-async function healthz(): Promise<{ status: number; body: any }> {
-  const response = await request(`${relay.url}/healthz`)
+// With the admin token: the errors behind a 503 are shown only to it.
+async function healthz(headers: Record<string, string> = admin): Promise<{ status: number; body: any }> {
+  const response = await request(`${relay.url}/healthz`, { headers })
   return { status: response.statusCode, body: await response.body.json() }
 }
 
@@ -79,6 +90,34 @@ describe('GET /healthz', () => {
     await waitForDelivery(relay.url, 'delivered', message['messageId'] as string)
     // The probe writes nothing anyone sees: the delivery log holds only the real message.
     expect((await adminGet(`${relay.url}/v1/deliveries`)).body.deliveries).toHaveLength(1)
+  })
+
+  it('tells a client without the admin token what fails, never the error (it may name the database)', async () => {
+    breakWrites('deliveries')
+    breakWrites('audience_members')
+    const refused = await post(`${relay.url}/v1/track`, track())
+    expect(refused).toEqual({
+      status: 503,
+      body: {
+        error: {
+          code: 'ERR_OUTBOX_UNAVAILABLE',
+          message: 'the messages could not be stored: the store is unavailable',
+        },
+      },
+    })
+    for (const headers of [{}, { authorization: 'Bearer not-the-token' }]) {
+      const sick = await healthz(headers)
+      expect(sick).toEqual({
+        status: 503,
+        body: {
+          ok: false,
+          reason: 'the store refuses writes of deliveries',
+          failing: [{ writes: 'deliveries', since: expect.any(String) }],
+        },
+      })
+      expect(JSON.stringify(sick.body)).not.toContain(REFUSAL)
+    }
+    expect((await healthz()).body.reason).toBe(`the store refuses writes of deliveries: ${REFUSAL}`)
   })
 
   it('answers 503 while the outcomes of attempts cannot be written, and 200 once they are', async () => {

@@ -42,6 +42,16 @@ describe('the operator page, signed out', () => {
     expect((await client.get('/ui/deliveries/1')).body).not.toContain('Visible only when signed in')
   })
 
+  it.each([
+    ['/€', '/%E2%82%AC'],
+    ['/?source=caf%C3%A9&x=€', '/?source=caf%C3%A9&x=%E2%82%AC'],
+    ['//evil.example/€', '/'],
+  ])('returns to next=%s after sign-in, percent-encoded (Location is ASCII only)', async (next, location) => {
+    const signedIn = await client.post('/ui/sign-in', { token: 'admin-token-for-tests', next })
+    expect(signedIn.status).toBe(303)
+    expect(signedIn.headers['location']).toBe(location)
+  })
+
   it('refuses a wrong token, and signs in with the admin token through an HttpOnly, SameSite=Strict cookie', async () => {
     const wrong = await client.signIn('not-the-token')
     expect(wrong.status).toBe(401)

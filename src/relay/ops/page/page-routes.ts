@@ -1,8 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { type AdminContext, handleRetry } from '../../admin/admin'
 import type { AdminToken } from '../../http/auth'
+import type { AuthLimiter } from '../../http/auth-limiter'
 import { HttpError } from '../../http/http-error'
-import type { Handler, Route } from '../../http/router'
+import { refuseNul } from '../../admin/admin'
+import type { Handler, Route } from '../../http/route'
 import { log } from '../../log'
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../store/store'
 import type { StoreHealth } from '../health'
@@ -16,6 +18,8 @@ import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
 /** What the operator page works on. */
 export interface PageContext extends AdminContext {
   adminToken: AdminToken
+  /** Counts failed sign-ins per client address, and refuses an address over its failures. */
+  authLimiter: AuthLimiter
   health: StoreHealth
   metrics: RelayMetrics
   now?: () => number
@@ -167,11 +171,10 @@ export function pageRoutes(context: PageContext): Route[] {
         checkSameOrigin(req)
         const form = await readForm(req)
         const token = form.get('token') ?? ''
+        context.authLimiter.refuseIfLimited(req, 'operator page: sign-in')
         if (!context.adminToken.matches(token)) {
-          log.warn(`operator page: sign-in refused (wrong token) from ${req.socket.remoteAddress}`, {
-            event: 'sign-in-refused',
-            client: req.socket.remoteAddress,
-          })
+          // Logged by the limiter: one line per address, however many guesses.
+          context.authLimiter.failed(req, 'operator page: sign-in')
           return showSignIn(res, url, 401, context.adminToken.configured ? 'That is not the admin token.' : undefined)
         }
         const { id } = sessions.create()
@@ -231,8 +234,11 @@ function cookie(value: string, maxAgeSeconds: number, secure: boolean): string {
 }
 
 // A path on this relay to return to after sign-in; anything else (`//evil.example`, a URL) is `/`.
+// Percent-encoded as a URL would be (`/€` → `/%E2%82%AC`): a Location header is ASCII only.
 function localPath(value: string): string {
-  return /^\/(?![/\\])[^\s]*$/.test(value) && !value.startsWith('/ui/sign-') ? value : '/'
+  if (!/^\/(?![/\\])[^\s]*$/.test(value) || value.startsWith('/ui/sign-')) return '/'
+  const url = new URL(value, 'http://relay.invalid')
+  return url.origin === 'http://relay.invalid' ? `${url.pathname}${url.search}` : '/'
 }
 
 function statusFilter(value: string | null): DeliveryStatus | undefined {
@@ -246,6 +252,7 @@ function statusFilter(value: string | null): DeliveryStatus | undefined {
 function sourceFilter(value: string | null): string | undefined {
   if (value === null || value === '') return undefined
   if (value.length > 200) throw new HttpError(400, 'ERR_INVALID_QUERY', 'source must be a source name')
+  refuseNul('ERR_INVALID_QUERY', 'source', value)
   return value
 }
 

@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { RelayConfigError, type Relay } from '../../src/relay/index'
-import { GroupCommit } from '../../src/relay/ingest/group-commit'
-import { ingest } from '../../src/relay/ingest/ingest'
-import { resolveRelayOptions } from '../../src/relay/options'
-import { openSqliteStore } from '../../src/relay/store/sqlite/sqlite-store'
-import { adminGet, basic, post, type Receiver, startReceiver, startRelay, track, waitFor, WRITE_KEY } from './helpers'
+import { RelayConfigError, type Relay } from '../../../src/relay/index'
+import { GroupCommit } from '../../../src/relay/ingest/group-commit'
+import { ingest } from '../../../src/relay/ingest/ingest'
+import { answerOf } from '../../../src/relay/ingest/routes'
+import { resolveRelayOptions } from '../../../src/relay/options'
+import { openSqliteStore } from '../../../src/relay/store/sqlite/sqlite-store'
+import { adminGet, basic, post, type Receiver, startReceiver, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
 
 const source = { name: 'web', writeKey: 'wk-web' }
 
@@ -62,7 +63,8 @@ describe('ingest of blocked track events', () => {
         track({ messageId: 'b', event: 'Blocked' }),
         track({ messageId: 'ok', event: 'Allowed' }),
       ])
-      expect(outcome).toEqual({ answer: { success: true, accepted: 2, refused: [] }, filtered: 1 })
+      expect(outcome).toEqual({ accepted: 2, refused: [], filtered: 1 })
+      expect(answerOf(outcome)).toEqual({ success: true, accepted: 2, refused: [] })
       expect((await store.list({ after: 0, limit: 10 })).map((d) => d.messageId)).toEqual(['ok'])
     } finally {
       await store.close()

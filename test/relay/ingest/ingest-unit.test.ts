@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { jsonDepth } from '../../src/relay/http/body'
-import { HttpError } from '../../src/relay/http/http-error'
-import { GroupCommit } from '../../src/relay/ingest/group-commit'
-import { ingest } from '../../src/relay/ingest/ingest'
-import { openSqliteStoreWithDb } from './fixtures/store'
+import { jsonDepth } from '../../../src/relay/http/body'
+import { HttpError } from '../../../src/relay/http/http-error'
+import { IngestError } from '../../../src/relay/ingest/ingest-error'
+import { httpErrorOf } from '../../../src/relay/ingest/routes'
+import { GroupCommit } from '../../../src/relay/ingest/group-commit'
+import { ingest } from '../../../src/relay/ingest/ingest'
+import { openSqliteStoreWithDb } from '../fixtures/store'
 
 const source = { name: 'web', destinations: ['Webhooks'] }
 const message = { type: 'track', userId: 'u1', event: 'E', messageId: 'm1' }
@@ -18,8 +20,12 @@ describe('ingest', () => {
     } catch (caught) {
       error = caught
     }
-    expect(error).toBeInstanceOf(HttpError)
-    expect(error).toMatchObject({ status: 503, code: 'ERR_OUTBOX_UNAVAILABLE' })
+    expect(error).toBeInstanceOf(IngestError)
+    expect(error).toMatchObject({ kind: 'store-unavailable' })
+    // …which the ingest routes answer with 503.
+    const answered = httpErrorOf(error as IngestError)
+    expect(answered).toBeInstanceOf(HttpError)
+    expect(answered).toMatchObject({ status: 503, code: 'ERR_OUTBOX_UNAVAILABLE' })
   })
 
   it('writes one delivery per enabled destination and leaves the caller’s message unchanged', async () => {
@@ -28,7 +34,7 @@ describe('ingest', () => {
       const given = { type: 'identify', userId: 'u1' }
       expect(
         await ingest(new GroupCommit(outbox), source, [given, { ...given, integrations: { Webhooks: false } }]),
-      ).toEqual({ answer: { success: true, accepted: 2, refused: [] }, filtered: 0 })
+      ).toEqual({ accepted: 2, refused: [], filtered: 0 })
       expect(given).toEqual({ type: 'identify', userId: 'u1' })
       const [delivery, ...others] = await outbox.list({ after: 0, limit: 10 })
       expect(others).toEqual([])

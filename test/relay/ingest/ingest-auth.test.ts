@@ -1,23 +1,13 @@
 import { format } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import createDebug from 'debug'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { useLogLevel } from '../../src/relay/log'
-import type { Relay } from '../../src/relay/index'
-import { adminGet, basic, type Receiver, startReceiver, startRelay, track, waitFor, WRITE_KEY } from './helpers'
+import { describe, expect, it } from 'vitest'
+import { useLogLevel } from '../../../src/relay/log'
+import { adminGet, basic, track, waitFor, WRITE_KEY } from '../helpers'
 import { postBytes } from './ingest-helpers'
+import { useRelayWithReceiver } from '../fixtures/relay'
 
-let receiver: Receiver
-let relay: Relay
-
-beforeEach(async () => {
-  receiver = await startReceiver()
-  relay = await startRelay(receiver.url)
-})
-afterEach(async () => {
-  await receiver.close()
-  await relay.close()
-})
+const running = useRelayWithReceiver('sqlite')
 
 const noAuth = { authorization: undefined }
 const body = (value: unknown): string => JSON.stringify(value)
@@ -25,30 +15,30 @@ const body = (value: unknown): string => JSON.stringify(value)
 describe('the write key in the body', () => {
   it('authenticates a batch with no Authorization header by its writeKey field', async () => {
     const answer = await postBytes(
-      `${relay.url}/v1/batch`,
+      `${running.relay.url}/v1/batch`,
       body({ batch: [track({ messageId: 'in-body' })], writeKey: WRITE_KEY }),
       noAuth,
     )
     expect(answer).toEqual({ status: 200, body: { success: true, accepted: 1, refused: [] } })
-    await waitFor(() => receiver.received.find((r) => r.body['messageId'] === 'in-body'))
+    await waitFor(() => running.receiver.received.find((r) => r.body['messageId'] === 'in-body'))
   })
 
   it('reads it from a compressed body too', async () => {
     const gzipped = gzipSync(body({ batch: [track({ messageId: 'in-gzip' })], writeKey: WRITE_KEY }))
-    const answer = await postBytes(`${relay.url}/v1/batch`, gzipped, { ...noAuth, 'content-encoding': 'gzip' })
+    const answer = await postBytes(`${running.relay.url}/v1/batch`, gzipped, { ...noAuth, 'content-encoding': 'gzip' })
     expect(answer.status).toBe(200)
   })
 
   it('authenticates a single call by its writeKey, and never stores, shows or forwards the key', async () => {
     const answer = await postBytes(
-      `${relay.url}/v1/track`,
+      `${running.relay.url}/v1/track`,
       body({ userId: 'u1', event: 'E', messageId: 'single-key', writeKey: WRITE_KEY }),
       noAuth,
     )
     expect(answer.status).toBe(200)
-    const delivered = await waitFor(() => receiver.received.find((r) => r.body['messageId'] === 'single-key'))
+    const delivered = await waitFor(() => running.receiver.received.find((r) => r.body['messageId'] === 'single-key'))
     expect(delivered.raw).not.toContain(WRITE_KEY)
-    const log = await adminGet(`${relay.url}/v1/deliveries`)
+    const log = await adminGet(`${running.relay.url}/v1/deliveries`)
     expect(log.body.deliveries).toHaveLength(1)
     expect(JSON.stringify(log.body)).not.toContain(WRITE_KEY)
   })
@@ -59,19 +49,19 @@ describe('the write key in the body', () => {
     ['an empty writeKey', { writeKey: '' }, /writeKey/],
     ['a writeKey that is not a string', { writeKey: 42 }, /writeKey/],
   ])('refuses %s with 401 and stores nothing', async (_what, fields, message) => {
-    const answer = await postBytes(`${relay.url}/v1/batch`, body({ batch: [track()], ...fields }), noAuth)
+    const answer = await postBytes(`${running.relay.url}/v1/batch`, body({ batch: [track()], ...fields }), noAuth)
     expect(answer.status).toBe(401)
     expect(answer.body.error.code).toBe('ERR_UNAUTHORIZED')
     expect(answer.body.error.message).toMatch(message)
-    expect((await adminGet(`${relay.url}/v1/deliveries`)).body.deliveries).toEqual([])
+    expect((await adminGet(`${running.relay.url}/v1/deliveries`)).body.deliveries).toEqual([])
   })
 
   it('lets an Authorization header win: an unknown Basic key is 401 even with a valid writeKey in the body', async () => {
-    const answer = await postBytes(`${relay.url}/v1/batch`, body({ batch: [track()], writeKey: WRITE_KEY }), {
+    const answer = await postBytes(`${running.relay.url}/v1/batch`, body({ batch: [track()], writeKey: WRITE_KEY }), {
       authorization: basic('not-a-key'),
     })
     expect(answer.status).toBe(401)
-    const bearer = await postBytes(`${relay.url}/v1/batch`, body({ batch: [track()], writeKey: WRITE_KEY }), {
+    const bearer = await postBytes(`${running.relay.url}/v1/batch`, body({ batch: [track()], writeKey: WRITE_KEY }), {
       authorization: 'Bearer something',
     })
     expect(bearer.status).toBe(401)
@@ -80,7 +70,9 @@ describe('the write key in the body', () => {
 
   it('refuses a bad Basic key with 401 before reading the body', async () => {
     // The body is not even JSON: it is never read, so the answer is about the key.
-    const answer = await postBytes(`${relay.url}/v1/batch`, '{"batch": [', { authorization: basic('not-a-key') })
+    const answer = await postBytes(`${running.relay.url}/v1/batch`, '{"batch": [', {
+      authorization: basic('not-a-key'),
+    })
     expect(answer.status).toBe(401)
   })
 
@@ -93,12 +85,12 @@ describe('the write key in the body', () => {
     const releaseLevel = useLogLevel('debug')
     try {
       await postBytes(
-        `${relay.url}/v1/batch`,
+        `${running.relay.url}/v1/batch`,
         body({ batch: [track(), { type: 'track' }], writeKey: WRITE_KEY }),
         noAuth,
       )
-      await postBytes(`${relay.url}/v1/batch`, body({ batch: [track()], writeKey: 'SECRET-GUESS' }), noAuth)
-      await postBytes(`${relay.url}/v1/track`, body({ userId: 'u', writeKey: 'SECRET-GUESS' }), noAuth)
+      await postBytes(`${running.relay.url}/v1/batch`, body({ batch: [track()], writeKey: 'SECRET-GUESS' }), noAuth)
+      await postBytes(`${running.relay.url}/v1/track`, body({ userId: 'u', writeKey: 'SECRET-GUESS' }), noAuth)
     } finally {
       releaseLevel()
       createDebug.log = previous

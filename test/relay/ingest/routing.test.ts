@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Relay } from '../../src/relay/index'
-import { adminGet, basic, post, type Receiver, startReceiver, startRelay, track, waitFor } from './helpers'
-import { STORE_KINDS } from '../support/stores'
+import type { Relay } from '../../../src/relay/index'
+import { adminGet, basic, post, type Receiver, startReceiver, startRelay, track, waitFor } from '../helpers'
+import { STORE_KINDS } from '../../support/stores'
 
 describe.each(STORE_KINDS)('on the %s store', (kind) => {
   let receiver: Receiver

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { adminGet, post, type Receiver, startReceiver, startRelay, track, waitFor } from './helpers'
-import { newDatabase, STORE_KINDS } from '../support/stores'
+import { adminGet, post, type Receiver, startReceiver, startRelay, track, waitFor } from '../helpers'
+import { newDatabase, STORE_KINDS } from '../../support/stores'
 
 describe.each(STORE_KINDS)('on the %s store', (kind) => {
   let dir: string

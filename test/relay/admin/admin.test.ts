@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Relay } from '../../src/relay/index'
-import { snakeCase } from '../../src/relay/admin/audiences'
+import type { Relay } from '../../../src/relay/index'
+import { snakeCase } from '../../../src/relay/admin/audiences'
 import {
   admin,
   adminGet,
@@ -15,8 +15,8 @@ import {
   track,
   waitFor,
   waitForDelivery,
-} from './helpers'
-import { newDatabase, STORE_KINDS } from '../support/stores'
+} from '../helpers'
+import { newDatabase, STORE_KINDS } from '../../support/stores'
 
 describe.each(STORE_KINDS)('on the %s store', (kind) => {
   let receiver: Receiver

@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { GroupCommit } from '../../src/relay/ingest/group-commit'
-import { ingest } from '../../src/relay/ingest/ingest'
-import type { SqliteDatabase } from '../../src/relay/store/sqlite/schema'
-import { openSqliteStoreWithDb } from './fixtures/store'
-import type { NewDelivery } from '../../src/relay/store/store'
+import { GroupCommit } from '../../../src/relay/ingest/group-commit'
+import { ingest } from '../../../src/relay/ingest/ingest'
+import { IngestError } from '../../../src/relay/ingest/ingest-error'
+import { answerOf } from '../../../src/relay/ingest/routes'
+import type { SqliteDatabase } from '../../../src/relay/store/sqlite/schema'
+import { openSqliteStoreWithDb } from '../fixtures/store'
+import type { NewDelivery } from '../../../src/relay/store/store'
 
 const source = { name: 'web', destinations: ['Webhooks'] }
 const track = (messageId: string) => ({ type: 'track', userId: 'u1', event: 'E', messageId })
@@ -73,6 +75,26 @@ describe('GroupCommit', () => {
     expect(stored()).toEqual(['c1'])
   })
 
+  it('writes a group that failed on its data again request by request: only the offending one is rejected', async () => {
+    const { outbox, commits, enqueue, stored } = await setup()
+    // The store's own enqueue (the spy wraps the instance's).
+    const write = Object.getPrototypeOf(outbox).enqueue.bind(outbox) as typeof outbox.enqueue
+    // PostgreSQL refusing a value (SQLSTATE 22021), for any transaction holding 'poison'.
+    enqueue.mockImplementation(async (deliveries) => {
+      if (deliveries.some((d) => d.messageId === 'poison'))
+        throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' })
+      return write(deliveries)
+    })
+    const results = await Promise.allSettled([
+      commits.commit([delivery('a1')]),
+      commits.commit([delivery('b1'), delivery('poison')]),
+      commits.commit([delivery('c1')]),
+    ])
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    expect(results[1]).toMatchObject({ reason: { code: '22021' } })
+    expect(stored()).toEqual(['a1', 'c1'])
+  })
+
   it('answers a request with nothing to write at once, without a transaction', async () => {
     const { commits, enqueue } = await setup()
     await commits.commit([])
@@ -96,16 +118,16 @@ describe('ingest with group commit', () => {
       ingest(commits, source, [track('b1'), track('b2')]),
     ])
     expect(enqueue).toHaveBeenCalledTimes(1)
-    expect(a.answer).toEqual({
+    expect(answerOf(a)).toEqual({
       success: true,
       accepted: 1,
       refused: [{ index: 1, reason: 'track needs userId or anonymousId' }],
     })
-    expect(b.answer).toEqual({ success: true, accepted: 2, refused: [] })
+    expect(answerOf(b)).toEqual({ success: true, accepted: 2, refused: [] })
     expect(stored()).toEqual(['a1', 'b1', 'b2'])
   })
 
-  it('answers 503 to every batch of a failed group, and stores nothing of any', async () => {
+  it('refuses every batch of a failed group as store-unavailable (503), and stores nothing of any', async () => {
     const { commits, stored } = await setup()
     poison()
     const results = await Promise.allSettled([
@@ -113,7 +135,8 @@ describe('ingest with group commit', () => {
       ingest(commits, source, [track('poison')]),
     ])
     for (const result of results) {
-      expect(result).toMatchObject({ status: 'rejected', reason: { status: 503, code: 'ERR_OUTBOX_UNAVAILABLE' } })
+      expect(result).toMatchObject({ status: 'rejected', reason: { kind: 'store-unavailable' } })
+      expect((result as PromiseRejectedResult).reason).toBeInstanceOf(IngestError)
     }
     expect(stored()).toEqual([])
   })

@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Relay } from '../../src/relay/index'
-import { eventTime } from '../../src/relay/ingest/event-time'
-import { adminGet, post, type Receiver, startReceiver, startRelay, track, waitFor } from './helpers'
+import { describe, expect, it } from 'vitest'
+import { eventTime } from '../../../src/relay/ingest/event-time'
+import { adminGet, post, track, waitFor } from '../helpers'
+import { useRelayWithReceiver } from '../fixtures/relay'
 
 const RECEIVED = new Date('2026-03-01T12:00:10.000Z')
 
@@ -99,21 +99,12 @@ describe('eventTime', () => {
 })
 
 describe('times on the wire', () => {
-  let receiver: Receiver
-  let relay: Relay
-  beforeEach(async () => {
-    receiver = await startReceiver()
-    relay = await startRelay(receiver.url)
-  })
-  afterEach(async () => {
-    await receiver.close()
-    await relay.close()
-  })
+  const running = useRelayWithReceiver('sqlite')
 
   it('delivers the skew-corrected time, keeps a given one, and stores receivedAt on every message', async () => {
     const before = new Date().toISOString()
     // A device whose clock is four years fast: it made the call 10 s before it sent the batch.
-    const answer = await post(`${relay.url}/v1/batch`, {
+    const answer = await post(`${running.relay.url}/v1/batch`, {
       sentAt: '2030-01-01T00:00:10.000Z',
       batch: [
         track({ messageId: 'skewed', originalTimestamp: '2030-01-01T00:00:00.000Z' }),
@@ -124,10 +115,10 @@ describe('times on the wire', () => {
     })
     expect(answer.body).toEqual({ success: true, accepted: 4, refused: [] })
     const after = new Date().toISOString()
-    await waitFor(() => (receiver.received.length === 4 ? true : undefined))
-    const delivered = new Map(receiver.received.map((r) => [r.body['messageId'], r.body['timestamp']]))
+    await waitFor(() => (running.receiver.received.length === 4 ? true : undefined))
+    const delivered = new Map(running.receiver.received.map((r) => [r.body['messageId'], r.body['timestamp']]))
     const stored = new Map<string, any>(
-      (await adminGet(`${relay.url}/v1/deliveries`)).body.deliveries.map((d: any) => [d.messageId, d.message]),
+      (await adminGet(`${running.relay.url}/v1/deliveries`)).body.deliveries.map((d: any) => [d.messageId, d.message]),
     )
 
     const receivedAt = stored.get('skewed').receivedAt as string
@@ -142,7 +133,7 @@ describe('times on the wire', () => {
   })
 
   it('corrects a single call by its own sentAt, and overwrites a receivedAt the client sent', async () => {
-    await post(`${relay.url}/v1/track`, {
+    await post(`${running.relay.url}/v1/track`, {
       userId: 'u1',
       event: 'E',
       messageId: 'single',
@@ -150,8 +141,8 @@ describe('times on the wire', () => {
       sentAt: '2030-01-01T00:01:00.000Z',
       receivedAt: '1999-01-01T00:00:00.000Z',
     })
-    const { body } = await waitFor(() => receiver.received[0])
-    const [delivery] = (await adminGet(`${relay.url}/v1/deliveries`)).body.deliveries
+    const { body } = await waitFor(() => running.receiver.received[0])
+    const [delivery] = (await adminGet(`${running.relay.url}/v1/deliveries`)).body.deliveries
     expect(delivery.message.receivedAt).not.toBe('1999-01-01T00:00:00.000Z')
     expect(body['timestamp']).toBe(new Date(Date.parse(delivery.message.receivedAt) - 60_000).toISOString())
   })

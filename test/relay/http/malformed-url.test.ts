@@ -1,7 +1,7 @@
 import { connect } from 'node:net'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Relay } from '../../src/relay/index'
-import { startRelay } from './helpers'
+import type { Relay } from '../../../src/relay/index'
+import { startRelay } from '../helpers'
 
 let relay: Relay
 

@@ -1,5 +1,5 @@
 import { request } from 'undici'
-import { basic, WRITE_KEY } from './helpers'
+import { basic, WRITE_KEY } from '../helpers'
 
 /**
  * POSTs raw bytes to the relay and returns the status and parsed answer. Basic auth with the test

@@ -3,8 +3,8 @@ import { format } from 'node:util'
 import createDebug from 'debug'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { useLogLevel } from '../../src/relay/log'
-import type { Relay } from '../../src/relay/index'
+import { useLogLevel } from '../../../src/relay/log'
+import type { Relay } from '../../../src/relay/index'
 import {
   admin,
   basic,
@@ -15,7 +15,7 @@ import {
   track,
   waitFor,
   waitForDelivery,
-} from './helpers'
+} from '../helpers'
 
 let receiver: Receiver
 let relay: Relay

@@ -1,24 +1,14 @@
 import { PassThrough } from 'node:stream'
 import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createDecoder } from '../../src/relay/http/content-encoding'
-import { readLimited } from '../../src/relay/http/read-body'
-import type { Relay } from '../../src/relay/index'
-import { MAX_BATCH_BYTES } from '../../src/shared/limits'
-import { adminGet, type Receiver, startReceiver, startRelay, track, waitFor } from './helpers'
+import { describe, expect, it } from 'vitest'
+import { createDecoder } from '../../../src/relay/http/content-encoding'
+import { readLimited } from '../../../src/relay/http/read-body'
+import { MAX_BATCH_BYTES } from '../../../src/shared/limits'
+import { adminGet, track, waitFor } from '../helpers'
 import { postBytes } from './ingest-helpers'
+import { useRelayWithReceiver } from '../fixtures/relay'
 
-let receiver: Receiver
-let relay: Relay
-
-beforeEach(async () => {
-  receiver = await startReceiver()
-  relay = await startRelay(receiver.url)
-})
-afterEach(async () => {
-  await receiver.close()
-  await relay.close()
-})
+const running = useRelayWithReceiver('sqlite')
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value))
 
@@ -36,22 +26,22 @@ describe('Content-Encoding', () => {
   it.each(Object.keys(encoders))('decodes a %s body and delivers its messages', async (encoding) => {
     const messageId = `enc-${encoding.replace(/\W/g, '')}`
     const body = encoders[encoding]!(json({ batch: [track({ messageId })] }))
-    const answer = await postBytes(`${relay.url}/v1/batch`, body, { 'content-encoding': encoding })
+    const answer = await postBytes(`${running.relay.url}/v1/batch`, body, { 'content-encoding': encoding })
     expect(answer).toEqual({ status: 200, body: { success: true, accepted: 1, refused: [] } })
-    const delivered = await waitFor(() => receiver.received.find((r) => r.body['messageId'] === messageId))
+    const delivered = await waitFor(() => running.receiver.received.find((r) => r.body['messageId'] === messageId))
     expect(delivered.body['event']).toBe('Signed Up')
   })
 
   it.each(['compress', 'zstd', 'gzip, br'])(
     'refuses Content-Encoding %s with 415 naming the encodings accepted',
     async (encoding) => {
-      const answer = await postBytes(`${relay.url}/v1/batch`, json({ batch: [track()] }), {
+      const answer = await postBytes(`${running.relay.url}/v1/batch`, json({ batch: [track()] }), {
         'content-encoding': encoding,
       })
       expect(answer.status).toBe(415)
       expect(answer.body.error.code).toBe('ERR_CONTENT_ENCODING')
       expect(answer.body.error.message).toMatch(/gzip, deflate, br or identity/)
-      expect((await adminGet(`${relay.url}/v1/deliveries`)).body.deliveries).toEqual([])
+      expect((await adminGet(`${running.relay.url}/v1/deliveries`)).body.deliveries).toEqual([])
     },
   )
 
@@ -62,12 +52,12 @@ describe('Content-Encoding', () => {
     ['deflate', 'garbage', Buffer.from('\x78\x9c garbage that is not deflate', 'latin1')],
     ['br', 'garbage', Buffer.from('\xff\xff\xff\xff garbage', 'latin1')],
   ])('refuses a corrupt %s body (%s) with 400 saying so', async (encoding, _what, body) => {
-    const answer = await postBytes(`${relay.url}/v1/batch`, body, { 'content-encoding': encoding })
+    const answer = await postBytes(`${running.relay.url}/v1/batch`, body, { 'content-encoding': encoding })
     expect(answer.status).toBe(400)
     expect(answer.body.error.code).toBe('ERR_MALFORMED_BODY')
     expect(answer.body.error.message).toContain(`not valid ${encoding} data`)
     // The relay goes on serving.
-    expect((await postBytes(`${relay.url}/v1/batch`, json({ batch: [track()] }), {})).status).toBe(200)
+    expect((await postBytes(`${running.relay.url}/v1/batch`, json({ batch: [track()] }), {})).status).toBe(200)
   })
 
   it('holds the decoded body to the 500,000-byte limit: just under is accepted, just over is 413', async () => {
@@ -80,13 +70,13 @@ describe('Content-Encoding', () => {
       return padded
     }
     // One message of ~500 KB is over the 32 KB message limit: refused on its own, but the body is read.
-    const under = await postBytes(`${relay.url}/v1/batch`, gzipSync(batchOfSize(MAX_BATCH_BYTES)), {
+    const under = await postBytes(`${running.relay.url}/v1/batch`, gzipSync(batchOfSize(MAX_BATCH_BYTES)), {
       'content-encoding': 'gzip',
     })
     expect(under.status).toBe(400)
     expect(under.body.refused[0].reason).toMatch(/32000-byte limit/)
 
-    const over = await postBytes(`${relay.url}/v1/batch`, gzipSync(batchOfSize(MAX_BATCH_BYTES + 1)), {
+    const over = await postBytes(`${running.relay.url}/v1/batch`, gzipSync(batchOfSize(MAX_BATCH_BYTES + 1)), {
       'content-encoding': 'gzip',
     })
     expect(over.status).toBe(413)
@@ -95,7 +85,7 @@ describe('Content-Encoding', () => {
   })
 
   it('still refuses a compressed body whose own Content-Length is over the limit', async () => {
-    const answer = await postBytes(`${relay.url}/v1/batch`, Buffer.alloc(MAX_BATCH_BYTES + 1), {
+    const answer = await postBytes(`${running.relay.url}/v1/batch`, Buffer.alloc(MAX_BATCH_BYTES + 1), {
       'content-encoding': 'gzip',
     })
     expect(answer.status).toBe(413)

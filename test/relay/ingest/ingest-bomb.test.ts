@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { Relay } from '../../src/relay/index'
-import { basic, post, type Receiver, startReceiver, startRelay, track, WRITE_KEY } from './helpers'
+import type { Relay } from '../../../src/relay/index'
+import { basic, post, type Receiver, startReceiver, startRelay, track, WRITE_KEY } from '../helpers'
 
 // Decompression bombs against a real relay, in a file of their own so that the process's peak
 // memory (maxRSS) says what they cost.
@@ -11,7 +11,7 @@ import { basic, post, type Receiver, startReceiver, startRelay, track, WRITE_KEY
 // zeros-10gib.br: 10 GiB of zero bytes as 8 KB of brotli, made once with
 //   createBrotliCompress({ params: { [BROTLI_PARAM_QUALITY]: 5, [BROTLI_PARAM_LGWIN]: 24 } })
 // over a stream of 10,240 one-MiB zero buffers.
-const BROTLI_BOMB = readFileSync(new URL('../fixtures/zeros-10gib.br', import.meta.url))
+const BROTLI_BOMB = readFileSync(new URL('../../fixtures/zeros-10gib.br', import.meta.url))
 
 // A gzip file may hold many members, decoded one after the other: 400 copies of 1 MB of zeros
 // make a body of ~400 KB (under the limit as sent) that inflates to 400 MB.

@@ -1,23 +1,12 @@
 import { connect } from 'node:net'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Relay } from '../../src/relay/index'
-import { adminGet, basic, post, type Receiver, startReceiver, startRelay, track, waitFor, WRITE_KEY } from './helpers'
-import { STORE_KINDS } from '../support/stores'
+import { describe, expect, it } from 'vitest'
+import { adminGet, basic, post, track, waitFor, WRITE_KEY } from '../helpers'
+import { STORE_KINDS } from '../../support/stores'
 import { postBytes } from './ingest-helpers'
+import { useRelayWithReceiver } from '../fixtures/relay'
 
 describe.each(STORE_KINDS)('on the %s store', (kind) => {
-  let receiver: Receiver
-  let relay: Relay
-
-  beforeEach(async () => {
-    receiver = await startReceiver()
-    relay = await startRelay(receiver.url, {}, kind)
-  })
-  afterEach(async () => {
-    // The receiver first: requests it holds then fail at once, and the relay closes without waiting.
-    await receiver.close()
-    await relay.close()
-  })
+  const running = useRelayWithReceiver(kind)
 
   describe('POST /v1/batch', () => {
     it('accepts a batch, answers once it is stored, and delivers each message to the webhook', async () => {
@@ -25,32 +14,34 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
         track({ messageId: 'a' }),
         { type: 'identify', userId: 'u1', traits: { plan: 'pro' }, messageId: 'b' },
       ]
-      const answer = await post(`${relay.url}/v1/batch`, { batch: messages, sentAt: new Date().toISOString() })
+      const answer = await post(`${running.relay.url}/v1/batch`, { batch: messages, sentAt: new Date().toISOString() })
       expect(answer).toEqual({ status: 200, body: { success: true, accepted: 2, refused: [] } })
-      await waitFor(() => (receiver.received.length === 2 ? true : undefined))
-      expect(receiver.received.map((r) => r.body['messageId']).sort()).toEqual(['a', 'b'])
-      expect(receiver.received.find((r) => r.body['type'] === 'identify')?.body['traits']).toEqual({ plan: 'pro' })
+      await waitFor(() => (running.receiver.received.length === 2 ? true : undefined))
+      expect(running.receiver.received.map((r) => r.body['messageId']).sort()).toEqual(['a', 'b'])
+      expect(running.receiver.received.find((r) => r.body['type'] === 'identify')?.body['traits']).toEqual({
+        plan: 'pro',
+      })
     })
 
     it('refuses an unknown write key, or none, with 401', async () => {
-      expect((await post(`${relay.url}/v1/batch`, { batch: [track()] }, { authorization: basic('nope') })).status).toBe(
-        401,
-      )
-      const none = await post(`${relay.url}/v1/batch`, { batch: [track()] }, {})
+      expect(
+        (await post(`${running.relay.url}/v1/batch`, { batch: [track()] }, { authorization: basic('nope') })).status,
+      ).toBe(401)
+      const none = await post(`${running.relay.url}/v1/batch`, { batch: [track()] }, {})
       expect(none.status).toBe(401)
       expect(none.body.error.message).toMatch(/Basic/)
-      expect((await adminGet(`${relay.url}/v1/deliveries`)).body.deliveries).toEqual([])
+      expect((await adminGet(`${running.relay.url}/v1/deliveries`)).body.deliveries).toEqual([])
     })
 
     it('refuses malformed JSON with 400 saying what is wrong', async () => {
-      const answer = await post(`${relay.url}/v1/batch`, '{"batch": [', { authorization: basic(WRITE_KEY) })
+      const answer = await post(`${running.relay.url}/v1/batch`, '{"batch": [', { authorization: basic(WRITE_KEY) })
       expect(answer.status).toBe(400)
       expect(answer.body.error.code).toBe('ERR_MALFORMED_JSON')
       expect(answer.body.error.message).toMatch(/not valid JSON/)
     })
 
     it('refuses a body without a batch array', async () => {
-      const answer = await post(`${relay.url}/v1/batch`, { messages: [] })
+      const answer = await post(`${running.relay.url}/v1/batch`, { messages: [] })
       expect(answer.status).toBe(400)
       expect(answer.body.error.message).toMatch(/batch is missing or not an array/)
     })
@@ -61,16 +52,20 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
       'parses the body as JSON whatever the Content-Type (%s)',
       async (contentType) => {
         const messageId = `ct-${String(contentType).replace(/\W/g, '')}`
-        const answer = await postBytes(`${relay.url}/v1/batch`, JSON.stringify({ batch: [track({ messageId })] }), {
-          'content-type': contentType,
-        })
+        const answer = await postBytes(
+          `${running.relay.url}/v1/batch`,
+          JSON.stringify({ batch: [track({ messageId })] }),
+          {
+            'content-type': contentType,
+          },
+        )
         expect(answer).toEqual({ status: 200, body: { success: true, accepted: 1, refused: [] } })
-        await waitFor(() => receiver.received.find((r) => r.body['messageId'] === messageId))
+        await waitFor(() => running.receiver.received.find((r) => r.body['messageId'] === messageId))
       },
     )
 
     it('refuses a form-encoded body (not JSON) under a form type with 400 malformed JSON', async () => {
-      const answer = await postBytes(`${relay.url}/v1/batch`, 'batch=1&event=x', {
+      const answer = await postBytes(`${running.relay.url}/v1/batch`, 'batch=1&event=x', {
         'content-type': 'application/x-www-form-urlencoded',
       })
       expect(answer.status).toBe(400)
@@ -79,11 +74,11 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
 
     it('refuses deeply nested JSON with 400 before parsing it', async () => {
       const deep = `{"batch":[{"type":"track","userId":"u","event":"e","properties":${'{"a":'.repeat(100)}1${'}'.repeat(100)}}]}`
-      const answer = await post(`${relay.url}/v1/batch`, deep)
+      const answer = await post(`${running.relay.url}/v1/batch`, deep)
       expect(answer.status).toBe(400)
       expect(answer.body.error.code).toBe('ERR_JSON_TOO_DEEP')
       // Brackets inside strings are not nesting.
-      const stringy = await post(`${relay.url}/v1/batch`, {
+      const stringy = await post(`${running.relay.url}/v1/batch`, {
         batch: [track({ properties: { text: '[[[['.repeat(100) } })],
       })
       expect(stringy.body.accepted).toBe(1)
@@ -97,7 +92,7 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
         { type: 'launch', userId: 'u1' },
         track({ messageId: 'ok-2' }),
       ]
-      const answer = await post(`${relay.url}/v1/batch`, { batch })
+      const answer = await post(`${running.relay.url}/v1/batch`, { batch })
       expect(answer.status).toBe(200)
       expect(answer.body.accepted).toBe(2)
       expect(answer.body.refused).toEqual([
@@ -105,18 +100,18 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
         { index: 2, reason: expect.stringMatching(/over the 32000-byte limit/) },
         { index: 3, reason: expect.stringMatching(/^type must be one of/) },
       ])
-      await waitFor(() => (receiver.received.length === 2 ? true : undefined))
-      expect(receiver.received.map((r) => r.body['messageId']).sort()).toEqual(['ok-1', 'ok-2'])
+      await waitFor(() => (running.receiver.received.length === 2 ? true : undefined))
+      expect(running.receiver.received.map((r) => r.body['messageId']).sort()).toEqual(['ok-1', 'ok-2'])
     })
 
     it('answers 400 when every message of the batch is refused', async () => {
-      const answer = await post(`${relay.url}/v1/batch`, { batch: [{ type: 'track' }] })
+      const answer = await post(`${running.relay.url}/v1/batch`, { batch: [{ type: 'track' }] })
       expect(answer.status).toBe(400)
       expect(answer.body).toMatchObject({ success: false, accepted: 0, refused: [{ index: 0 }] })
     })
 
     it('refuses a body over 500,000 bytes with 413 from its Content-Length, reading none of it', async () => {
-      const { head, rest } = await rawRequest(relay.url, [
+      const { head, rest } = await rawRequest(running.relay.url, [
         'POST /v1/batch HTTP/1.1',
         'Host: relay',
         `Authorization: ${basic(WRITE_KEY)}`,
@@ -130,7 +125,7 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
     })
 
     it('stops reading a chunked body with 413 as soon as it crosses 500,000 bytes', async () => {
-      const socket = connect(Number(new URL(relay.url).port), '127.0.0.1')
+      const socket = connect(Number(new URL(running.relay.url).port), '127.0.0.1')
       let answer = ''
       socket.on('data', (chunk: Buffer) => (answer += chunk.toString()))
       socket.write(
@@ -167,24 +162,26 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
         if (type === 'track') fields['event'] = 'Clicked'
         if (type === 'group') fields['groupId'] = 'g1'
         if (type === 'alias') fields['previousId'] = 'anon'
-        const answer = await post(`${relay.url}/v1/${type}`, fields)
+        const answer = await post(`${running.relay.url}/v1/${type}`, fields)
         expect(answer.status).toBe(200)
         expect(answer.body.accepted).toBe(1)
-        const delivered = await waitFor(() => receiver.received.find((r) => r.body['messageId'] === `single-${type}`))
+        const delivered = await waitFor(() =>
+          running.receiver.received.find((r) => r.body['messageId'] === `single-${type}`),
+        )
         expect(delivered.body['type']).toBe(type)
       },
     )
 
     it('refuses a message whose type is not the path', async () => {
-      const answer = await post(`${relay.url}/v1/track`, { type: 'identify', userId: 'u1' })
+      const answer = await post(`${running.relay.url}/v1/track`, { type: 'identify', userId: 'u1' })
       expect(answer.status).toBe(400)
       expect(answer.body.error.message).toMatch(/sent to \/v1\/track/)
     })
 
     it('fills in a missing messageId and timestamp', async () => {
       const before = Date.now()
-      expect((await post(`${relay.url}/v1/track`, { userId: 'u1', event: 'E' })).status).toBe(200)
-      const { body } = await waitFor(() => receiver.received[0])
+      expect((await post(`${running.relay.url}/v1/track`, { userId: 'u1', event: 'E' })).status).toBe(200)
+      const { body } = await waitFor(() => running.receiver.received[0])
       expect(body['messageId']).toMatch(/^[0-9a-f-]{36}$/)
       expect(Date.parse(body['timestamp'] as string)).toBeGreaterThanOrEqual(before - 1000)
     })
@@ -192,11 +189,11 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
 
   describe('storage', () => {
     it('has the deliveries committed when it answers (the log shows them before any delivery)', async () => {
-      receiver.respond(() => {}) // never answers: nothing can be delivered
-      await post(`${relay.url}/v1/batch`, {
+      running.receiver.respond(() => {}) // never answers: nothing can be delivered
+      await post(`${running.relay.url}/v1/batch`, {
         batch: [track({ messageId: 'stored-1' }), track({ messageId: 'stored-2' })],
       })
-      const { body } = await adminGet(`${relay.url}/v1/deliveries`)
+      const { body } = await adminGet(`${running.relay.url}/v1/deliveries`)
       expect(body.deliveries.map((d: any) => [d.messageId, d.status])).toEqual([
         ['stored-1', 'pending'],
         ['stored-2', 'pending'],
@@ -204,9 +201,9 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
     })
 
     it('stores a message sent twice (a client retry) only once', async () => {
-      await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: 'twice' })] })
-      await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: 'twice' })] })
-      const { body } = await adminGet(`${relay.url}/v1/deliveries`)
+      await post(`${running.relay.url}/v1/batch`, { batch: [track({ messageId: 'twice' })] })
+      await post(`${running.relay.url}/v1/batch`, { batch: [track({ messageId: 'twice' })] })
+      const { body } = await adminGet(`${running.relay.url}/v1/deliveries`)
       expect(body.deliveries.filter((d: any) => d.messageId === 'twice')).toHaveLength(1)
     })
   })
