@@ -95,6 +95,17 @@ export class PostgresCircuits implements CircuitStore {
     return (rows as { id: number }[]).map((row) => Number(row.id))
   }
 
+  async pause(url: string, now: number): Promise<Circuit> {
+    const [circuit] = await this.#circuits(SQL.pauseCircuit, [url, now])
+    return circuit!
+  }
+
+  async resume(url: string, routes: readonly Route[], now: number): Promise<{ wasPaused: boolean; woken: number }> {
+    const { rows } = await this.#db.query(SQL.resumeCircuit, [url, now, ...unzip(routes)])
+    const row = rows[0] as { paused: boolean; woken: number }
+    return { wasPaused: row.paused, woken: row.paused ? Number(row.woken) : 0 }
+  }
+
   async #circuits(text: string, values: unknown[]): Promise<Circuit[]> {
     const { rows } = await this.#db.query(text, values)
     return (rows as CircuitRow[]).map(toCircuit)

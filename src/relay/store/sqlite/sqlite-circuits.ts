@@ -21,6 +21,7 @@ export class SqliteCircuits implements CircuitStore {
   /** The store's prepared statements, shared with it. */
   readonly #sql: StatementCache
   readonly #succeed: (url: string, routes: readonly Route[], now: number) => { wasOpen: boolean; woken: number }
+  readonly #resume: (url: string, routes: readonly Route[], now: number) => { wasPaused: boolean; woken: number }
 
   constructor(sql: StatementCache) {
     this.#sql = sql
@@ -32,6 +33,20 @@ export class SqliteCircuits implements CircuitStore {
       for (const route of routes) woken += sql.get(SQL.wake).run({ now, ...route }).changes
       return { wasOpen: true, woken }
     })
+    this.#resume = sql.db.transaction((url: string, routes: readonly Route[], now: number) => {
+      if (sql.get(SQL.resumeCircuit).get(url) === undefined) return { wasPaused: false, woken: 0 }
+      let woken = 0
+      for (const route of routes) woken += sql.get(SQL.wake).run({ now, ...route }).changes
+      return { wasPaused: true, woken }
+    })
+  }
+
+  async pause(url: string, now: number): Promise<Circuit> {
+    return toCircuit(this.#sql.get(SQL.pauseCircuit).get({ url, now }) as CircuitRow)
+  }
+
+  async resume(url: string, routes: readonly Route[], now: number): Promise<{ wasPaused: boolean; woken: number }> {
+    return this.#resume(url, routes, now)
   }
 
   async get(urls: readonly string[]): Promise<Circuit[]> {
@@ -95,7 +110,7 @@ export class SqliteCircuits implements CircuitStore {
       const done = this.#sql
         .get(SQL.park(chunk.length, urls.length))
         .pluck()
-        .all(until, now, window, now, error, now, ...chunk, owner, ...urls, urls.length) as number[]
+        .all(...urls, ...chunk, { urls: urls.length, until, now, window, error, owner }) as number[]
       parked.push(...done)
     }
     return parked
