@@ -7,7 +7,7 @@ export type SqliteDatabase = Database.Database
 
 // Each entry upgrades the schema by one version (PRAGMA user_version), so a file written by an
 // older relay is brought up to date in place rather than refused.
-const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE deliveries (
     id               INTEGER PRIMARY KEY,
