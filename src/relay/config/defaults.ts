@@ -1,3 +1,4 @@
+import { DEFAULT_RESPONSE_BODY_LIMIT } from '../../webhooks/settings'
 import type { BreakerOptions } from '../options'
 
 /**
@@ -13,6 +14,7 @@ export const RELAY_DEFAULTS = Object.freeze({
   leaseTimeout: 30_000,
   retention: 7 * 24 * 60 * 60 * 1000,
   webhookTimeout: 5000,
+  responseBodyLimit: DEFAULT_RESPONSE_BODY_LIMIT,
   headersTimeout: 10_000,
   requestTimeout: 30_000,
   maxHeaderSize: 16_384,

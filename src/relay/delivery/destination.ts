@@ -11,6 +11,10 @@ export interface DestinationRequest {
   ms: number
   /** The receiver's `Retry-After`, in milliseconds, when it sent one with a failure. */
   retryAfterMs?: number
+  /** The start of the receiver's answer to a failed request, kept with the attempt. */
+  responseBody?: string
+  /** A failed request's headers, secrets hidden, kept with the attempt. */
+  requestHeaders?: Record<string, string>
 }
 
 /** What one attempt to deliver a message came to. */
