@@ -180,6 +180,7 @@ export class Breaker {
       return { kind: 'expire', error: `retry window spent; last error: ${lastErrors}` }
     }
     const waits = urls.map((url) => {
+      if (this.#view.get(url)?.state === 'paused') return `${url} paused by an operator`
       const next = this.#view.get(url)?.nextProbeAt
       return `circuit open for ${url}${next === undefined ? '' : ` (next probe at ${new Date(next).toISOString()})`}`
     })
@@ -336,7 +337,7 @@ export class Breaker {
     this.#view.set(url, circuit)
     const open = this.#isOpen(url)
     if (open) {
-      if (!wasOpen) {
+      if (!wasOpen && circuit.state !== 'paused') {
         log.warn(
           `circuit of ${redactUrl(url)} open after ${plural(circuit.failures, 'failed request')} (${circuit.lastError}); next probe at ${logTime(circuit.nextProbeAt ?? 0)}`,
           { event: 'circuit-opened', url, failures: circuit.failures },

@@ -57,7 +57,8 @@ export class Prober {
   arm(circuit: Circuit, notBefore = 0): void {
     const { url } = circuit
     this.disarm(url)
-    if (this.#stopped || this.#probing.has(url) || circuit.state === 'closed') return
+    // A paused URL is never probed: only an operator's resume ends the pause.
+    if (this.#stopped || this.#probing.has(url) || circuit.state === 'closed' || circuit.state === 'paused') return
     const heldElsewhere = circuit.probeOwner !== undefined && circuit.probeOwner !== this.#host.owner
     const at = Math.max(notBefore, circuit.nextProbeAt ?? 0, heldElsewhere ? (circuit.probeLeaseUntil ?? 0) : 0)
     const timer = setTimeout(
