@@ -298,8 +298,9 @@ export class Breaker {
     const now = this.#host.now()
     const routes = this.#host.routes.get(url) ?? []
     if (unreported.answered && this.#view.has(url)) {
-      const { wasOpen, woken } = await this.#circuits.succeed(url, routes, now)
-      this.#forget(url)
+      const { wasOpen, woken, paused } = await this.#circuits.succeed(url, routes, now)
+      // Paused meanwhile: the pause stands (the next read of the circuits shows it).
+      if (!paused) this.#forget(url)
       if (wasOpen) {
         log.warn(
           `circuit of ${redactUrl(url)} closed: a request was answered; ${plural(woken, 'waiting delivery is', 'waiting deliveries are')} due now`,

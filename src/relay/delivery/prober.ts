@@ -89,9 +89,11 @@ export class Prober {
     try {
       const now = this.#host.now()
       if (verdict === 'up') {
-        const { woken } = await circuits.succeed(url, this.#host.routes.get(url) ?? [], now)
+        const { woken, paused } = await circuits.succeed(url, this.#host.routes.get(url) ?? [], now)
         this.#held.delete(url)
-        this.#host.closed(url, woken)
+        // Paused while the probe was in flight: the pause stands.
+        if (paused) await this.#host.refresh([url])
+        else this.#host.closed(url, woken)
         return
       }
       const failedProbes = (this.#host.circuit(url)?.probes ?? 0) + (verdict === 'down' ? 1 : 0)

@@ -91,8 +91,9 @@ export interface CircuitStore {
    * A request to the URL was answered (not 429 or 5xx): its circuit closes, and its row goes. If it
    * was open (or half-open), every pending delivery of `routes` due after `now` is due at `now`, in
    * the same transaction: the backlog drains at once, and a relay dying in between cannot strand it.
+   * A paused URL stays paused (`paused: true`): an answer does not end an operator's pause.
    */
-  succeed(url: string, routes: readonly Route[], now: number): Promise<{ wasOpen: boolean; woken: number }>
+  succeed(url: string, routes: readonly Route[], now: number): Promise<SucceedResult>
 
   /**
    * Takes the probe of an open circuit whose probe is due at `now` and not held (or whose holder's
@@ -144,6 +145,16 @@ export interface CircuitStore {
    * due at `now`. `wasPaused` is false (and nothing changes) when it was not paused.
    */
   resume(url: string, routes: readonly Route[], now: number): Promise<{ wasPaused: boolean; woken: number }>
+}
+
+/**
+ * What {@link CircuitStore.succeed} did: whether the circuit was open (and how many deliveries it
+ * woke), or that the URL is paused (nothing changed: the breaker keeps holding it back).
+ */
+export interface SucceedResult {
+  wasOpen: boolean
+  woken: number
+  paused?: boolean
 }
 
 /** A `circuits` row as both stores read it (times as epoch ms). */

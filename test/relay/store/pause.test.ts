@@ -57,7 +57,7 @@ describe.each(STORE_KINDS)('pausing a URL (%s)', (kind) => {
 
   it('is not ended by an answer or a failure to a request still in flight', async () => {
     await circuits.pause(URL_A, T0)
-    expect(await circuits.succeed(URL_A, ROUTES, T0 + 1)).toEqual({ wasOpen: false, woken: 0 })
+    expect(await circuits.succeed(URL_A, ROUTES, T0 + 1)).toEqual({ wasOpen: false, woken: 0, paused: true })
     expect(
       await circuits.fail({
         url: URL_A,

@@ -5,6 +5,7 @@ import {
   type FailureReport,
   type ParkRequest,
   type Route,
+  type SucceedResult,
   toCircuit,
 } from '../circuits'
 import { type ClaimedRow, toDueDelivery } from '../rows'
@@ -46,9 +47,10 @@ export class PostgresCircuits implements CircuitStore {
     return circuit!
   }
 
-  async succeed(url: string, routes: readonly Route[], now: number): Promise<{ wasOpen: boolean; woken: number }> {
+  async succeed(url: string, routes: readonly Route[], now: number): Promise<SucceedResult> {
     const { rows } = await this.#db.query(SQL.succeed, [url, now, ...unzip(routes)])
-    const row = rows[0] as { state: string | null; woken: number }
+    const row = rows[0] as { state: string | null; woken: number; paused: boolean }
+    if (row.paused) return { wasOpen: false, woken: 0, paused: true }
     const wasOpen = row.state !== null && row.state !== 'closed'
     return { wasOpen, woken: wasOpen ? Number(row.woken) : 0 }
   }

@@ -184,7 +184,8 @@ export const POSTGRES_STATEMENTS = {
       AND (source, destination) IN (SELECT * FROM unnest($3::text[], $4::text[]))
       AND EXISTS (SELECT 1 FROM gone WHERE state <> 'closed')
     RETURNING 1)
-  SELECT (SELECT state FROM gone) AS state, (SELECT count(*) FROM woken)::int AS woken`,
+  SELECT (SELECT state FROM gone) AS state, (SELECT count(*) FROM woken)::int AS woken,
+    EXISTS (SELECT 1 FROM circuits WHERE url = $1::text AND state = 'paused') AS paused`,
   takeProbe: `
   UPDATE circuits SET state = 'half-open', probe_owner = $2::text, probe_lease_until = $4::bigint, updated_at = $3::bigint
   WHERE url = $1::text AND state IN ('open', 'half-open') AND next_probe_at <= $3::bigint
