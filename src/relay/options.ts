@@ -74,6 +74,12 @@ export interface RelayOptions {
   retention?: number
   /** One webhook request's time limit, in milliseconds. @default 5000 */
   webhookTimeout?: number
+  /**
+   * How much of a failed webhook request's answer (any status but 2xx) the delivery log keeps with
+   * the attempt, in bytes, 0 to 65536: what tells a receiver's team what broke. 0 keeps none.
+   * @default 4096
+   */
+  responseBodyLimit?: number
   /** Time allowed to receive a request's headers, in milliseconds (slow clients are cut off). @default 10000 */
   headersTimeout?: number
   /** Time allowed to receive a whole request, in milliseconds. @default 30000 */
@@ -126,6 +132,7 @@ export interface ResolvedRelayOptions {
   leaseTimeout: number
   retention: number
   webhookTimeout: number
+  responseBodyLimit: number
   headersTimeout: number
   requestTimeout: number
   maxHeaderSize: number

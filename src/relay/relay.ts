@@ -190,7 +190,11 @@ function buildDestinations(options: ResolvedRelayOptions, agent: Agent): Map<str
       try {
         destinations.set(
           WEBHOOKS_DESTINATION,
-          new WebhookDestination(settings, { timeout: options.webhookTimeout, dispatcher: agent }),
+          new WebhookDestination(settings, {
+            timeout: options.webhookTimeout,
+            dispatcher: agent,
+            responseBodyLimit: options.responseBodyLimit,
+          }),
         )
       } catch (error) {
         throw new RelayConfigError(`sources[${index}].destinations.Webhooks`, (error as Error).message, {

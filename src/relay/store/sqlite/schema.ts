@@ -7,7 +7,7 @@ export type SqliteDatabase = Database.Database
 
 // Each entry upgrades the schema by one version (PRAGMA user_version), so a file written by an
 // older relay is brought up to date in place rather than refused.
-const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE deliveries (
     id               INTEGER PRIMARY KEY,
@@ -72,6 +72,43 @@ const MIGRATIONS: readonly string[] = [
     last_error        TEXT,
     updated_at        INTEGER NOT NULL
   ) WITHOUT ROWID;
+  `,
+  // The operator's console. Deliveries keep the message's userId and event for searching (filled
+  // at enqueue; rows written before are filled here while pending or dead-lettered, and left
+  // NULL once delivered: history that retention prunes), indexed with message_id for searches.
+  // Attempts keep what the receiver said and the headers sent; by URL and time for the endpoints
+  // view. Circuits gain the operator's pause (SQLite cannot alter a CHECK: the table is rebuilt).
+  `
+  ALTER TABLE deliveries ADD COLUMN user_id TEXT;
+  ALTER TABLE deliveries ADD COLUMN event TEXT;
+  ALTER TABLE deliveries ADD COLUMN paused_at INTEGER;  -- epoch ms; parked behind paused circuits since
+  UPDATE deliveries SET user_id = json_extract(message, '$.userId'), event = json_extract(message, '$.event')
+    WHERE status <> 'delivered' AND json_valid(message);
+  CREATE INDEX deliveries_message_id ON deliveries (message_id);
+  CREATE INDEX deliveries_user ON deliveries (user_id) WHERE user_id IS NOT NULL;
+
+  ALTER TABLE attempts ADD COLUMN response_body TEXT;    -- the start of a failed request's answer
+  ALTER TABLE attempts ADD COLUMN request_headers TEXT;  -- JSON, secrets hidden
+  CREATE INDEX attempts_url ON attempts (url, at);
+
+  CREATE TABLE circuits_paused (
+    url               TEXT    PRIMARY KEY,
+    state             TEXT    NOT NULL CHECK (state IN ('closed', 'open', 'half-open', 'paused')),
+    failures          INTEGER NOT NULL DEFAULT 0,
+    probes            INTEGER NOT NULL DEFAULT 0,
+    opened_at         INTEGER,
+    next_probe_at     INTEGER,
+    probe_owner       TEXT,
+    probe_lease_until INTEGER,
+    last_error        TEXT,
+    updated_at        INTEGER NOT NULL,
+    paused_at         INTEGER                      -- epoch ms; an operator paused it
+  ) WITHOUT ROWID;
+  INSERT INTO circuits_paused
+    SELECT url, state, failures, probes, opened_at, next_probe_at, probe_owner, probe_lease_until, last_error, updated_at, NULL
+    FROM circuits;
+  DROP TABLE circuits;
+  ALTER TABLE circuits_paused RENAME TO circuits;
   `,
 ]
 
