@@ -38,32 +38,53 @@ afterAll(async () => {
   await server?.stop()
 }, 60_000)
 
-/** The server's processes: the postmaster (its command line names the port) and its children. */
-function serverProcesses(port: number): number[] {
-  const parents = new Map<number, number>()
-  let postmaster: number | undefined
+/** The postmaster of the server on `port`: its command line names the port. */
+function postmasterOf(port: number): number {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
       const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')
       const p = argv.indexOf('-p')
-      if (p !== -1 && argv[p + 1] === String(port) && /postgres$/.test(argv[0] ?? '')) postmaster = Number(entry)
-      // The fields after the command's name (in parentheses, which may hold spaces): state, ppid.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+      if (p !== -1 && argv[p + 1] === String(port) && /postgres$/.test(argv[0] ?? '')) return Number(entry)
     } catch {
       // It exited meanwhile.
     }
   }
-  if (postmaster === undefined) throw new Error(`no PostgreSQL server found on port ${port}`)
-  const children = [...parents].filter(([, parent]) => parent === postmaster).map(([pid]) => pid)
-  return [postmaster, ...children]
+  throw new Error(`no PostgreSQL server found on port ${port}`)
+}
+
+/** The processes whose parent is `parent` (a server's backends, checkpointer, WAL writer…). */
+function childrenOf(parent: number): number[] {
+  const children: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      // The fields after the command's name (in parentheses, which may hold spaces): state, ppid.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) children.push(Number(entry))
+    } catch {
+      // It exited meanwhile.
+    }
+  }
+  return children
+}
+
+/** A process's state letter in /proc (`T`: stopped). */
+function stateOf(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? ''
 }
 
 /** Stops every process of the server: it keeps its sockets open but answers nothing. */
 function freeze(): void {
-  // The postmaster first, so it starts no new backend meanwhile.
-  for (const pid of serverProcesses(server.port)) {
+  // The postmaster first: stopped, it forks no new backend, so its children can then be listed
+  // once and for all (a backend forked just before is listed too).
+  const postmaster = postmasterOf(server.port)
+  process.kill(postmaster, 'SIGSTOP')
+  frozen.push(postmaster)
+  // A signal is delivered on the way back from a system call (a fork under way completes first).
+  while (stateOf(postmaster) !== 'T') {}
+  for (const pid of childrenOf(postmaster)) {
     process.kill(pid, 'SIGSTOP')
     frozen.push(pid)
   }

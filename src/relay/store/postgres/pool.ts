@@ -102,6 +102,10 @@ function boundQueries(pool: PostgresPool, timeout: number): void {
     if (values !== undefined) config.values = values
     // pg reads query_timeout from a query's config as well as from the pool's settings.
     const left = Math.max(1, Math.ceil(deadline - performance.now()))
+    // A connection that drops mid-query fails the query and is also emitted as an 'error' on the
+    // client, which nothing else listens to while it is checked out (pg-pool's own query does
+    // the same): without this, an uncaught exception.
+    client.on('error', ignoreError)
     try {
       const result = await client.query({ ...config, query_timeout: left } as QueryConfig)
       client.release()
@@ -109,6 +113,8 @@ function boundQueries(pool: PostgresPool, timeout: number): void {
     } catch (error) {
       client.release(error as Error)
       throw error
+    } finally {
+      client.off('error', ignoreError)
     }
   }
   pool.query = bounded as unknown as PostgresPool['query']
@@ -185,3 +191,6 @@ function reasonOf(error: unknown): string {
   }
   return error instanceof Error ? error.message || error.name : String(error)
 }
+
+// The query it belongs to fails with the same error, and that is where it is handled.
+function ignoreError(): void {}
