@@ -94,6 +94,14 @@ export interface RelayOptions {
    */
   maxInFlightPerUrl?: number
   /**
+   * The longest one call to the database may take, in milliseconds (waiting for a connection
+   * included). While the database is frozen, out of reach or locked, ingest answers 503 and
+   * `/healthz` turns 503 within this time instead of holding requests; both recover by themselves
+   * once it answers again. On SQLite, how long a write waits for a lock held by another process.
+   * @default 5000
+   */
+  storeTimeout?: number
+  /**
    * The least severe level the log writes: `error`, `warn`, `info` or `debug` (one line per
    * delivered message). When not given, the `LOG_LEVEL` environment variable, then `info`.
    * @default 'info'
@@ -138,6 +146,7 @@ export interface ResolvedRelayOptions {
   maxHeaderSize: number
   breaker: Required<BreakerOptions>
   maxInFlightPerUrl: number
+  storeTimeout: number
   logLevel: LogLevel
 }
 

@@ -67,7 +67,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
   const health = new StoreHealth({ probe: (bytes) => probeWrite(opened!, bytes) })
   try {
     const destinations = buildDestinations(resolved, agent)
-    opened = await openStore(resolved.database)
+    opened = await openStore(resolved.database, { storeTimeout: resolved.storeTimeout })
     // Everything below writes through this: every write's outcome tells /healthz.
     const store = watchWrites(opened, health)
     // Deliveries that were in flight when the relay last stopped are still pending: due once

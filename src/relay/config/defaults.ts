@@ -21,6 +21,7 @@ export const RELAY_DEFAULTS = Object.freeze({
   requestTimeout: 30_000,
   maxHeaderSize: 16_384,
   maxInFlightPerUrl: 32,
+  storeTimeout: 5000,
 })
 
 /** The circuit breaker's defaults (`breaker` option). */

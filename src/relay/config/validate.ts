@@ -103,6 +103,8 @@ const OPTION_RULES: RulesOf<RelayOptions> = {
   maxHeaderSize: integer(1024, 1_048_576),
   breaker: objectOf(BREAKER_RULES, 'a breaker option'),
   maxInFlightPerUrl: integer(1, 10_000),
+  // Under 100 ms even a healthy database would fail calls; past ten minutes a client gave up long ago.
+  storeTimeout: integer(100, 600_000),
   logLevel: oneOf(LOG_LEVELS),
 }
 

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { loadDriver } from '../load-driver'
 
@@ -112,12 +113,23 @@ export const MIGRATIONS: readonly string[] = [
   `,
 ]
 
+/** Options of {@link openSqliteDatabase}. */
+export interface SqliteDatabaseOptions {
+  /**
+   * How long a statement waits for a lock another process holds (a second relay on the file by
+   * mistake, a backup) before it fails, ms: the relay's `storeTimeout`, so a locked file costs a
+   * request no more than a frozen PostgreSQL would. @default RELAY_DEFAULTS.storeTimeout
+   */
+  busyTimeout?: number
+}
+
 /**
  * Opens (creating when missing) the relay's database at `path` (a file, or `':memory:'`), in WAL
  * mode with `synchronous = FULL`: a commit is on disk before the relay answers 2xx, and readers
  * never block the writer.
  */
-export async function openSqliteDatabase(path: string): Promise<SqliteDatabase> {
+export async function openSqliteDatabase(path: string, options: SqliteDatabaseOptions = {}): Promise<SqliteDatabase> {
+  const busyTimeout = options.busyTimeout ?? RELAY_DEFAULTS.storeTimeout
   const { default: Database } = await loadDriver('better-sqlite3', 'SQLite', () => import('better-sqlite3'))
   let db: SqliteDatabase
   try {
@@ -132,7 +144,7 @@ export async function openSqliteDatabase(path: string): Promise<SqliteDatabase> 
     db.pragma('synchronous = FULL')
     db.pragma('foreign_keys = ON')
     // Another process holding the file (a second relay by mistake) makes us wait briefly, not fail.
-    db.pragma('busy_timeout = 5000')
+    db.pragma(`busy_timeout = ${Math.floor(busyTimeout)}`)
     migrate(db)
     return db
   } catch (error) {
