@@ -14,63 +14,87 @@
 // the message is kept, always waits for the disk. (The SQLite store does the same.)
 const RELAXED = `relaxed AS (SELECT set_config('synchronous_commit', 'off', true))`
 
+// Leases and due times are judged, and written, by the database's clock, never a relay's: relays
+// whose clocks disagree then still agree on whose lease is live and what is due. The relay passes
+// durations (a lease's length, a retry's delay, how long ago an attempt started) and the statement
+// adds them to this one instant. The parameter named is null in production; a test may pass an
+// instant to stand in for the database's clock (`PostgresStoreOptions.databaseNow`).
+const CLOCK = (parameter: string) =>
+  `clock AS (SELECT coalesce(${parameter}::bigint, (extract(epoch FROM now()) * 1000)::bigint) AS now)`
+// The instant of CLOCK, where a FROM cannot take it (a subquery locking its rows).
+const NOW = '(SELECT now FROM clock)'
+
 export const POSTGRES_STATEMENTS = {
   // The outbox.
+  // Due at once by the database's clock: a relay whose clock is ahead would otherwise write them due later.
   enqueue: `
+  WITH ${CLOCK('$6')}
   INSERT INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
-  SELECT s, d, m, t, j, 'pending', $6, $6, $6
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u (s, d, m, t, j)
+  SELECT s, d, m, t, j, 'pending', clock.now, clock.now, clock.now
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u (s, d, m, t, j), clock
   ON CONFLICT (source, destination, message_id) DO NOTHING`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
-  // statement; from then on the lease (lease_until) keeps other relays off.
+  // statement; from then on the lease (lease_until) keeps other relays off. $1 source, $2 clock,
+  // $3 limit, $4 owner, $5 the lease's length (ms). Returns the instant judged at, so the store can
+  // give first_attempt_at to the relay on its own clock.
   claim: `
-  WITH ${RELAXED}
-  UPDATE deliveries d SET lease_until = $5, lease_owner = $4
+  WITH ${RELAXED}, ${CLOCK('$2')}
+  UPDATE deliveries d SET lease_until = clock.now + $5::bigint, lease_owner = $4
   FROM (
     SELECT id FROM deliveries
-    WHERE source = $1 AND status = 'pending' AND next_attempt_at <= $2
-      AND (lease_until IS NULL OR lease_until <= $2)
+    WHERE source = $1 AND status = 'pending' AND next_attempt_at <= ${NOW}
+      AND (lease_until IS NULL OR lease_until <= ${NOW})
     ORDER BY next_attempt_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED
-  ) due, relaxed
+  ) due, relaxed, clock
   WHERE d.id = due.id
-  RETURNING d.id, d.source, d.destination, d.message, d.attempts, d.first_attempt_at, d.next_attempt_at`,
-  // The later of: the next delivery not yet due, and the end of the first live lease on a due one.
-  // (A delivery not yet due is never leased: a claim takes only due ones, and recording ends the lease.)
+  RETURNING d.id, d.source, d.destination, d.message, d.attempts, d.first_attempt_at, d.next_attempt_at, clock.now AS clock_now`,
+  // How long until the source's next delivery is claimable (ms, 0 or less: already), by the
+  // database's clock: the first one no live lease holds, or the end of the first live lease on a due
+  // one. (A delivery not yet due is never leased: a claim takes only due ones, and recording ends
+  // the lease.) One due and free is counted too: it became due (or was released) since the claim,
+  // which judged at an earlier instant. $1 source, $2 clock.
   nextDue: `
+  WITH ${CLOCK('$2')}
   SELECT least(
     (SELECT next_attempt_at FROM deliveries
-     WHERE source = $1 AND status = 'pending' AND next_attempt_at > $2
+     WHERE source = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ${NOW})
      ORDER BY next_attempt_at LIMIT 1),
     (SELECT min(lease_until) FROM deliveries
-     WHERE source = $1 AND status = 'pending' AND next_attempt_at <= $2 AND lease_until > $2)
-  ) AS at`,
+     WHERE source = $1 AND status = 'pending' AND next_attempt_at <= ${NOW} AND lease_until > ${NOW})
+  ) - ${NOW} AS wait`,
+  // $1 owner, $2 ids, $3 the lease's length from now (ms), $4 clock.
   renew: `
-  WITH ${RELAXED}
-  UPDATE deliveries SET lease_until = $3 FROM relaxed
+  WITH ${RELAXED}, ${CLOCK('$4')}
+  UPDATE deliveries SET lease_until = clock.now + $3::bigint FROM relaxed, clock
   WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`,
   release: `
   UPDATE deliveries SET lease_until = NULL, lease_owner = NULL
   WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`,
   // A whole batch of outcomes: the deliveries' new state (only those still pending: one recorded
   // already by a relay whose lease ran out keeps its state) and every request into the attempts log.
+  // Times are durations from the database's clock: how long ago the attempt started ($3, $8) and
+  // how long until the delivery is due again ($4: 0 when it is not pending); $6 clock.
   record: `
-  WITH ${RELAXED}, outcome AS (
+  WITH ${RELAXED}, ${CLOCK('$6')}, outcome AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
-      AS o (id, status, at, next_attempt_at, error)
+      AS o (id, status, ago, due_in, error)
   ), updated AS (
     UPDATE deliveries d SET
-      status = outcome.status, attempts = d.attempts + 1, first_attempt_at = coalesce(d.first_attempt_at, outcome.at),
-      next_attempt_at = outcome.next_attempt_at, last_error = outcome.error, updated_at = $6,
+      status = outcome.status, attempts = d.attempts + 1,
+      first_attempt_at = coalesce(d.first_attempt_at, clock.now - outcome.ago),
+      next_attempt_at = clock.now + outcome.due_in, last_error = outcome.error, updated_at = clock.now,
       lease_until = NULL, lease_owner = NULL
-    FROM outcome, relaxed
+    FROM outcome, relaxed, clock
     WHERE d.id = outcome.id AND d.status = 'pending'
     RETURNING d.id
   )
   INSERT INTO attempts (delivery_id, at, url, status, error, ms)
-  SELECT * FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[])`,
+  SELECT a.id, clock.now - a.ago, a.url, a.status, a.error, a.ms
+  FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[])
+    AS a (id, ago, url, status, error, ms), clock`,
   failUnconfigured: `UPDATE deliveries SET status = 'failed', last_error = 'source "' || source || '" is no longer configured',
          updated_at = $1, lease_until = NULL, lease_owner = NULL
        WHERE status = 'pending' AND NOT (source = ANY($2::text[]))`,
@@ -179,10 +203,12 @@ export const POSTGRES_STATEMENTS = {
 
   // PostgreSQL only: relays syncing the same audience at once take turns (SQLite has one writer).
   lockAudience: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
+  // PostgreSQL only: the database's clock, epoch ms with fractions, for a relay's offset to it.
+  databaseNow: 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now',
 } as const
 
 /** The statements only PostgreSQL has (see the comment above them), left out when the dialects are compared. */
-export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = ['lockAudience']
+export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = ['lockAudience', 'databaseNow']
 
 /** A statement's name. */
 export type PostgresStatement = keyof typeof POSTGRES_STATEMENTS
