@@ -1,4 +1,6 @@
+import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
+import { createRelay } from '../../../src/relay/index'
 import type { Destination } from '../../../src/relay/delivery/destination'
 import type { Worker } from '../../../src/relay/delivery/worker'
 import { openPostgresStore } from '../../../src/relay/store/postgres/postgres-store'
@@ -8,6 +10,7 @@ import { type HttpReceiver, startHttpReceiver } from '../../support/http-receive
 import { waitFor } from '../../support/wait-for'
 import { testDelivery } from '../fixtures/deliveries'
 import { testWorker } from '../fixtures/worker'
+import { parseExposition, sampleValue } from '../ops/prometheus'
 
 // Two relays on one PostgreSQL database, one of them with its clock 40 s off, a 5 s lease (well
 // under the skew) and many deliveries to a counting receiver: leases and due times are judged by
@@ -99,4 +102,68 @@ describe.each([SKEW_MS, -SKEW_MS])('two relays on one PostgreSQL, one with its c
     expect(right.destination.sent).toBeGreaterThan(0)
     expect(skewed.destination.sent).toBeGreaterThan(0)
   }, 60_000)
+})
+
+describe('a relay on PostgreSQL', () => {
+  it('exposes its clock’s offset to the database’s as tracklet_clock_offset_seconds', async () => {
+    const relay = await createRelay({
+      port: 0,
+      database: await freshPostgresDatabase(),
+      metricsToken: 'metrics-token-for-tests',
+      sources: [{ name: 'web', writeKey: 'write-key-for-tests' }],
+    })
+    cleanups.push(() => relay.close())
+    const offset = await waitFor(async () => {
+      const response = await request(`${relay.url}/metrics`, {
+        headers: { authorization: 'Bearer metrics-token-for-tests' },
+      })
+      const value = sampleValue(parseExposition(await response.body.text()), 'tracklet_clock_offset_seconds')
+      return value === undefined || Number.isNaN(value) ? undefined : value
+    }, 'the first measurement')
+    // The database runs on this machine: one clock, read twice.
+    expect(Math.abs(offset)).toBeLessThan(1)
+  })
+})
+
+describe('a relay whose clock is 40 s ahead of PostgreSQL’s', () => {
+  it('writes due times, retry delays and the retry window’s start on the database’s clock', async () => {
+    const database = await freshPostgresDatabase()
+    const relayNow = () => Date.now() + SKEW_MS
+    const store = await openPostgresStore(database, { now: relayNow })
+    cleanups.push(() => store.close())
+    // Each time, as ms from the database's now (a few ms of this test's own round trips aside).
+    const fromDatabaseNow = async (column: string) =>
+      (
+        await sql<{ ms: number }>(
+          database,
+          `SELECT (${column} - (extract(epoch FROM now()) * 1000)::bigint)::int AS ms FROM deliveries`,
+        )
+      )[0]!.ms
+
+    await store.enqueue([testDelivery('m1')])
+    expect(Math.abs(await fromDatabaseNow('next_attempt_at'))).toBeLessThan(5000) // due now, not in 40 s
+    const [taken] = await store.claim({ source: 'web', limit: 1, owner: 'relay-skewed', leaseMs: LEASE_TIMEOUT })
+    expect(taken).toBeDefined()
+    expect(await fromDatabaseNow('lease_until')).toBeGreaterThan(0)
+    expect(await fromDatabaseNow('lease_until')).toBeLessThanOrEqual(LEASE_TIMEOUT)
+
+    const at = relayNow()
+    await store.record([
+      { id: taken!.id, at, requests: [], next: { status: 'pending', nextAttemptAt: at + 60_000, error: 'HTTP 503' } },
+    ])
+    // Due again 60 s from the database's now, and the window started at the database's now.
+    expect(await fromDatabaseNow('next_attempt_at')).toBeGreaterThan(55_000)
+    expect(await fromDatabaseNow('next_attempt_at')).toBeLessThanOrEqual(60_000)
+    expect(Math.abs(await fromDatabaseNow('first_attempt_at'))).toBeLessThan(5000)
+    const wait = await store.nextDueIn('web')
+    expect(wait).toBeGreaterThan(55_000)
+
+    // A minute on: claimed again, its window's start given on the relay's clock.
+    await sql(
+      database,
+      'UPDATE deliveries SET next_attempt_at = next_attempt_at - 60000, first_attempt_at = first_attempt_at - 60000',
+    )
+    const [again] = await store.claim({ source: 'web', limit: 1, owner: 'relay-skewed', leaseMs: LEASE_TIMEOUT })
+    expect(Math.abs(again!.firstAttemptAt! - (relayNow() - 60_000))).toBeLessThan(5000)
+  })
 })
