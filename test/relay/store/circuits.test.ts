@@ -166,9 +166,9 @@ describe.each(STORES)('the circuits (%s)', (_name, kind) => {
     await circuits.park({ ...parkRequest(m1!.id), owner: 'relay-a' })
     const [m2] = await store.claim({ source: 'web', limit: 1, owner: 'relay-a', leaseMs: 30_000 })
     // m2 is leased; m1 is parked a minute out: the probe takes m1.
-    const probe = await circuits.claimProbe(ROUTES, 'relay-b', T0 + 1, T0 + 30_000)
+    const probe = await circuits.claimProbe(ROUTES, 'relay-b', 30_000)
     expect(probe).toMatchObject({ id: m1!.id, source: 'web', message: { messageId: 'm1' }, attempts: 0 })
-    expect(await circuits.claimProbe(ROUTES, 'relay-b', T0 + 1, T0 + 30_000)).toBeUndefined()
+    expect(await circuits.claimProbe(ROUTES, 'relay-b', 30_000)).toBeUndefined()
     expect(m2).toBeDefined()
   })
 })

@@ -167,3 +167,22 @@ describe('a relay whose clock is 40 s ahead of PostgreSQL’s', () => {
     expect(Math.abs(again!.firstAttemptAt! - (relayNow() - 60_000))).toBeLessThan(5000)
   })
 })
+
+describe('a probe of an open circuit, from a relay whose clock is 40 s ahead', () => {
+  it('never takes a delivery another relay still holds, and takes it once that lease ends', async () => {
+    const database = await freshPostgresDatabase()
+    const right = await openPostgresStore(database)
+    const skewed = await openPostgresStore(database, { now: () => Date.now() + SKEW_MS })
+    cleanups.push(
+      () => right.close(),
+      () => skewed.close(),
+    )
+    const routes = [{ source: 'web', destination: 'Webhooks' }]
+    await right.enqueue([testDelivery('m1')])
+    const [held] = await right.claim({ source: 'web', limit: 1, owner: 'relay-right', leaseMs: LEASE_TIMEOUT })
+    expect(await skewed.circuits.claimProbe(routes, 'relay-skewed', LEASE_TIMEOUT)).toBeUndefined()
+    // The holder's lease ends (as if it died and LEASE_TIMEOUT passed).
+    await sql(database, 'UPDATE deliveries SET lease_until = lease_until - $1', [LEASE_TIMEOUT])
+    expect(await skewed.circuits.claimProbe(routes, 'relay-skewed', LEASE_TIMEOUT)).toMatchObject({ id: held!.id })
+  })
+})

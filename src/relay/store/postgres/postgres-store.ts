@@ -88,7 +88,7 @@ export class PostgresStore implements Store {
     this.#pool = pool
     this.#now = options.now ?? Date.now
     this.#databaseNow = options.databaseNow
-    this.circuits = new PostgresCircuits(pool)
+    this.circuits = new PostgresCircuits(pool, options)
   }
 
   // The statements' clock parameter: null, so they read the database's clock, unless a test stands in for it.

@@ -182,16 +182,19 @@ export const POSTGRES_STATEMENTS = {
   RETURNING *`,
   renewProbes: `
   UPDATE circuits SET probe_lease_until = $3::bigint WHERE probe_owner = $1::text AND url = ANY($2::text[])`,
-  // SKIP LOCKED: a delivery another relay is claiming right now is not waited for.
+  // SKIP LOCKED: a delivery another relay is claiming right now is not waited for. Leases by the
+  // database's clock, as claim: $1 sources, $2 destinations, $3 owner, $4 the lease's length (ms), $5 clock.
   claimProbe: `
-  UPDATE deliveries SET lease_until = $4::bigint, lease_owner = $3::text
+  WITH ${CLOCK('$5')}
+  UPDATE deliveries SET lease_until = clock.now + $4::bigint, lease_owner = $3::text
+  FROM clock
   WHERE id = (
     SELECT id FROM deliveries
     WHERE status = 'pending' AND (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-      AND (lease_until IS NULL OR lease_until <= $5::bigint)
+      AND (lease_until IS NULL OR lease_until <= ${NOW})
     ORDER BY next_attempt_at, id LIMIT 1
     FOR UPDATE SKIP LOCKED)
-  RETURNING id, source, destination, message, attempts, first_attempt_at`,
+  RETURNING id, source, destination, message, attempts, first_attempt_at, clock.now AS clock_now`,
   // $1 ids, $2 owner, $3 urls, $4 now, $5 until, $6 window, $7 error.
   park: `
   UPDATE deliveries SET next_attempt_at = least($5::bigint, coalesce(first_attempt_at, $4::bigint) + $6::bigint),

@@ -69,7 +69,7 @@ export class SqliteStore implements Store {
     this.#sql = sql
     // One file, one relay: a lease still standing was taken by this relay's previous run.
     sql.get(SQL.voidLeases).run()
-    this.circuits = new SqliteCircuits(sql)
+    this.circuits = new SqliteCircuits(sql, now)
 
     this.#enqueueAll = db.transaction((deliveries: readonly NewDelivery[]) => {
       const now = this.#now()
