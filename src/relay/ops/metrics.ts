@@ -5,6 +5,7 @@ import { log } from '../log'
 import type { RoutedSource } from '../sources'
 import type { CircuitSnapshot } from '../delivery/breaker'
 import type { Store } from '../store/store'
+import { CLOCK_OFFSET_WARN_MS } from './clock-offset'
 import { HttpError } from '../http/http-error'
 import type { StoreHealth } from './health'
 import { EventRates } from './rates'
@@ -262,7 +263,7 @@ export class RelayMetrics {
   clockOffset(seconds: () => number | undefined): void {
     new Gauge({
       name: 'tracklet_clock_offset_seconds',
-      help: "The database's clock minus this relay's, seconds, measured every minute: leases and due times follow the database's clock; past 1 s the relay warns (check NTP).",
+      help: `The database's clock minus this relay's, seconds, measured every minute: leases and due times follow the database's clock; past ${CLOCK_OFFSET_WARN_MS / 1000} s the relay warns (check NTP).`,
       // The exposed registry was merged from this relay's at construction: registered in both.
       registers: [this.#own, this.#exposed],
       collect() {
