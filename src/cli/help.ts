@@ -47,8 +47,8 @@ Database precedence: --database, then the config's \`database\`, then $DATABASE_
 the config names no database).
 
 Environment:
-  LOG_LEVEL                the least severe level logged: ${LOG_LEVELS.join(', ')} (default: the
-                           config's \`logLevel\`, else ${DEFAULT_LOG_LEVEL}; debug logs every message)
+  LOG_LEVEL                the least severe level logged: ${LOG_LEVELS.join(', ')}; read when the
+                           config sets no \`logLevel\` (default ${DEFAULT_LOG_LEVEL}; debug logs every message)
   LOG_FORMAT               text (the default) or json: one JSON object per line, with fields
   DATABASE_URL             the outbox, when neither --database nor the config names one
 
