@@ -88,6 +88,12 @@ export interface RelayOptions {
    * @default 'info'
    */
   logLevel?: LogLevel
+  /**
+   * Relay processes on one port and one database, for `tracklet relay` (the command forks them:
+   * each is a relay of its own, sharing leases as separate relays on one database do). A relay
+   * started in code is one process: {@link createRelay} refuses a value above 1. @default 1
+   */
+  workers?: number
 }
 
 /**
@@ -126,6 +132,7 @@ export interface ResolvedRelayOptions {
   breaker: Required<BreakerOptions>
   maxInFlightPerUrl: number
   logLevel: LogLevel
+  workers: number
 }
 
 /**

@@ -17,6 +17,7 @@ export const RELAY_DEFAULTS = Object.freeze({
   requestTimeout: 30_000,
   maxHeaderSize: 16_384,
   maxInFlightPerUrl: 32,
+  workers: 1,
 })
 
 /** The circuit breaker's defaults (`breaker` option). */

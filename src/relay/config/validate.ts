@@ -100,6 +100,8 @@ const OPTION_RULES: RulesOf<RelayOptions> = {
   breaker: objectOf(BREAKER_RULES, 'a breaker option'),
   maxInFlightPerUrl: integer(1, 10_000),
   logLevel: oneOf(LOG_LEVELS),
+  // Each worker holds its own connections and memory: past a few hundred it is a typo.
+  workers: integer(1, 256),
 }
 
 /** Every option a relay (and its config file) takes, at the top level. */

@@ -12,7 +12,9 @@ export async function openCircuits(store: Store): Promise<CircuitStore> {
       import('./sqlite/sqlite-store'),
       import('./sqlite/sqlite-circuits'),
     ])
-    if (store instanceof SqliteStore) return new SqliteCircuits(store.db)
+    if (store instanceof SqliteStore)
+      // [relay-workers] A file shared by several processes keeps the probes the others hold.
+      return new SqliteCircuits(store.db, { sharedByProcesses: store.sharedByProcesses })
   }
   // The PostgreSQL store's connection pool, shared with it.
   const pool = (store as Partial<{ pool: Queryable }>).pool

@@ -14,14 +14,18 @@ export function isPostgresUrl(database: string): boolean {
  * @throws {RelayError} `ERR_RELAY_DATABASE` when the database cannot be opened or prepared, and
  * `ERR_RELAY_DRIVER_MISSING` when the store's driver package is not installed.
  */
-export async function openStore(database: string): Promise<Store> {
+export async function openStore(
+  database: string,
+  // `tracklet relay --workers`: several processes use this store at once (see openSqliteStore).
+  { sharedByProcesses = false }: { sharedByProcesses?: boolean } = {},
+): Promise<Store> {
   try {
     if (isPostgresUrl(database)) {
       const { openPostgresStore } = await import('./postgres/postgres-store')
       return await openPostgresStore(database)
     }
     const { openSqliteStore } = await import('./sqlite/sqlite-store')
-    return await openSqliteStore(database)
+    return await openSqliteStore(database, Date.now, { sharedByProcesses })
   } catch (error) {
     // A net under each store's own care: whatever the error quotes, never the value's password.
     if (error instanceof Error) error.message = error.message.replaceAll(database, redactDatabase(database))

@@ -70,12 +70,14 @@ export class SqliteCircuits implements CircuitStore {
   readonly #returnProbe: Database.Statement
   readonly #succeed: (url: string, routes: readonly Route[], now: number) => { wasOpen: boolean; woken: number }
 
-  constructor(db: SqliteDatabase) {
+  constructor(db: SqliteDatabase, { sharedByProcesses = false }: { sharedByProcesses?: boolean } = {}) {
     this.#db = db
     this.#statements = new StatementCache(db)
-    db.prepare(
-      `UPDATE circuits SET state = 'open', probe_owner = NULL, probe_lease_until = NULL WHERE state = 'half-open'`,
-    ).run()
+    // [relay-workers] On a file shared by `--workers` processes, a probe standing is another's.
+    if (!sharedByProcesses)
+      db.prepare(
+        `UPDATE circuits SET state = 'open', probe_owner = NULL, probe_lease_until = NULL WHERE state = 'half-open'`,
+      ).run()
     this.#fail = db.prepare(FAIL)
     this.#takeProbe = db.prepare(TAKE_PROBE)
     this.#failProbe = db.prepare(FAIL_PROBE)

@@ -21,8 +21,24 @@ import { StatementCache } from './statements'
  *
  * @throws {RelayError} `ERR_RELAY_DATABASE` or `ERR_RELAY_DRIVER_MISSING`.
  */
-export async function openSqliteStore(path: string, now: () => number = Date.now): Promise<SqliteStore> {
-  return new SqliteStore(await openSqliteDatabase(path), now)
+export async function openSqliteStore(
+  path: string,
+  now: () => number = Date.now,
+  options: SqliteStoreOptions = {},
+): Promise<SqliteStore> {
+  return new SqliteStore(await openSqliteDatabase(path), now, options)
+}
+
+// [relay-workers] The one change `tracklet relay --workers N` needs of this store, to re-apply on
+// the restructured store: an open option that skips the clearing of leases (and probes, in
+// SqliteCircuits), which the primary does once before it forks.
+/** How a SQLite store is opened. */
+export interface SqliteStoreOptions {
+  /**
+   * Several processes use the file at once (`tracklet relay --workers N`): the leases standing
+   * are theirs, not a previous run's, so they are left to expire rather than cleared.
+   */
+  sharedByProcesses?: boolean
 }
 
 /**
@@ -32,6 +48,8 @@ export async function openSqliteStore(path: string, now: () => number = Date.now
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
+  /** Whether other processes use the file at once ([relay-workers], {@link SqliteStoreOptions}). */
+  readonly sharedByProcesses: boolean
   /** The database (exposed for tests that need to break it on purpose). */
   readonly db: SqliteDatabase
   /** The time source, epoch ms (injectable so retry windows can be tested without waiting). */
@@ -51,22 +69,27 @@ export class SqliteStore implements Store {
   readonly #enqueueAll: (deliveries: readonly NewDelivery[]) => number
   readonly #recordAll: (outcomes: readonly AttemptOutcome[]) => void
   readonly #claimAll: (request: ClaimRequest) => DueDelivery[]
-  readonly #syncAll: (
-    source: string,
-    audience: string,
-    userIds: readonly string[],
-    announce: (change: AudienceChange) => NewDelivery[],
-  ) => AudienceChange
-  readonly #pruneAll: (before: number, limit: number) => number
+  readonly #syncAll: Database.Transaction<
+    (
+      source: string,
+      audience: string,
+      userIds: readonly string[],
+      announce: (change: AudienceChange) => NewDelivery[],
+    ) => AudienceChange
+  >
+  readonly #pruneAll: Database.Transaction<(before: number, limit: number) => number>
   readonly #statements: StatementCache
   #closed = false
 
-  constructor(db: SqliteDatabase, now: () => number = Date.now) {
+  constructor(db: SqliteDatabase, now: () => number = Date.now, options: SqliteStoreOptions = {}) {
     this.db = db
     this.#now = now
     this.#statements = new StatementCache(db)
+    this.sharedByProcesses = options.sharedByProcesses ?? false
     // One file, one relay: a lease still standing was taken by this relay's previous run.
-    db.prepare('UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_until IS NOT NULL').run()
+    // [relay-workers] Unless the file is shared: then the primary cleared them once, before forking.
+    if (!this.sharedByProcesses)
+      db.prepare('UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_until IS NOT NULL').run()
     this.#insert = db.prepare(`
       INSERT OR IGNORE INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`)
@@ -249,11 +272,14 @@ export class SqliteStore implements Store {
     userIds: readonly string[],
     announce: (change: AudienceChange) => NewDelivery[],
   ): Promise<AudienceChange> {
-    return this.#syncAll(source, audience, userIds, announce)
+    // [relay-workers] IMMEDIATE: this transaction reads before it writes, and a deferred one that
+    // must upgrade while another process writes fails with SQLITE_BUSY without waiting.
+    return this.#syncAll.immediate(source, audience, userIds, announce)
   }
 
   async prune(before: number, limit: number): Promise<number> {
-    return this.#pruneAll(before, limit)
+    // [relay-workers] IMMEDIATE, as in syncAudience: it reads before it writes.
+    return this.#pruneAll.immediate(before, limit)
   }
 
   async backlog(): Promise<BacklogRow[]> {
