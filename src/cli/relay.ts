@@ -118,7 +118,12 @@ async function check(options: RelayOptions, origins: Origins): Promise<number> {
  * The primary of `workers` relay processes: prepares the store once, forks, prints the URL once
  * every worker listens, and on SIGINT or SIGTERM stops them all. Exit 0 only when all closed cleanly.
  */
-async function runPrimary(options: RelayOptions, workers: number, origins: Origins, format: LogFormat): Promise<number> {
+async function runPrimary(
+  options: RelayOptions,
+  workers: number,
+  origins: Origins,
+  format: LogFormat,
+): Promise<number> {
   const database = options.database ?? RELAY_DEFAULTS.database
   if (!isPostgresUrl(database) && (database === ':memory:' || database === '')) {
     const message = `${workers} workers need one store they all open: ${JSON.stringify(database)} is a database of one process's own (use a SQLite file or a postgres:// URL)`

@@ -72,11 +72,19 @@ export function runWorkerPool(count: number, options: RelayOptions, events: Pool
         if (!isListeningMessage(message)) return
         slot.backoff.started()
         if (slot.started) {
-          log.info(`worker ${slot.number} restarted (pid ${pid})`, { event: 'worker-restarted', worker: slot.number, pid })
+          log.info(`worker ${slot.number} restarted (pid ${pid})`, {
+            event: 'worker-restarted',
+            worker: slot.number,
+            pid,
+          })
           return
         }
         slot.started = true
-        log.info(`worker ${slot.number} listening (pid ${pid})`, { event: 'worker-listening', worker: slot.number, pid })
+        log.info(`worker ${slot.number} listening (pid ${pid})`, {
+          event: 'worker-listening',
+          worker: slot.number,
+          pid,
+        })
         if (slots.every((s) => s.started)) events.listening(message.url)
       })
       worker.on('exit', (code, signal) => {
