@@ -53,10 +53,11 @@ export function startWorkersRelay(cliPath, configPath, options, workers) {
       child.stdout.resume()
       resolve({
         url,
-        /** CPU ms the primary and its workers have used so far, and how many workers there are. */
+        /** CPU ms the primary and its workers have used so far (and the primary's own), and how many processes. */
         usage: () => {
           const pids = [child.pid, ...childrenOf(child.pid)]
-          return { cpuMs: pids.reduce((sum, pid) => sum + processCpuMs(pid), 0), processes: pids.length }
+          const cpuMs = pids.reduce((sum, pid) => sum + processCpuMs(pid), 0)
+          return { cpuMs, primaryCpuMs: processCpuMs(child.pid), processes: pids.length }
         },
         stop: async () => {
           child.kill('SIGTERM')

@@ -346,6 +346,7 @@ async function measureWorkers(counts) {
       deliveredMs: phase.lastAt - started,
       failed,
       cpuUsPerMessage: ((after.cpuMs - before.cpuMs) * 1000) / N,
+      primaryCpuUsPerMessage: ((after.primaryCpuMs - before.primaryCpuMs) * 1000) / N,
       processes: after.processes,
       server: await serverCost?.stop(),
     })
@@ -460,7 +461,7 @@ for (const run of workerRuns) {
     `    delivery   first POST to last delivery: ${fmt(deliveryRate)} msgs/s (${(deliveryRate / rawRate).toFixed(2)}× raw delivery${run === first ? '' : `, ${(deliveryRate / rate(N, first.deliveredMs)).toFixed(2)}× --workers ${first.k}`})`,
   )
   console.log(
-    `    relay      CPU ${Math.round(run.cpuUsPerMessage)} µs per delivered message, ingest included, all processes (${(run.cpuUsPerMessage / rawCpuUs).toFixed(2)}× the raw sender's${run === first ? '' : `, ${(run.cpuUsPerMessage / first.cpuUsPerMessage).toFixed(2)}× --workers ${first.k}`})${perMessage(run.server)}`,
+    `    relay      CPU ${Math.round(run.cpuUsPerMessage)} µs per delivered message, ingest included, all processes (${(run.cpuUsPerMessage / rawCpuUs).toFixed(2)}× the raw sender's${run === first ? '' : `, ${(run.cpuUsPerMessage / first.cpuUsPerMessage).toFixed(2)}× --workers ${first.k}`})${run.k > 1 ? `, of which the primary ${run.primaryCpuUsPerMessage.toFixed(1)} µs` : ''}${perMessage(run.server)}`,
   )
 }
 for (const run of runs) {
