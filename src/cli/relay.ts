@@ -9,7 +9,7 @@ import { type LogFormat, logFormatFrom, plural } from '../relay/log'
 import { nonBlockingStderr, writeLogTo } from '../relay/log-sink'
 import { isPostgresUrl, openStore } from '../relay/store/open-store'
 import { parseRelayArgs, type RelayArgs } from './relay-args'
-import { runWorkerPool } from './workers/primary'
+import { runWorkerPool, WORKER_ENV } from './workers/primary'
 import { runRelayWorker } from './workers/worker'
 
 const EXIT_OK = 0
@@ -40,7 +40,7 @@ export async function runRelay(args: string[]): Promise<number> {
     return EXIT_USAGE
   }
   // A worker forked by the primary: its options come from the primary, not from the file.
-  if (cluster.isWorker) return runWorker(format)
+  if (cluster.isWorker && env[WORKER_ENV] !== undefined) return runWorker(format)
   let options: RelayOptions
   try {
     options = await loadRelayConfig(parsed.config, env)

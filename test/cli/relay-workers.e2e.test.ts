@@ -34,15 +34,14 @@ function writeConfig(config: Record<string, unknown>): string {
   return path
 }
 
-async function configFor(kind: StoreKind): Promise<string> {
+async function configFor(kind: StoreKind, leaseTimeout?: number): Promise<string> {
   receiver = await startReceiver()
   return writeConfig({
     port: 0,
     database: await newDatabase(kind, dir, `relay-${configs + 1}.db`),
     adminToken: ADMIN_TOKEN,
     allowPrivateNetworks: true,
-    // The least lease: the work of a worker killed mid-delivery is taken up by the others soon.
-    leaseTimeout: 1000,
+    leaseTimeout,
     sources: [{ name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiver.url }] } } }],
   })
 }
@@ -100,7 +99,9 @@ describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
   })
 
   it('restarts a worker killed with SIGKILL, and every acknowledged message still arrives', async () => {
-    const run = startTracklet(cli.cliPath, ['relay', '--config', await configFor(kind), '--workers', '2'])
+    // The least lease: the work of the killed worker is taken up by the others soon.
+    const config = await configFor(kind, 1000)
+    const run = startTracklet(cli.cliPath, ['relay', '--config', config, '--workers', '2'])
     const url = await listeningUrl(run)
     const before = await waitFor(() => (workerPids(run).size === 2 ? workerPids(run) : undefined), 'two workers')
     const killed = before.get(1)!

@@ -4,6 +4,12 @@ import { log } from '../../relay/log'
 import { isListeningMessage, isReadyMessage, type StartMessage } from './messages'
 import { RestartBackoff } from './restart-backoff'
 
+/**
+ * Set in each worker's environment (its worker number): the command runs as a worker only with
+ * it, not merely because it finds itself in some other program's cluster.
+ */
+export const WORKER_ENV = 'TRACKLET_RELAY_WORKER'
+
 /** How the primary of `tracklet relay --workers N` ended. */
 export type PoolEnd =
   /** Stopped by SIGINT/SIGTERM: `clean` when every worker closed and exited 0. */
@@ -64,7 +70,7 @@ export function runWorkerPool(count: number, options: RelayOptions, events: Pool
 
     const fork = (slot: Slot) => {
       slot.restartTimer = undefined
-      const worker = cluster.fork()
+      const worker = cluster.fork({ [WORKER_ENV]: String(slot.number) })
       slot.worker = worker
       const pid = worker.process.pid
       worker.on('message', (message: unknown) => {

@@ -10,17 +10,17 @@ import { isStartMessage, type ListeningMessage, type ReadyMessage } from './mess
  * (0 closed cleanly, 1 could not start); `failed` prints why it could not start.
  */
 export async function runRelayWorker(failed: (error: unknown) => number): Promise<number> {
-  const received = once(process, 'message') as Promise<[unknown]>
-  process.send?.({ kind: 'tracklet-relay-ready' } satisfies ReadyMessage)
-  const [message] = await received
-  if (!isStartMessage(message)) return failed(new Error('the primary sent no options'))
-  // Taken before the relay starts: a signal during start-up closes it once it is up.
+  // Listened for first: a signal while the worker starts closes it once it is up.
   const stop = new Promise<void>((resolve) => {
     // `on`, not `once`: a terminal's Ctrl-C reaches the worker itself and, forwarded, again from
     // the primary; the second must not kill a worker that is closing.
     process.on('SIGINT', () => resolve())
     process.on('SIGTERM', () => resolve())
   })
+  const received = once(process, 'message') as Promise<[unknown]>
+  process.send?.({ kind: 'tracklet-relay-ready' } satisfies ReadyMessage)
+  const [message] = await received
+  if (!isStartMessage(message)) return leave(failed(new Error('the primary sent no options')))
   let relay: Relay
   try {
     relay = await startRelay(message.options, { sharedByProcesses: true })
