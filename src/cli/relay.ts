@@ -103,6 +103,7 @@ async function check(options: RelayOptions, origins: Origins): Promise<number> {
   let resolved: ReturnType<typeof validateRelayOptions>
   try {
     resolved = validateRelayOptions(options)
+    refuseUnsharedStore(resolved.database, resolved.workers)
   } catch (error) {
     return failed(error, origins)
   }
@@ -125,9 +126,10 @@ async function runPrimary(
   format: LogFormat,
 ): Promise<number> {
   const database = options.database ?? RELAY_DEFAULTS.database
-  if (!isPostgresUrl(database) && (database === ':memory:' || database === '')) {
-    const message = `${workers} workers need one store they all open: ${JSON.stringify(database)} is a database of one process's own (use a SQLite file or a postgres:// URL)`
-    return failed(new RelayConfigError('workers', message), origins)
+  try {
+    refuseUnsharedStore(database, workers)
+  } catch (error) {
+    return failed(error, origins)
   }
   const stopLogging = writeLogTo(nonBlockingStderr(), format)
   try {
@@ -145,6 +147,15 @@ async function runPrimary(
   })
   await stopLogging()
   return end.kind === 'stopped' && end.clean ? EXIT_OK : EXIT_FAILED
+}
+
+/** Several workers need a store each of them opens: a database of one process's own is refused. */
+function refuseUnsharedStore(database: string, workers: number): void {
+  if (workers === 1 || isPostgresUrl(database) || (database !== ':memory:' && database !== '')) return
+  throw new RelayConfigError(
+    'workers',
+    `${workers} workers need one store they all open: ${JSON.stringify(database)} is a database of one process's own (use a SQLite file or a postgres:// URL)`,
+  )
 }
 
 /** A worker of the primary above: one relay on the shared port and store. */

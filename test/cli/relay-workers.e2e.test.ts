@@ -141,11 +141,12 @@ describe('tracklet relay --workers: what it refuses', () => {
   it("refuses ':memory:', which no two processes can share, and opens nothing", async () => {
     receiver = await startReceiver()
     const config = writeConfig({ database: ':memory:', sources: [{ name: 'web', writeKey: WRITE_KEY }] })
+    const refusal = `tracklet relay: --workers (workers): 3 workers need one store they all open: ":memory:" is a database of one process's own (use a SQLite file or a postgres:// URL)\n`
     const result = await runTracklet(cli.cliPath, ['relay', '--config', config, '--workers', '3'])
-    expect(result.code).toBe(1)
-    expect(result.stderr).toBe(
-      `tracklet relay: --workers (workers): 3 workers need one store they all open: ":memory:" is a database of one process's own (use a SQLite file or a postgres:// URL)\n`,
-    )
+    expect(result).toMatchObject({ code: 1, stderr: refusal })
+    // --check says so too, rather than calling the config valid.
+    const checked = await runTracklet(cli.cliPath, ['relay', '--config', config, '--workers', '3', '--check'])
+    expect(checked).toMatchObject({ code: 1, stdout: '', stderr: refusal })
   })
 
   it.each([
