@@ -17,6 +17,9 @@
 // are never asserted.
 //
 //   npm run bench:relay -- --store postgres --relays 1,2
+//   npm run bench:relay -- --store sqlite --workers 1,2   (only `tracklet relay --workers N`, each
+//     N on a fresh store: both paths at once, msgs/s and CPU per message of the primary and its
+//     workers together, from /proc; on PostgreSQL the server's CPU and WAL per message too)
 //   BENCH_MESSAGES=100000 BENCH_FLUSH_AT=100 npm run bench:relay
 //   BENCH_PROFILE=.tmp/profiles npm run bench:relay      (a --cpu-prof per relay process)
 //   (BENCH_CLIENTS, BENCH_CONCURRENCY and BENCH_MAX_IN_FLIGHT_PER_URL set those relay options)
@@ -25,18 +28,22 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
 import { Analytics } from '../dist/index.js'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
 import { deliveryBaseline } from './delivery-baseline.mjs'
 import { measureServer } from './pg-server-cost.mjs'
+import { startWorkersRelay } from './relay-workers.mjs'
 import { countStatements, DELIVERY_KINDS, resetStatements } from './pg-round-trips.mjs'
 import { postgresInsertBaseline, sqliteInsertBaseline } from './store-baselines.mjs'
 
 const { values: args } = parseArgs({
-  options: { store: { type: 'string', default: 'sqlite' }, relays: { type: 'string' } },
+  options: { store: { type: 'string', default: 'sqlite' }, relays: { type: 'string' }, workers: { type: 'string' } },
 })
+const WORKER_COUNTS = args.workers?.split(',').map(Number)
+if (WORKER_COUNTS?.some((k) => !Number.isInteger(k) || k < 1)) throw new Error('--workers is a list such as 1,2')
 const STORE = args.store
 if (STORE !== 'sqlite' && STORE !== 'postgres') throw new Error('--store is sqlite or postgres')
 const RELAY_COUNTS = (args.relays ?? (STORE === 'postgres' ? '1,2' : '1')).split(',').map(Number)
@@ -122,28 +129,31 @@ function startHoldingReceiver() {
   )
 }
 
+/** The options of every relay of the bench. */
+function relayOptions(receiverUrl, database, extra = {}) {
+  return {
+    port: 0,
+    database,
+    allowPrivateNetworks: true,
+    ...extra,
+    ...(process.env.BENCH_CONCURRENCY ? { concurrency: Number(process.env.BENCH_CONCURRENCY) } : {}),
+    ...(process.env.BENCH_MAX_IN_FLIGHT_PER_URL
+      ? { maxInFlightPerUrl: Number(process.env.BENCH_MAX_IN_FLIGHT_PER_URL) }
+      : {}),
+    sources: [
+      {
+        name: 'bench',
+        writeKey: WRITE_KEY,
+        destinations: { Webhooks: { webhooks: [{ url: receiverUrl }], sharedSecret: SECRET } },
+      },
+    ],
+  }
+}
+
 function startRelay(receiverUrl, database, index, extra = {}) {
   const child = fork(
     new URL('./relay-server.mjs', import.meta.url),
-    [
-      JSON.stringify({
-        port: 0,
-        database,
-        allowPrivateNetworks: true,
-        ...extra,
-        ...(process.env.BENCH_CONCURRENCY ? { concurrency: Number(process.env.BENCH_CONCURRENCY) } : {}),
-        ...(process.env.BENCH_MAX_IN_FLIGHT_PER_URL
-          ? { maxInFlightPerUrl: Number(process.env.BENCH_MAX_IN_FLIGHT_PER_URL) }
-          : {}),
-        sources: [
-          {
-            name: 'bench',
-            writeKey: WRITE_KEY,
-            destinations: { Webhooks: { webhooks: [{ url: receiverUrl }], sharedSecret: SECRET } },
-          },
-        ],
-      }),
-    ],
+    [JSON.stringify(relayOptions(receiverUrl, database, extra))],
     {
       execArgv: process.env.BENCH_PROFILE
         ? [
@@ -172,6 +182,19 @@ function startRelay(receiverUrl, database, index, extra = {}) {
 
 // Requests in flight at once in the ingest-only phase: enough to keep one relay busy.
 const INGEST_IN_FLIGHT = 8
+
+/** N messages as batch bodies, built and serialised beforehand: the load is the relay's, not a client's. */
+function batchBodies(prefix) {
+  const bodies = []
+  for (let i = 0; i < N; i += FLUSH_AT) {
+    const batch = []
+    for (let j = i; j < Math.min(N, i + FLUSH_AT); j++) {
+      batch.push({ type: 'track', messageId: `${prefix}-${j}`, timestamp: new Date().toISOString(), ...message(j) })
+    }
+    bodies.push(JSON.stringify({ batch, sentAt: new Date().toISOString() }))
+  }
+  return bodies
+}
 
 /** POSTs each body `inFlight` at a time with undici keep-alive; resolves with the messages refused. */
 async function postBatches(url, bodies, inFlight) {
@@ -271,15 +294,7 @@ async function measurePathsAlone() {
     leaseTimeout: LEASE_MS,
   })
   const serverIngest = server ? await measureServer(server) : undefined
-  // Batches built and serialised beforehand, POSTed by a few loops: the load is the relay's, not a client's.
-  const bodies = []
-  for (let i = 0; i < N; i += FLUSH_AT) {
-    const batch = []
-    for (let j = i; j < Math.min(N, i + FLUSH_AT); j++) {
-      batch.push({ type: 'track', messageId: `alone-${j}`, timestamp: new Date().toISOString(), ...message(j) })
-    }
-    bodies.push(JSON.stringify({ batch, sentAt: new Date().toISOString() }))
-  }
+  const bodies = batchBodies('alone')
   const cpuBefore = await ingesting.usage()
   const started = performance.now()
   const failed = await postBatches(`${ingesting.url}/v1/batch`, bodies, INGEST_IN_FLIGHT)
@@ -307,10 +322,44 @@ async function measurePathsAlone() {
   await delivering.stop()
   return { ingest, delivery }
 }
-const alone = await measurePathsAlone()
+// `tracklet relay --workers N`, both paths at once: N messages POSTed on a few connections (the
+// primary hands each connection to one worker in turn), until the last one is delivered.
+async function measureWorkers(counts) {
+  const cliPath = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+  const bodies = batchBodies('workers')
+  const results = []
+  for (const k of counts) {
+    const database = await newDatabase()
+    const options = relayOptions(receiver.url, database)
+    const relay = await startWorkersRelay(cliPath, join(dir, `workers-${k}.json`), options, k)
+    const serverCost = server ? await measureServer(server) : undefined
+    const phase = receiver.expect(N)
+    const before = relay.usage()
+    const started = performance.now()
+    const failed = await postBatches(`${relay.url}/v1/batch`, bodies, INGEST_IN_FLIGHT)
+    const acknowledgedAt = performance.now()
+    await phase.all
+    const after = relay.usage()
+    results.push({
+      k,
+      ingestMs: acknowledgedAt - started,
+      deliveredMs: phase.lastAt - started,
+      failed,
+      cpuUsPerMessage: ((after.cpuMs - before.cpuMs) * 1000) / N,
+      primaryCpuUsPerMessage: ((after.primaryCpuMs - before.primaryCpuMs) * 1000) / N,
+      processes: after.processes,
+      server: await serverCost?.stop(),
+    })
+    await relay.stop()
+  }
+  return results
+}
+
+const alone = WORKER_COUNTS ? undefined : await measurePathsAlone()
+const workerRuns = WORKER_COUNTS ? await measureWorkers(WORKER_COUNTS) : []
 
 const runs = []
-for (const k of RELAY_COUNTS) {
+for (const k of WORKER_COUNTS ? [] : RELAY_COUNTS) {
   const database = await newDatabase()
   const relays = await Promise.all(Array.from({ length: k }, (_, i) => startRelay(receiver.url, database, i)))
   if (server) await resetStatements(database)
@@ -383,8 +432,8 @@ const perMessage = (cost) =>
     ? ''
     : `; PostgreSQL ${Math.round((cost.cpuMs * 1000) / N)} µs CPU and ${fmt(Math.round(cost.walBytes / N))} bytes of WAL per message`
 const rawCpuUs = raw.cpuUs / N
-console.log('  each path alone, 1 relay:')
-{
+if (alone) {
+  console.log('  each path alone, 1 relay:')
   const ingestRate = (N - alone.ingest.failed) / (alone.ingest.ms / 1000)
   console.log(
     `    ingest only   ${fmt(Math.round(ingestRate))} msgs/s (${(ingestRate / insertRate).toFixed(2)}× the faster insert baseline; aim ≥ 0.5×), relay ${Math.round(alone.ingest.cpuUs / N)} µs CPU per message${perMessage(alone.ingest.server)}${alone.ingest.failed ? `, ${alone.ingest.failed} failed` : ''}`,
@@ -396,6 +445,23 @@ console.log('  each path alone, 1 relay:')
   const total = (alone.ingest.cpuUs + alone.delivery.cpuUs) / N
   console.log(
     `    both paths    relay ${Math.round(total)} µs CPU per delivered message, ingest included (${(total / rawCpuUs).toFixed(2)}× the raw sender's ${Math.round(rawCpuUs)} µs per POST; aim ≤ 1.3×)`,
+  )
+}
+for (const run of workerRuns) {
+  const ingestRate = (N - run.failed) / (run.ingestMs / 1000)
+  const deliveryRate = rate(N, run.deliveredMs)
+  const first = workerRuns[0]
+  console.log(
+    `  tracklet relay --workers ${run.k} (${run.processes} processes: the primary and its workers), both paths at once:`,
+  )
+  console.log(
+    `    ingest     ${INGEST_IN_FLIGHT} connections, acknowledged after commit: ${fmt(Math.round(ingestRate))} msgs/s (${(ingestRate / insertRate).toFixed(2)}× the faster insert baseline)${run.failed ? `, ${run.failed} failed` : ''}`,
+  )
+  console.log(
+    `    delivery   first POST to last delivery: ${fmt(deliveryRate)} msgs/s (${(deliveryRate / rawRate).toFixed(2)}× raw delivery${run === first ? '' : `, ${(deliveryRate / rate(N, first.deliveredMs)).toFixed(2)}× --workers ${first.k}`})`,
+  )
+  console.log(
+    `    relay      CPU ${Math.round(run.cpuUsPerMessage)} µs per delivered message, ingest included, all processes (${(run.cpuUsPerMessage / rawCpuUs).toFixed(2)}× the raw sender's${run === first ? '' : `, ${(run.cpuUsPerMessage / first.cpuUsPerMessage).toFixed(2)}× --workers ${first.k}`})${run.k > 1 ? `, of which the primary ${run.primaryCpuUsPerMessage.toFixed(1)} µs` : ''}${perMessage(run.server)}`,
   )
 }
 for (const run of runs) {

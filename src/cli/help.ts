@@ -24,7 +24,8 @@ Exit codes: 0 success, 1 the command failed, 2 bad arguments.`
  * `tracklet relay --help`. Printed here rather than by the relay's module, so that asking for help
  * never loads the relay and its database drivers.
  */
-export const RELAY_HELP = `usage: tracklet relay --config FILE [--database URL|PATH] [--port N] [--host H] [--check]
+export const RELAY_HELP = `usage: tracklet relay --config FILE [--database URL|PATH] [--port N] [--host H] [--workers N]
+                     [--check]
 
 Runs the relay (ingest API, durable outbox, webhook delivery), prints the URL it listens on and
 the store it opened, and runs until SIGINT or SIGTERM, when it closes cleanly. Any string in the
@@ -39,6 +40,8 @@ Flags:
                            config's \`port\`, else ${RELAY_DEFAULTS.port}; 0 picks a free one)
   --host H                 the address to listen on, overriding the config's (default: the
                            config's \`host\`, else ${RELAY_DEFAULTS.host})
+  --workers N              relay processes on one port and one store, overriding the config's
+                           (default: the config's \`workers\`, else ${RELAY_DEFAULTS.workers}); a dead one is restarted
   --check                  validate the config (environment references included), print every
                            problem and warning, open nothing, and exit
   -h, --help               show this help and exit
@@ -53,7 +56,8 @@ Environment:
   DATABASE_URL             the outbox, when neither --database nor the config names one
 
 Exit codes: 0 closed cleanly (or --check found no problem), 1 the config or the store could not be
-opened (or --check found a problem), 2 bad arguments.`
+opened, a worker could not start or did not close cleanly (or --check found a problem), 2 bad
+arguments.`
 
 /** `tracklet --version`. */
 export const VERSION_TEXT = `${LIBRARY_NAME} ${LIBRARY_VERSION}`

@@ -10,6 +10,8 @@ export interface RelayArgs {
   host: string | undefined
   /** `--check`: validate and report, open nothing. */
   check: boolean
+  /** `--workers`: relay processes on one port and one store; beats the config's `workers`. */
+  workers: number | undefined
 }
 
 const OPTIONS = {
@@ -18,6 +20,7 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   check: { type: 'boolean' },
+  workers: { type: 'string' },
 } as const satisfies ParseArgsConfig['options']
 
 /** `tracklet relay`'s arguments, or what is wrong with them as one line. */
@@ -36,6 +39,10 @@ export function parseRelayArgs(args: readonly string[]): RelayArgs | { problem: 
   if (typeof port === 'string' && !/^\d+$/.test(port)) {
     return { problem: `--port must be a whole number from 0 to 65535, got ${JSON.stringify(port)}` }
   }
+  const workers = values['workers']
+  if (typeof workers === 'string' && !/^\d+$/.test(workers)) {
+    return { problem: `--workers must be a whole number from 1 to 256, got ${JSON.stringify(workers)}` }
+  }
   const text = (value: string | boolean | undefined) => (typeof value === 'string' ? value : undefined)
   return {
     config,
@@ -43,5 +50,7 @@ export function parseRelayArgs(args: readonly string[]): RelayArgs | { problem: 
     port: typeof port === 'string' ? Number(port) : undefined,
     host: text(values['host']),
     check: values['check'] === true,
+    // The range is checked with the config's `workers`, by the one validation.
+    workers: typeof workers === 'string' ? Number(workers) : undefined,
   }
 }

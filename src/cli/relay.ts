@@ -1,3 +1,4 @@
+import cluster from 'node:cluster'
 import { env, stderr, stdout } from 'node:process'
 import { describeStore } from '../relay/config/database-value'
 import { RELAY_DEFAULTS } from '../relay/config/defaults'
@@ -6,20 +7,24 @@ import { validateRelayOptions } from '../relay/config/validate'
 import { createRelay, loadRelayConfig, type Relay, RelayConfigError, type RelayOptions } from '../relay/index'
 import { type LogFormat, logFormatFrom, plural } from '../relay/log'
 import { nonBlockingStderr, writeLogTo } from '../relay/log-sink'
+import { isPostgresUrl, openStore } from '../relay/store/open-store'
 import { parseRelayArgs, type RelayArgs } from './relay-args'
+import { runWorkerPool, WORKER_ENV } from './workers/primary'
+import { runRelayWorker } from './workers/worker'
 
 const EXIT_OK = 0
 const EXIT_FAILED = 1
 const EXIT_USAGE = 2
 
 /**
- * `tracklet relay --config FILE [--database URL] [--port N] [--host H] [--check]`: loads and
+ * `tracklet relay --config FILE [--database URL] [--port N] [--host H] [--workers N] [--check]`: loads and
  * validates the config (its `${NAME}` references read from the environment), then starts the
  * relay, prints the URL it listens on and the store it opened, and runs until SIGINT or SIGTERM,
  * when it closes cleanly. With `--check` it validates, prints every problem and warning, opens
  * nothing and exits. The outbox is `--database`, else the config's `database`, else
  * `DATABASE_URL` (only when the config names none). Returns the exit code.
  * The relay's log goes to stderr, one line per event: text, or JSON with `LOG_FORMAT=json`.
+ * With `workers` above 1 this process is the primary of that many relay processes (node:cluster).
  */
 export async function runRelay(args: string[]): Promise<number> {
   const parsed = parseRelayArgs(args)
@@ -34,6 +39,8 @@ export async function runRelay(args: string[]): Promise<number> {
     stderr.write(`tracklet relay: ${(error as Error).message}\n`)
     return EXIT_USAGE
   }
+  // A worker forked by the primary: its options come from the primary, not from the file.
+  if (cluster.isWorker && env[WORKER_ENV] !== undefined) return runWorker(format)
   let options: RelayOptions
   try {
     options = await loadRelayConfig(parsed.config, env)
@@ -42,6 +49,13 @@ export async function runRelay(args: string[]): Promise<number> {
   }
   const { options: final, origins } = withOverrides(options, parsed)
   if (parsed.check) return check(final, origins)
+  let workers: number
+  try {
+    workers = validateRelayOptions(final).workers
+  } catch (error) {
+    return failed(error, origins)
+  }
+  if (workers > 1) return runPrimary(final, workers, origins, format)
 
   const stopLogging = writeLogTo(nonBlockingStderr(), format)
   let relay: Relay
@@ -64,7 +78,7 @@ export async function runRelay(args: string[]): Promise<number> {
 }
 
 /** Where an option given outside the config file came from, to name it in messages. */
-type Origins = Partial<Record<'database' | 'port' | 'host', string>>
+type Origins = Partial<Record<'database' | 'port' | 'host' | 'workers', string>>
 
 /**
  * The config with the command line applied: `--port` and `--host` override it; the database is
@@ -76,6 +90,7 @@ function withOverrides(options: RelayOptions, args: RelayArgs): { options: Relay
   const origins: Origins = {}
   if (args.port !== undefined) [final.port, origins.port] = [args.port, '--port']
   if (args.host !== undefined) [final.host, origins.host] = [args.host, '--host']
+  if (args.workers !== undefined) [final.workers, origins.workers] = [args.workers, '--workers']
   const fromEnv = env['DATABASE_URL']
   if (args.database !== undefined) [final.database, origins.database] = [args.database, '--database']
   else if (options.database === undefined && fromEnv !== undefined && fromEnv !== '')
@@ -88,6 +103,7 @@ async function check(options: RelayOptions, origins: Origins): Promise<number> {
   let resolved: ReturnType<typeof validateRelayOptions>
   try {
     resolved = validateRelayOptions(options)
+    refuseUnsharedStore(resolved.database, resolved.workers)
   } catch (error) {
     return failed(error, origins)
   }
@@ -97,6 +113,57 @@ async function check(options: RelayOptions, origins: Origins): Promise<number> {
     `tracklet relay: the config is valid (${plural(resolved.sources.length, 'source')}, ${storeLine(options, origins)}, ${plural(warnings.length, 'warning')})\n`,
   )
   return EXIT_OK
+}
+
+/**
+ * The primary of `workers` relay processes: prepares the store once, forks, prints the URL once
+ * every worker listens, and on SIGINT or SIGTERM stops them all. Exit 0 only when all closed cleanly.
+ */
+async function runPrimary(
+  options: RelayOptions,
+  workers: number,
+  origins: Origins,
+  format: LogFormat,
+): Promise<number> {
+  const database = options.database ?? RELAY_DEFAULTS.database
+  try {
+    refuseUnsharedStore(database, workers)
+  } catch (error) {
+    return failed(error, origins)
+  }
+  const stopLogging = writeLogTo(nonBlockingStderr(), format)
+  try {
+    // Once, before any worker runs: the schema brought up to date, and on SQLite the leases of
+    // the previous run cleared (each worker leaves the others' leases alone).
+    await (await openStore(database)).close()
+  } catch (error) {
+    await stopLogging()
+    return failed(error, origins)
+  }
+  const end = await runWorkerPool(workers, options, {
+    listening: (url) =>
+      stdout.write(`tracklet relay listening on ${url} (${storeLine(options, origins)}, ${workers} workers)\n`),
+    stopping: (signal) => stdout.write(`tracklet relay: ${signal} received, closing ${workers} workers\n`),
+  })
+  await stopLogging()
+  return end.kind === 'stopped' && end.clean ? EXIT_OK : EXIT_FAILED
+}
+
+/** Several workers need a store each of them opens: a database of one process's own is refused. */
+function refuseUnsharedStore(database: string, workers: number): void {
+  if (workers === 1 || isPostgresUrl(database) || (database !== ':memory:' && database !== '')) return
+  throw new RelayConfigError(
+    'workers',
+    `${workers} workers need one store they all open: ${JSON.stringify(database)} is a database of one process's own (use a SQLite file or a postgres:// URL)`,
+  )
+}
+
+/** A worker of the primary above: one relay on the shared port and store. */
+async function runWorker(format: LogFormat): Promise<number> {
+  const stopLogging = writeLogTo(nonBlockingStderr(), format)
+  const code = await runRelayWorker((error) => failed(error))
+  await stopLogging()
+  return code
 }
 
 function storeLine(options: RelayOptions, origins: Origins): string {

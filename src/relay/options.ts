@@ -107,6 +107,12 @@ export interface RelayOptions {
    * @default 'info'
    */
   logLevel?: LogLevel
+  /**
+   * Relay processes on one port and one database, for `tracklet relay` (the command forks them:
+   * each is a relay of its own, sharing leases as separate relays on one database do). A relay
+   * started in code is one process: {@link createRelay} refuses a value above 1. @default 1
+   */
+  workers?: number
 }
 
 /**
@@ -148,6 +154,7 @@ export interface ResolvedRelayOptions {
   maxInFlightPerUrl: number
   storeTimeout: number
   logLevel: LogLevel
+  workers: number
 }
 
 /**

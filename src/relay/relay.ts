@@ -55,7 +55,27 @@ const SHARED_STORE_POLL_MS = 1000
  * @throws {RelayError} (`ERR_RELAY_DATABASE`) when the database cannot be opened.
  */
 export async function createRelay(options: RelayOptions): Promise<Relay> {
+  return startRelay(options, { sharedByProcesses: false })
+}
+
+/**
+ * How this relay's process stands to its store. `sharedByProcesses`: it is one of the workers of
+ * `tracklet relay --workers N`, on a store the others use at once (internal, not exported to users).
+ */
+export interface RelayProcess {
+  sharedByProcesses: boolean
+}
+
+/** {@link createRelay}, for a relay that may be one of several processes on its store. */
+export async function startRelay(options: RelayOptions, process: RelayProcess): Promise<Relay> {
   const resolved = resolveRelayOptions(options)
+  // `workers` forks processes, which only the command can do: a value here must not be ignored.
+  if (resolved.workers > 1 && !process.sharedByProcesses) {
+    throw new RelayConfigError(
+      'workers',
+      `is an option of the \`tracklet relay\` command, which forks that many processes; createRelay runs one relay in this process (start one per process instead), got ${resolved.workers}`,
+    )
+  }
   const forgetSecrets = redactFromLog(secretsOf(resolved))
   const releaseLogLevel = useLogLevel(resolved.logLevel)
   const warn = (warning: string) => log.warn(warning, { event: 'config-warning' })
@@ -68,7 +88,10 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
   const health = new StoreHealth({ probe: (bytes) => probeWrite(opened!, bytes) })
   try {
     const destinations = buildDestinations(resolved, agent)
-    opened = await openStore(resolved.database, { storeTimeout: resolved.storeTimeout })
+    opened = await openStore(resolved.database, {
+      storeTimeout: resolved.storeTimeout,
+      sharedByProcesses: process.sharedByProcesses,
+    })
     // Everything below writes through this: every write's outcome tells /healthz.
     const store = watchWrites(opened, health)
     // Deliveries that were in flight when the relay last stopped are still pending: due once
@@ -164,7 +187,9 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     worker.wake()
     retention.start()
     clock?.start()
-    const poll = store.kind === 'postgres' ? setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref() : undefined
+    // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
+    const shared = store.kind === 'postgres' || process.sharedByProcesses
+    const poll = shared ? setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref() : undefined
     return {
       url,
       close: once(async () => {

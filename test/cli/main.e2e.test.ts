@@ -61,7 +61,7 @@ describe('tracklet (the built command)', () => {
       const result = await tracklet(args)
       expect(result).toMatchObject({ code: 0, stderr: '' })
       expect(result.stdout).toMatch(
-        /^usage: tracklet relay --config FILE \[--database URL\|PATH\] \[--port N\] \[--host H\] \[--check\]\n/,
+        /^usage: tracklet relay --config FILE \[--database URL\|PATH\] \[--port N\] \[--host H\] \[--workers N\]\n {21}\[--check\]\n/,
       )
       expect(result.stdout).toMatch(/\n {2}-c, --config FILE +the relay's JSON config file \(required; no default\)\n/)
       expect(result.stdout).toMatch(

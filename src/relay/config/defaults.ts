@@ -22,6 +22,7 @@ export const RELAY_DEFAULTS = Object.freeze({
   maxHeaderSize: 16_384,
   maxInFlightPerUrl: 32,
   storeTimeout: 5000,
+  workers: 1,
 })
 
 /** The circuit breaker's defaults (`breaker` option). */

@@ -110,6 +110,8 @@ const OPTION_RULES: RulesOf<RelayOptions> = {
   // Under 100 ms even a healthy database would fail calls; past ten minutes a client gave up long ago.
   storeTimeout: integer(100, 600_000),
   logLevel: oneOf(LOG_LEVELS),
+  // Each worker holds its own connections and memory: past a few hundred it is a typo.
+  workers: integer(1, 256),
 }
 
 /** Every option a relay (and its config file) takes, at the top level. */

@@ -14,6 +14,12 @@ export interface OpenStoreOptions {
    * PostgreSQL for a connection and its statement, on SQLite for a lock another process holds.
    */
   storeTimeout?: number
+  /**
+   * Several processes use this store at once (`tracklet relay --workers N`). On SQLite the leases
+   * and probes standing are then theirs, not a previous run's, so they are not voided on open (the
+   * primary opens the file once, without this, before it forks).
+   */
+  sharedByProcesses?: boolean
 }
 
 /**
@@ -35,7 +41,9 @@ export async function openStore(database: string, options: OpenStoreOptions = {}
       import('./sqlite/sqlite-store'),
       import('./sqlite/schema'),
     ])
-    return new SqliteStore(await openSqliteDatabase(database, { busyTimeout: storeTimeout }))
+    return new SqliteStore(await openSqliteDatabase(database, { busyTimeout: storeTimeout }), Date.now, {
+      sharedByProcesses: options.sharedByProcesses ?? false,
+    })
   } catch (error) {
     // A net under each store's own care: whatever the error quotes, never the value's password.
     if (error instanceof Error) error.message = error.message.replaceAll(database, redactDatabase(database))

@@ -27,10 +27,11 @@ export class SqliteCircuits implements CircuitStore {
   /** The process's clock, which judges and writes probe claims' leases. */
   readonly #now: () => number
 
-  constructor(sql: StatementCache, now: () => number = Date.now) {
+  /** `sharedByProcesses`: a probe standing is another process's (`--workers`), not a previous run's. */
+  constructor(sql: StatementCache, now: () => number = Date.now, { sharedByProcesses = false } = {}) {
     this.#now = now
     this.#sql = sql
-    sql.get(SQL.giveBackProbes).run()
+    if (!sharedByProcesses) sql.get(SQL.giveBackProbes).run()
     this.#succeed = sql.db.transaction((url: string, routes: readonly Route[], now: number) => {
       const gone = sql.get(SQL.succeed).get(url) as { state: string } | undefined
       if (gone === undefined) {

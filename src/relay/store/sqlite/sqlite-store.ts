@@ -1,3 +1,4 @@
+import type { Transaction } from 'better-sqlite3'
 import type { CircuitStore } from '../circuits'
 import {
   type AttemptRow,
@@ -51,8 +52,12 @@ import { filterParams, SQLITE_CHUNK, SQLITE_STATEMENTS as SQL } from './statemen
  *
  * @throws {RelayError} `ERR_RELAY_DATABASE` or `ERR_RELAY_DRIVER_MISSING`.
  */
-export async function openSqliteStore(path: string, now: () => number = Date.now): Promise<SqliteStore> {
-  return new SqliteStore(await openSqliteDatabase(path), now)
+export async function openSqliteStore(
+  path: string,
+  now: () => number = Date.now,
+  options: { sharedByProcesses?: boolean } = {},
+): Promise<SqliteStore> {
+  return new SqliteStore(await openSqliteDatabase(path), now, options)
 }
 
 /**
@@ -72,24 +77,29 @@ export class SqliteStore implements Store {
   readonly #enqueueAll: (deliveries: readonly NewDelivery[]) => number
   readonly #recordAll: (outcomes: readonly AttemptOutcome[]) => void
   readonly #claimAll: (request: ClaimRequest) => DueDelivery[]
-  readonly #syncAll: (
-    source: string,
-    audience: string,
-    userIds: readonly string[],
-    announce: (change: AudienceChange) => NewDelivery[],
-  ) => AudienceChange
-  readonly #pruneAll: (before: number, limit: number) => number
+  readonly #syncAll: Transaction<
+    (
+      source: string,
+      audience: string,
+      userIds: readonly string[],
+      announce: (change: AudienceChange) => NewDelivery[],
+    ) => AudienceChange
+  >
+  readonly #pruneAll: Transaction<(before: number, limit: number) => number>
   #closed = false
 
-  /** A store over `db`, which it owns from now on (and closes). */
-  constructor(db: SqliteDatabase, now: () => number = Date.now) {
+  /**
+   * A store over `db`, which it owns from now on (and closes). `sharedByProcesses`: other
+   * processes use the file at once (`tracklet relay --workers N`), so the leases and probes
+   * standing are theirs and are left to run out; otherwise they are this relay's previous run's.
+   */
+  constructor(db: SqliteDatabase, now: () => number = Date.now, { sharedByProcesses = false } = {}) {
     this.#db = db
     this.#now = now
     const sql = new StatementCache(db)
     this.#sql = sql
-    // One file, one relay: a lease still standing was taken by this relay's previous run.
-    sql.get(SQL.voidLeases).run()
-    this.circuits = new SqliteCircuits(sql, now)
+    if (!sharedByProcesses) sql.get(SQL.voidLeases).run()
+    this.circuits = new SqliteCircuits(sql, now, { sharedByProcesses })
 
     this.#enqueueAll = db.transaction((deliveries: readonly NewDelivery[]) => {
       const now = this.#now()
@@ -285,11 +295,14 @@ export class SqliteStore implements Store {
     userIds: readonly string[],
     announce: (change: AudienceChange) => NewDelivery[],
   ): Promise<AudienceChange> {
-    return this.#syncAll(source, audience, userIds, announce)
+    // IMMEDIATE: this transaction reads before it writes; a deferred one that must upgrade while
+    // another process (--workers) writes fails with SQLITE_BUSY at once instead of waiting.
+    return this.#syncAll.immediate(source, audience, userIds, announce)
   }
 
   async prune(before: number, limit: number): Promise<number> {
-    return this.#pruneAll(before, limit)
+    // IMMEDIATE, as in syncAudience: it reads before it writes.
+    return this.#pruneAll.immediate(before, limit)
   }
 
   async backlog(): Promise<BacklogRow[]> {

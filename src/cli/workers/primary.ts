@@ -1,0 +1,138 @@
+import cluster, { type Worker } from 'node:cluster'
+import type { RelayOptions } from '../../relay/index'
+import { log } from '../../relay/log'
+import { isListeningMessage, isReadyMessage, type StartMessage } from './messages'
+import { RestartBackoff } from './restart-backoff'
+
+/**
+ * Set in each worker's environment (its worker number): the command runs as a worker only with
+ * it, not merely because it finds itself in some other program's cluster.
+ */
+export const WORKER_ENV = 'TRACKLET_RELAY_WORKER'
+
+/** How the primary of `tracklet relay --workers N` ended. */
+export type PoolEnd =
+  /** Stopped by SIGINT/SIGTERM: `clean` when every worker closed and exited 0. */
+  | { kind: 'stopped'; signal: NodeJS.Signals; clean: boolean }
+  /** A worker of the first start exited before it listened (its own error is on stderr). */
+  | { kind: 'start-failed'; worker: number; code: number | null; signal: string | null }
+
+/** What the primary reports while it runs. */
+export interface PoolEvents {
+  /** Every worker of the first start listens, at `url` (the port they share). */
+  listening(url: string): void
+  /** A stop signal arrived; the workers are closing. */
+  stopping(signal: NodeJS.Signals): void
+}
+
+/** One of the N places: its worker number stays while the processes in it come and go. */
+interface Slot {
+  readonly number: number
+  worker: Worker | undefined
+  /** Whether a process in this slot has ever listened: before that, a death is a failed start. */
+  started: boolean
+  readonly backoff: RestartBackoff
+  restartTimer: NodeJS.Timeout | undefined
+}
+
+/**
+ * The primary of `tracklet relay --workers N`: forks `count` workers (node:cluster; they share the
+ * listening socket, and the primary hands each connection to one of them in turn), sends each the
+ * options, restarts one that dies unexpectedly after a back-off (so a crash loop cannot spin), and
+ * on SIGINT or SIGTERM stops them all and waits for every one to exit.
+ *
+ * The primary opens no store and serves no request: each worker is a relay of its own on the
+ * shared store, as separate relays on one database are.
+ */
+export function runWorkerPool(count: number, options: RelayOptions, events: PoolEvents): Promise<PoolEnd> {
+  return new Promise((resolve) => {
+    const slots: Slot[] = Array.from({ length: count }, (_, index) => ({
+      number: index + 1,
+      worker: undefined,
+      started: false,
+      backoff: new RestartBackoff(),
+      restartTimer: undefined,
+    }))
+    let ending: { signal: NodeJS.Signals; clean: boolean } | { failed: PoolEnd } | undefined
+
+    const finishIfAllExited = () => {
+      if (ending === undefined || slots.some((slot) => slot.worker !== undefined)) return
+      process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
+      resolve('failed' in ending ? ending.failed : { kind: 'stopped', ...ending })
+    }
+
+    const stopAll = (signal: NodeJS.Signals) => {
+      for (const slot of slots) {
+        clearTimeout(slot.restartTimer)
+        slot.worker?.process.kill(signal)
+      }
+    }
+
+    const fork = (slot: Slot) => {
+      slot.restartTimer = undefined
+      const worker = cluster.fork({ [WORKER_ENV]: String(slot.number) })
+      slot.worker = worker
+      const pid = worker.process.pid
+      worker.on('message', (message: unknown) => {
+        if (isReadyMessage(message)) worker.send({ kind: 'tracklet-relay-start', options } satisfies StartMessage)
+        if (!isListeningMessage(message)) return
+        slot.backoff.started()
+        if (slot.started) {
+          log.info(`worker ${slot.number} restarted (pid ${pid})`, {
+            event: 'worker-restarted',
+            worker: slot.number,
+            pid,
+          })
+          return
+        }
+        slot.started = true
+        log.info(`worker ${slot.number} listening (pid ${pid})`, {
+          event: 'worker-listening',
+          worker: slot.number,
+          pid,
+        })
+        if (slots.every((s) => s.started)) events.listening(message.url)
+      })
+      worker.on('exit', (code, signal) => {
+        slot.worker = undefined
+        const how = signal === null ? `exit code ${code}` : signal
+        if (ending !== undefined) {
+          if ('signal' in ending && code !== 0) ending.clean = false
+          return finishIfAllExited()
+        }
+        if (!slot.started) {
+          // A worker that cannot start now would not start at the next attempt either (the port
+          // is taken, the store refuses): stop, rather than restart it for ever.
+          log.error(`worker ${slot.number} (pid ${pid}) exited before it listened (${how}): stopping`, {
+            event: 'worker-start-failed',
+            worker: slot.number,
+            pid,
+          })
+          ending = { failed: { kind: 'start-failed', worker: slot.number, code, signal } }
+          stopAll('SIGTERM')
+          return finishIfAllExited()
+        }
+        const delay = slot.backoff.next()
+        log.warn(`worker ${slot.number} (pid ${pid}) died (${how}): restarting in ${delay} ms`, {
+          event: 'worker-died',
+          worker: slot.number,
+          pid,
+          code,
+          signal,
+          ms: delay,
+        })
+        slot.restartTimer = setTimeout(() => fork(slot), delay)
+      })
+    }
+
+    function onSignal(signal: NodeJS.Signals) {
+      if (ending !== undefined) return
+      ending = { signal, clean: true }
+      events.stopping(signal)
+      stopAll(signal)
+      finishIfAllExited()
+    }
+    process.on('SIGINT', onSignal).on('SIGTERM', onSignal)
+    for (const slot of slots) fork(slot)
+  })
+}

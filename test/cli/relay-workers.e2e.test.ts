@@ -1,0 +1,179 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { buildCli } from '../support/build-cli'
+import { newDatabase, STORE_KINDS, type StoreKind } from '../support/stores'
+import { waitFor } from '../support/wait-for'
+import { ADMIN_TOKEN, adminGet, post, type Receiver, startReceiver, track, WRITE_KEY } from '../relay/helpers'
+import { listeningUrl, runTracklet, startTracklet, stopAll, type TrackletProcess } from './relay-process'
+
+// `tracklet relay --workers N` as an operator runs it: the built command, a primary and its
+// worker processes on one port and one store, delivering to a real receiver.
+
+let cli: Awaited<ReturnType<typeof buildCli>>
+const dir = mkdtempSync(join(tmpdir(), 'tracklet-relay-workers-'))
+let receiver: Receiver
+
+beforeAll(async () => {
+  cli = await buildCli()
+}, 60_000)
+afterEach(async () => {
+  await stopAll()
+  await receiver?.close()
+})
+afterAll(async () => {
+  await cli?.remove()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+let configs = 0
+function writeConfig(config: Record<string, unknown>): string {
+  const path = join(dir, `config-${++configs}.json`)
+  writeFileSync(path, JSON.stringify(config))
+  return path
+}
+
+async function configFor(kind: StoreKind, leaseTimeout?: number): Promise<string> {
+  receiver = await startReceiver()
+  return writeConfig({
+    port: 0,
+    database: await newDatabase(kind, dir, `relay-${configs + 1}.db`),
+    adminToken: ADMIN_TOKEN,
+    allowPrivateNetworks: true,
+    leaseTimeout,
+    sources: [{ name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiver.url }] } } }],
+  })
+}
+
+/** The pid of each worker as the primary logged it, by worker number (the latest process of each). */
+function workerPids(run: TrackletProcess): Map<number, number> {
+  const pids = new Map<number, number>()
+  for (const [, worker, pid] of run.stderr().matchAll(/worker (\d+) (?:listening|restarted) \(pid (\d+)\)/g))
+    pids.set(Number(worker), Number(pid))
+  return pids
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Sends `batches` batches of `size` messages at once (spread over the workers' connections). */
+async function sendBatches(url: string, batches: number, size: number, tag: string): Promise<string[]> {
+  const ids: string[] = []
+  await Promise.all(
+    Array.from({ length: batches }, async (_, b) => {
+      const batch = Array.from({ length: size }, (_, m) => track({ messageId: `${tag}-${b}-${m}` }))
+      const answer = await post(`${url}/v1/batch`, { batch })
+      expect(answer.status).toBe(200)
+      ids.push(...batch.map((message) => message['messageId'] as string))
+    }),
+  )
+  return ids
+}
+
+function receivedIds(): string[] {
+  return receiver.received.map((request) => request.body['messageId'] as string)
+}
+
+describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
+  it('delivers every message exactly once with 2 workers on one port and one store', async () => {
+    const run = startTracklet(cli.cliPath, ['relay', '--config', await configFor(kind), '--workers', '2'])
+    const url = await listeningUrl(run)
+    expect(run.stdout()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ \(.*, 2 workers\)\n/)
+    expect(workerPids(run).size).toBe(2)
+
+    const sent = await sendBatches(url, 20, 10, 'once')
+    await waitFor(() => (new Set(receivedIds()).size === sent.length ? true : undefined), 'every message delivered')
+    // Nothing pending any more: no delivery is left that could still be sent a second time.
+    await waitFor(async () => {
+      const { body } = await adminGet(`${url}/v1/deliveries?status=pending`)
+      return body.deliveries.length === 0 ? true : undefined
+    }, 'no pending delivery')
+    expect(receivedIds().sort()).toEqual([...sent].sort())
+  })
+
+  it('restarts a worker killed with SIGKILL, and every acknowledged message still arrives', async () => {
+    // The least lease: the work of the killed worker is taken up by the others soon.
+    const config = await configFor(kind, 1000)
+    const run = startTracklet(cli.cliPath, ['relay', '--config', config, '--workers', '2'])
+    const url = await listeningUrl(run)
+    const before = await waitFor(() => (workerPids(run).size === 2 ? workerPids(run) : undefined), 'two workers')
+    const killed = before.get(1)!
+
+    const first = await sendBatches(url, 10, 10, 'before')
+    process.kill(killed, 'SIGKILL')
+    const restarted = await waitFor(() => {
+      const pid = workerPids(run).get(1)
+      return pid !== undefined && pid !== killed ? pid : undefined
+    }, 'worker 1 to be restarted')
+    expect(run.stderr()).toContain(`warn  worker 1 (pid ${killed}) died (SIGKILL): restarting in`)
+    expect(isRunning(killed)).toBe(false)
+    expect(isRunning(restarted)).toBe(true)
+    expect(isRunning(before.get(2)!)).toBe(true)
+
+    const second = await sendBatches(url, 10, 10, 'after')
+    // At least once: a delivery in flight in the killed worker may be sent again, never lost.
+    await waitFor(() => {
+      const received = new Set(receivedIds())
+      return [...first, ...second].every((id) => received.has(id)) ? true : undefined
+    }, 'every acknowledged message delivered')
+  })
+
+  it('stops every worker on SIGTERM to the primary, and exits 0', async () => {
+    const run = startTracklet(cli.cliPath, ['relay', '--config', await configFor(kind), '--workers', '2'])
+    await listeningUrl(run)
+    const pids = [...(await waitFor(() => (workerPids(run).size === 2 ? workerPids(run) : undefined))).values()]
+    run.child.kill('SIGTERM')
+    expect(await run.exited).toBe(0)
+    expect(run.stdout()).toContain('tracklet relay: SIGTERM received, closing 2 workers\n')
+    expect(run.stderr().match(/info {2}closed/g)).toHaveLength(2)
+    expect(pids.filter(isRunning)).toEqual([])
+  })
+})
+
+describe('tracklet relay --workers: what it refuses', () => {
+  it("refuses ':memory:', which no two processes can share, and opens nothing", async () => {
+    receiver = await startReceiver()
+    const config = writeConfig({ database: ':memory:', sources: [{ name: 'web', writeKey: WRITE_KEY }] })
+    const refusal = `tracklet relay: --workers (workers): 3 workers need one store they all open: ":memory:" is a database of one process's own (use a SQLite file or a postgres:// URL)\n`
+    const result = await runTracklet(cli.cliPath, ['relay', '--config', config, '--workers', '3'])
+    expect(result).toMatchObject({ code: 1, stderr: refusal })
+    // --check says so too, rather than calling the config valid.
+    const checked = await runTracklet(cli.cliPath, ['relay', '--config', config, '--workers', '3', '--check'])
+    expect(checked).toMatchObject({ code: 1, stdout: '', stderr: refusal })
+  })
+
+  it.each([
+    [
+      ['--workers', 'two'],
+      2,
+      'tracklet relay: --workers must be a whole number from 1 to 256, got "two" (see tracklet relay --help)\n',
+    ],
+    [['--workers', '0'], 1, 'tracklet relay: --workers (workers): must be an integer from 1 to 256, got number 0\n'],
+  ])('refuses %j with a clear message', async (flags, code, message) => {
+    receiver = await startReceiver()
+    const config = writeConfig({ database: join(dir, 'never.db'), sources: [{ name: 'web', writeKey: WRITE_KEY }] })
+    const result = await runTracklet(cli.cliPath, ['relay', '--config', config, ...flags])
+    expect(result).toMatchObject({ code, stderr: message })
+  })
+
+  it('stops, and exits 1, when the workers cannot start (the port is taken)', async () => {
+    receiver = await startReceiver()
+    const port = Number(new URL(receiver.url).port)
+    const config = writeConfig({
+      port,
+      database: join(dir, 'taken.db'),
+      sources: [{ name: 'web', writeKey: WRITE_KEY }],
+    })
+    const result = await runTracklet(cli.cliPath, ['relay', '--config', config, '--workers', '2'])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/error worker \d \(pid \d+\) exited before it listened \(exit code 1\): stopping/)
+    expect(result.stdout).toBe('')
+  })
+})
