@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { buildCli } from '../support/build-cli'
 import { freshPostgresDatabase } from '../support/postgres'
-import { listeningUrl, runTracklet, startTracklet, stopAll } from './relay-process'
+import { listeningUrl, runTracklet, startTracklet, stopAll } from '../support/cli-process'
 
 // Issue 18, point 4: no secret in any output, on any path. The built relay is started with each
 // kind of broken config and database value, each holding a known secret, and everything it

@@ -6,7 +6,7 @@ import { buildCli } from '../support/build-cli'
 import { newDatabase, STORE_KINDS, type StoreKind } from '../support/stores'
 import { waitFor } from '../support/wait-for'
 import { ADMIN_TOKEN, adminGet, post, type Receiver, startReceiver, track, WRITE_KEY } from '../relay/helpers'
-import { listeningUrl, runTracklet, startTracklet, stopAll, type TrackletProcess } from './relay-process'
+import { listeningUrl, runTracklet, startTracklet, stopAll, type TrackletProcess } from '../support/cli-process'
 
 // `tracklet relay --workers N` as an operator runs it: the built command, a primary and its
 // worker processes on one port and one store, delivering to a real receiver.

@@ -6,7 +6,7 @@ import { waitFor } from '../support/wait-for'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { buildCli } from '../support/build-cli'
 import { newDatabase, STORE_KINDS } from '../support/stores'
-import { listeningUrl, runTracklet, startTracklet, stopAll } from './relay-process'
+import { listeningUrl, runTracklet, startTracklet, stopAll } from '../support/cli-process'
 
 // `tracklet relay` as an operator runs it: the built command, in its own process.
 

@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { buildCli } from '../../support/build-cli'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { useCli } from '../../support/cli-process'
 import { basic, post, type Receiver, startReceiver, track, waitFor } from '../helpers'
 import { PageClient } from './page-client'
 
@@ -19,23 +19,17 @@ const config = {
   headerKey: `header-${MARK}-api-key`,
 }
 
-let cli: string
-let removeCli: () => Promise<void>
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-logs-'))
 let child: ChildProcess | undefined
 let receiver: Receiver
 
-beforeAll(async () => {
-  ;({ cliPath: cli, remove: removeCli } = await buildCli())
-}, 60_000)
-afterAll(async () => {
-  await removeCli()
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 afterEach(async () => {
-  if (child?.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   await receiver?.close()
 })
+const cli = useCli()
 
 /** Runs `tracklet relay` with every secret in its config; resolves with its URL and output. */
 async function startRelayProcess(env: Record<string, string>) {
@@ -65,19 +59,10 @@ async function startRelayProcess(env: Record<string, string>) {
       ],
     }),
   )
-  const { DEBUG: _debug, ...inherited } = process.env
-  const started = spawn(process.execPath, [cli, 'relay', '--config', path], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...inherited, ...env },
-  })
-  child = started
-  let stdout = ''
-  let stderr = ''
-  started.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-  started.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const exited = new Promise<number | null>((resolve) => started.once('exit', resolve))
-  const url = await waitFor(() => /listening on (http:\/\/\S+)/.exec(stdout)?.[1], 'the relay to print its URL')
-  return { url, exited, stdout: () => stdout, stderr: () => stderr, stop: () => started.kill('SIGTERM') }
+  // DEBUG would send the log through the debug package as well: these tests read the command's own lines.
+  const relay = await cli.startRelay(['--config', path], { DEBUG: '', ...env })
+  child = relay.child
+  return { ...relay, stop: () => relay.child.kill('SIGTERM') }
 }
 
 // Traffic that handles every secret: ingest with the right and a wrong write key, a webhook that
@@ -224,12 +209,8 @@ describe('tracklet relay’s log', () => {
 
     const path = join(dir, 'any.json')
     writeFileSync(path, JSON.stringify({ sources: [{ name: 'web', writeKey: 'k' }] }))
-    const refused = spawn(process.execPath, [cli, 'relay', '--config', path], {
-      env: { ...process.env, LOG_FORMAT: 'yaml' },
-    })
-    let output = ''
-    refused.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
-    expect(await new Promise((resolve) => refused.once('exit', resolve))).toBe(2)
-    expect(output).toContain('LOG_FORMAT must be text or json, got "yaml"')
+    const refused = cli.run(['relay', '--config', path], { LOG_FORMAT: 'yaml' })
+    expect(await refused.exited).toBe(2)
+    expect(refused.stderr()).toContain('LOG_FORMAT must be text or json, got "yaml"')
   })
 })

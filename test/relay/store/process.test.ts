@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { useCli } from '../fixtures/cli'
+import { useCli } from '../../support/cli-process'
 import { ADMIN_TOKEN, adminGet, post, type Receiver, startReceiver, track, WRITE_KEY, waitFor } from '../helpers'
 
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-process-'))

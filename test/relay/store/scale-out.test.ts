@@ -9,7 +9,7 @@ import { createRelay, type Relay } from '../../../src/relay/index'
 import { MIGRATIONS } from '../../../src/relay/store/postgres/schema'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
 import { freePort } from '../../support/postgres-server.mjs'
-import { type RelayProcess, useCli } from '../fixtures/cli'
+import { type RelayProcess, useCli } from '../../support/cli-process'
 import { ADMIN_TOKEN, admin, adminGet, post, track, waitFor, WRITE_KEY } from '../helpers'
 
 // Several relays on one PostgreSQL database: real relay processes (the built CLI) or relays in
