@@ -1,4 +1,5 @@
-import type { DeliveryFilter } from './store'
+import { toPage } from './rows'
+import type { DeliveryFilter, DeliveryPage, DeliveryView, FindQuery, NewestQuery, RetryMatchingResult } from './store'
 
 // A delivery filter as both dialects write it: which fields are given (in one fixed order, so a
 // statement's text depends only on which are given, and is prepared once per combination), and
@@ -44,6 +45,32 @@ export function isEqualityField(field: FilterField): field is keyof typeof EQUAL
 export function withoutStatus(filter: DeliveryFilter): DeliveryFilter {
   const { status: _status, ...rest } = filter
   return rest
+}
+
+/**
+ * What a replay (`retryMatching`) filters dead letters by: the filter without its status, or
+ * `undefined` when it asks for another status than `failed`, so nothing can match.
+ */
+export function deadLetterFilter(filter: DeliveryFilter): DeliveryFilter | undefined {
+  return filter.status === undefined || filter.status === 'failed' ? withoutStatus(filter) : undefined
+}
+
+/** A replay's answer when nothing matched. */
+export function nothingMatched(dryRun: boolean | undefined): RetryMatchingResult {
+  return dryRun ? { matched: 0 } : { matched: 0, retried: 0 }
+}
+
+/**
+ * `find`, on any store's newest-first list: one more row than asked tells whether another page
+ * follows, and its cursor.
+ */
+export async function findPage(
+  query: FindQuery,
+  listNewest: (query: NewestQuery) => Promise<DeliveryView[]>,
+): Promise<DeliveryPage> {
+  const { cursor, limit, ...filter } = query
+  const before = cursor === undefined ? undefined : decodeCursor(cursor)
+  return toPage(await listNewest({ ...filter, before, limit: limit + 1 }), limit)
 }
 
 const CURSOR_PREFIX = 'd1.'

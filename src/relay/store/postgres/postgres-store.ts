@@ -12,7 +12,6 @@ import {
   searchKeys,
   toDeliveryViews,
   toFailure,
-  toPage,
   toDueDeliveries,
 } from '../rows'
 import type {
@@ -39,7 +38,7 @@ import {
   rankOffset,
   toEndpointView,
 } from '../endpoints'
-import { decodeCursor, filterFields, withoutStatus } from '../filter'
+import { deadLetterFilter, filterFields, findPage, nothingMatched } from '../filter'
 import {
   DEFAULT_POOL_SETTINGS,
   databaseError,
@@ -241,17 +240,13 @@ export class PostgresStore implements Store {
     return this.#withAttempts(rows)
   }
 
-  async find(query: FindQuery): Promise<DeliveryPage> {
-    const { cursor, limit, ...filter } = query
-    const before = cursor === undefined ? undefined : decodeCursor(cursor)
-    return toPage(await this.listNewest({ ...filter, before, limit: limit + 1 }), limit)
+  find(query: FindQuery): Promise<DeliveryPage> {
+    return findPage(query, (newest) => this.listNewest(newest))
   }
 
   async retryMatching(filter: DeliveryFilter, options: { dryRun?: boolean } = {}): Promise<RetryMatchingResult> {
-    if (filter.status !== undefined && filter.status !== 'failed') {
-      return options.dryRun ? { matched: 0 } : { matched: 0, retried: 0 }
-    }
-    const rest = withoutStatus(filter)
+    const rest = deadLetterFilter(filter)
+    if (rest === undefined) return nothingMatched(options.dryRun)
     const fields = filterFields(rest)
     const values = filterValues(fields, rest)
     const last = await this.#pool.query<{ id: number }>(SQL.lastId)
