@@ -149,7 +149,8 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
           Math.min(30_000, Math.floor(Math.min(resolved.headersTimeout, resolved.requestTimeout) / 4)),
         ),
       },
-      router,
+      // Ingest requests are timed from arrival to answer (tracklet_ingest_request_duration_seconds).
+      metrics.console.timeIngest(router),
     )
     const url = await listen(server, resolved)
     // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'
-import { readJsonBody, sendJson } from '../http/body'
+import { readJsonBody, sendError, sendJson } from '../http/body'
 import { HttpError } from '../http/http-error'
 import type { Route } from '../http/route'
 import {
@@ -13,6 +13,7 @@ import {
   refuseNul,
 } from './admin'
 import { snakeCase } from './audiences'
+import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from './store-unavailable'
 
 /** The admin API's body limit: an audience sync can list many user ids. */
 const MAX_ADMIN_BODY_BYTES = 10_000_000
@@ -25,7 +26,9 @@ export interface AdminRoutesContext extends AdminContext {
 }
 
 /** The admin API (DESIGN.md §3): deletions, audience syncs, the delivery log and retries by hand. */
-export function adminRoutes(context: AdminRoutesContext): Route[] {
+export function adminRoutes(routesContext: AdminRoutesContext): Route[] {
+  // Every store call of the API: a failure of the store itself is a 503, never a 500 with a stack.
+  const context = { ...routesContext, store: new StoreCalls().watch(routesContext.store) }
   const authenticate = (req: IncomingMessage): void =>
     context.authLimiter.guard(req, 'admin API: token', () => context.adminToken.authenticate(req))
   const withBody = async (
@@ -37,6 +40,36 @@ export function adminRoutes(context: AdminRoutesContext): Route[] {
     authenticate(req)
     sendJson(res, status, await handle(await readJsonBody(req, MAX_ADMIN_BODY_BYTES)))
   }
+  return apiRoutes(context, authenticate, withBody).map((route) => ({
+    ...route,
+    handler: answeringStoreOutage(route.handler),
+  }))
+}
+
+// A store outage is answered here, logged in one line with its cause: the router would log a
+// second, causeless line.
+function answeringStoreOutage(handler: Route['handler']): Route['handler'] {
+  return async (req, res, params, url) => {
+    try {
+      await handler(req, res, params, url)
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || res.headersSent) throw error
+      logStoreUnavailable(req.method, url.pathname, error)
+      sendError(res, error)
+    }
+  }
+}
+
+function apiRoutes(
+  context: AdminRoutesContext,
+  authenticate: (req: IncomingMessage) => void,
+  withBody: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    handle: (body: Record<string, unknown>) => Promise<unknown>,
+  ) => Promise<void>,
+): Route[] {
   return [
     {
       method: 'POST',

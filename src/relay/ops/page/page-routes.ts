@@ -13,6 +13,8 @@ import type { Html } from './html'
 import { checkSameOrigin, isSecure, readForm } from './requests'
 import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } from './sessions'
 import { PAGE_CSS } from './style'
+import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../../admin/store-unavailable'
+import { outagePage } from './outage-view'
 import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
 
 /** What the operator page works on. */
@@ -27,6 +29,9 @@ export interface PageContext extends AdminContext {
 
 /** Deliveries per page of the overview. */
 const PAGE_SIZE = 50
+
+/** How often the overview (and the outage page) reloads by itself, seconds, unless `?refresh=off`. */
+export const REFRESH_SECONDS = 10
 
 // No script runs on the page at all, inline or not; styles come from /ui/page.css only; forms post
 // only here; no other site may frame it.
@@ -45,9 +50,12 @@ const SECURITY_HEADERS = {
  * dead letters. Signed in with the admin token, which sets an HttpOnly, SameSite=Strict session
  * cookie; every POST needs the session's CSRF token and a same-origin `Origin`.
  */
-export function pageRoutes(context: PageContext): Route[] {
-  const sessions = new Sessions(context.now)
-  const now = context.now ?? Date.now
+export function pageRoutes(pageContext: PageContext): Route[] {
+  const sessions = new Sessions(pageContext.now)
+  const now = pageContext.now ?? Date.now
+  // Every store call of the page: a failure of the store itself shows the outage page.
+  const storeCalls = new StoreCalls(now)
+  const context = { ...pageContext, store: storeCalls.watch(pageContext.store) }
   const sourceNames = context.sources.map((s) => s.name)
 
   // Renders an HttpError as a page, not JSON: the reader is a person.
@@ -57,6 +65,11 @@ export function pageRoutes(context: PageContext): Route[] {
       try {
         await handler(req, res, params, url)
       } catch (error) {
+        if (error instanceof StoreUnavailableError && !res.headersSent) {
+          logStoreUnavailable(req.method, url.pathname, error)
+          const session = sessions.find(req.headers.cookie)
+          if (session !== undefined) return sendHtml(res, 503, outage(session.csrfToken, error.reason, url))
+        }
         if (!(error instanceof HttpError) || res.headersSent) throw error
         log.debug(`${req.method} ${url.pathname} → ${error.status} ${error.code}`, {
           event: 'request-refused',
@@ -73,6 +86,19 @@ export function pageRoutes(context: PageContext): Route[] {
         )
       }
     }
+
+  const outage = (csrfToken: string, reason: string, url: URL): Html => {
+    const health = context.health.report()
+    const failingSince = health.ok ? [] : health.failing.map((f) => Date.parse(f.since))
+    return outagePage({
+      csrfToken,
+      reason,
+      health,
+      lastHealthy: failingSince.length > 0 ? Math.min(...failingSince) : storeCalls.lastAnswered,
+      refreshSeconds: refreshOf(url),
+      now: now(),
+    })
+  }
 
   // The session of a state-changing request, checked for origin and CSRF token.
   const postedSession = (req: IncomingMessage, form: URLSearchParams): Session => {
@@ -122,6 +148,7 @@ export function pageRoutes(context: PageContext): Route[] {
             filter,
             deliveries,
             olderThan: deliveries.length === PAGE_SIZE ? deliveries.at(-1)!.id : undefined,
+            refreshSeconds: refreshOf(url),
             now: now(),
           }),
         )
@@ -239,6 +266,18 @@ function localPath(value: string): string {
   if (!/^\/(?![/\\])[^\s]*$/.test(value) || value.startsWith('/ui/sign-')) return '/'
   const url = new URL(value, 'http://relay.invalid')
   return url.origin === 'http://relay.invalid' ? `${url.pathname}${url.search}` : '/'
+}
+
+// `?refresh=off` turns the page's reloading off; anything else there is a mistake, said so.
+function refreshOf(url: URL): number | undefined {
+  const value = url.searchParams.get('refresh')
+  if (value === null) return REFRESH_SECONDS
+  if (value === 'off') return undefined
+  throw new HttpError(
+    400,
+    'ERR_INVALID_QUERY',
+    `refresh can only be "off" (the page reloads every ${REFRESH_SECONDS} s without it)`,
+  )
 }
 
 function statusFilter(value: string | null): DeliveryStatus | undefined {

@@ -16,6 +16,8 @@ export interface DashboardView {
   deliveries: readonly DeliveryView[]
   /** The cursor of the next (older) page, when there may be one. */
   olderThan: number | undefined
+  /** Seconds until the page reloads by itself; `undefined` when the user turned that off. */
+  refreshSeconds: number | undefined
   now: number
 }
 
@@ -26,11 +28,16 @@ const STATUS_LABELS: Record<DeliveryStatus, string> = {
 }
 
 /** The whole document around a page's body. */
-export function layout(title: string, body: Html, header?: { csrfToken: string; health: HealthReport }): Html {
+export function layout(
+  title: string,
+  body: Html,
+  header?: { csrfToken: string; health: HealthReport; refreshSeconds?: number | undefined },
+): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+${header?.refreshSeconds !== undefined && html`<meta http-equiv="refresh" content="${header.refreshSeconds}">`}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>${title} · Tracklet relay</title>
@@ -82,24 +89,25 @@ export function dashboardPage(view: DashboardView): Html {
     'Overview',
     html`<main>
 ${healthNotice(view.health)}
-<h2>Last ${view.rates.minutes} minutes</h2>
+${refreshNote(view)}
+<h2>Last ${view.rates.minutes} minutes <span class="muted">· this relay only</span></h2>
 <div class="tiles">
   ${tile('Ingested', view.rates.ingested, 'msg/min')}
   ${tile('Delivered', view.rates.delivered, '/min')}
   ${tile('Retried', view.rates.retried, '/min')}
   ${tile('Dead-lettered', view.rates.deadLettered, '/min', view.rates.deadLettered > 0)}
 </div>
-<h2>Outbox</h2>
+<h2>Outbox <span class="muted">· every relay sharing this store</span></h2>
 ${outboxTable(view)}
-<h2 id="deliveries">Recent deliveries</h2>
+<h2 id="deliveries">Recent deliveries <span class="muted">· every relay sharing this store</span></h2>
 ${filterForm(view)}
 ${deliveryTable(view)}
 ${
   view.olderThan !== undefined &&
-  html`<div class="pager"><a href="${pageLink(view.filter, view.olderThan)}">Older deliveries →</a></div>`
+  html`<div class="pager"><a href="${pageLink(view.filter, view.olderThan, view.refreshSeconds === undefined)}">Older deliveries →</a></div>`
 }
 </main>`,
-    view,
+    { csrfToken: view.csrfToken, health: view.health, refreshSeconds: view.refreshSeconds },
   )
 }
 
@@ -166,10 +174,20 @@ export function errorPage(status: number, message: string, signedIn: boolean): H
   )
 }
 
+// Whether the page reloads by itself, with the link that turns it on or off (the same view).
+function refreshNote(view: DashboardView): Html {
+  const here = pageLink(view.filter, undefined, view.refreshSeconds !== undefined).replace(/#deliveries$/, '')
+  return html`<p class="muted refresh">${
+    view.refreshSeconds === undefined
+      ? html`Not reloading by itself. <a href="${here}">Reload every few seconds</a>`
+      : html`Reloads every ${view.refreshSeconds} s. <a href="${here}">Stop reloading</a>`
+  }</p>`
+}
+
 function healthBadge(health: HealthReport): Html {
   return health.ok
     ? html`<span class="health ok">store healthy</span>`
-    : html`<span class="health bad">store refuses writes</span>`
+    : html`<span class="health bad" title="${health.reason}">store unavailable: ${truncate(health.reason, 90)}</span>`
 }
 
 function healthNotice(health: HealthReport): Html | undefined {
@@ -221,6 +239,7 @@ function filterForm(view: DashboardView): Html {
       option(s, s, view.filter.source === s),
     )}
   </select></label>
+  ${view.refreshSeconds === undefined && html`<input type="hidden" name="refresh" value="off">`}
   <button type="submit" class="secondary">Filter</button>
 </form>`
 }
@@ -267,16 +286,19 @@ function describeMessage(d: DeliveryView): Html {
 function pageLink(
   filter: { status?: string | undefined; source?: string | undefined },
   before: number | undefined,
+  refreshOff = false,
 ): string {
   const query = new URLSearchParams()
   if (filter.status !== undefined) query.set('status', filter.status)
   if (filter.source !== undefined) query.set('source', filter.source)
   if (before !== undefined) query.set('before', String(before))
+  if (refreshOff) query.set('refresh', 'off')
   const text = query.toString()
   return `/${text === '' ? '' : `?${text}`}#deliveries`
 }
 
-function when(iso: string, now: number): Html {
+/** A time as `<time>`, relative to `now` (`3 min ago`, `in 5 s`), its ISO form in the title. */
+export function when(iso: string, now: number): Html {
   const ms = Date.parse(iso)
   const delta = now - ms
   const relative = delta >= 0 ? `${age(delta)} ago` : `in ${age(-delta)}`
@@ -295,6 +317,7 @@ function formatRate(value: number): string {
   return value >= 100 ? Math.round(value).toLocaleString('en') : value.toFixed(1)
 }
 
-function truncate(text: string, max: number): string {
+/** `text` cut to `max` characters, with an ellipsis when cut. */
+export function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text
 }
