@@ -27,7 +27,7 @@ const relay = await createRelay({
   allowPrivateNetworks: true,
   metricsToken: TOKEN,
   sources: [
-    { name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { urls: [hook], sharedSecret: 'promtool-secret' } } },
+    { name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: hook }] } } },
   ],
 })
 try {
