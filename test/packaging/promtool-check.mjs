@@ -26,9 +26,7 @@ const relay = await createRelay({
   database: ':memory:',
   allowPrivateNetworks: true,
   metricsToken: TOKEN,
-  sources: [
-    { name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: hook }] } } },
-  ],
+  sources: [{ name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: hook }] } } }],
 })
 try {
   const auth = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`
