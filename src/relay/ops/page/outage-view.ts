@@ -23,7 +23,7 @@ export interface OutageView {
  */
 export function outagePage(view: OutageView): Html {
   const health: HealthReport = view.health.ok
-    ? { ok: false, reason: `the store does not answer: ${view.reason}`, failing: [] }
+    ? { ok: false, reason: view.reason, failing: [] }
     : view.health
   return layout(
     'Store unavailable',
@@ -47,7 +47,7 @@ export function outagePage(view: OutageView): Html {
 </ul>
 <p class="muted">${
       view.refreshSeconds === undefined
-        ? html`This page does not reload by itself. <a href="/">Reload now</a>.`
+        ? html`This page does not reload by itself. <a href="/?refresh=off">Reload now</a>.`
         : html`This page reloads every ${view.refreshSeconds} s and turns back into the overview once the store answers. <a href="/?refresh=off">Stop reloading</a>.`
     }</p>
 </main>`,
