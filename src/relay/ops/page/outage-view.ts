@@ -22,9 +22,7 @@ export interface OutageView {
  * back into the overview once the store answers again.
  */
 export function outagePage(view: OutageView): Html {
-  const health: HealthReport = view.health.ok
-    ? { ok: false, reason: view.reason, failing: [] }
-    : view.health
+  const health: HealthReport = view.health.ok ? { ok: false, reason: view.reason, failing: [] } : view.health
   return layout(
     'Store unavailable',
     html`<main>
