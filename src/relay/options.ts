@@ -74,6 +74,12 @@ export interface RelayOptions {
   retention?: number
   /** One webhook request's time limit, in milliseconds. @default 5000 */
   webhookTimeout?: number
+  /**
+   * How much of a failed webhook request's answer (any status but 2xx) the delivery log keeps with
+   * the attempt, in bytes, 0 to 65536: what tells a receiver's team what broke. 0 keeps none.
+   * @default 4096
+   */
+  responseBodyLimit?: number
   /** Time allowed to receive a request's headers, in milliseconds (slow clients are cut off). @default 10000 */
   headersTimeout?: number
   /** Time allowed to receive a whole request, in milliseconds. @default 30000 */
@@ -87,6 +93,14 @@ export interface RelayOptions {
    * receiver that answers slowly is not flooded; deliveries to other URLs keep flowing. @default 32
    */
   maxInFlightPerUrl?: number
+  /**
+   * The longest one call to the database may take, in milliseconds (waiting for a connection
+   * included). While the database is frozen, out of reach or locked, ingest answers 503 and
+   * `/healthz` turns 503 within this time instead of holding requests; both recover by themselves
+   * once it answers again. On SQLite, how long a write waits for a lock held by another process.
+   * @default 5000
+   */
+  storeTimeout?: number
   /**
    * The least severe level the log writes: `error`, `warn`, `info` or `debug` (one line per
    * delivered message). When not given, the `LOG_LEVEL` environment variable, then `info`.
@@ -126,11 +140,13 @@ export interface ResolvedRelayOptions {
   leaseTimeout: number
   retention: number
   webhookTimeout: number
+  responseBodyLimit: number
   headersTimeout: number
   requestTimeout: number
   maxHeaderSize: number
   breaker: Required<BreakerOptions>
   maxInFlightPerUrl: number
+  storeTimeout: number
   logLevel: LogLevel
 }
 

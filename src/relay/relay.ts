@@ -67,7 +67,7 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
   const health = new StoreHealth({ probe: (bytes) => probeWrite(opened!, bytes) })
   try {
     const destinations = buildDestinations(resolved, agent)
-    opened = await openStore(resolved.database)
+    opened = await openStore(resolved.database, { storeTimeout: resolved.storeTimeout })
     // Everything below writes through this: every write's outcome tells /healthz.
     const store = watchWrites(opened, health)
     // Deliveries that were in flight when the relay last stopped are still pending: due once
@@ -191,7 +191,11 @@ function buildDestinations(options: ResolvedRelayOptions, agent: Agent): Map<str
       try {
         destinations.set(
           WEBHOOKS_DESTINATION,
-          new WebhookDestination(settings, { timeout: options.webhookTimeout, dispatcher: agent }),
+          new WebhookDestination(settings, {
+            timeout: options.webhookTimeout,
+            dispatcher: agent,
+            responseBodyLimit: options.responseBodyLimit,
+          }),
         )
       } catch (error) {
         throw new RelayConfigError(`sources[${index}].destinations.Webhooks`, (error as Error).message, {

@@ -10,6 +10,7 @@ import {
   type WebhookDestinationOptions,
   type WebhookSettings,
 } from './settings'
+import { shownHeaders } from './shown-headers'
 import { sign } from './sign'
 import { signStandardWebhook } from './standard-webhooks'
 import { isRetryableFailure, isSuccess } from './retry-rule'
@@ -31,6 +32,12 @@ export interface DeliveryResult {
 
 /** The User-Agent of every request (the platform sends `<vendor>/1.0`). */
 export const USER_AGENT = 'Tracklet/1.0'
+
+// The headers of every request besides those configured and the signatures.
+const OWN_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'User-Agent': USER_AGENT,
+  'Content-Type': 'application/json',
+})
 
 /**
  * The Webhooks destination: POSTs each message, formatted as the platform does and optionally
@@ -72,7 +79,7 @@ export class WebhookDestination {
     const body = Buffer.from(serialized.json, 'utf8')
     const signed = this.#signatureHeaders(body, message)
 
-    const { timeout, dispatcher } = this.#config
+    const { timeout, dispatcher, responseBodyLimit } = this.#config
     const only = options?.urls
     const webhooks =
       only === undefined ? this.#config.webhooks : this.#config.webhooks.filter((webhook) => only.includes(webhook.url))
@@ -81,10 +88,12 @@ export class WebhookDestination {
         post({
           url: webhook.url,
           target: webhook.target,
-          headers: { 'User-Agent': USER_AGENT, 'Content-Type': 'application/json', ...webhook.headers, ...signed },
+          headers: { ...OWN_HEADERS, ...webhook.headers, ...signed },
           body,
           timeout,
           dispatcher,
+          responseBodyLimit,
+          shownHeaders: () => shownHeaders(OWN_HEADERS, webhook.headers, signed),
         }),
       ),
     )

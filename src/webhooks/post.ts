@@ -24,6 +24,16 @@ export interface DeliveryAttempt {
   ms: number
   /** The receiver's `Retry-After`, in milliseconds, when it sent one with a failure status. */
   retryAfterMs?: number
+  /**
+   * The start of the receiver's answer to a request that failed with a status (not 2xx): at most
+   * `responseBodyLimit` bytes, decoded as UTF-8 (a character cut at the limit shows as `�`).
+   */
+  responseBody?: string
+  /**
+   * The headers of a request that failed, as they may be shown: signatures as `(present)`, the
+   * values of configured headers as `(redacted)` (they may be credentials).
+   */
+  requestHeaders?: Record<string, string>
 }
 
 /** One POST, as the destination makes it. */
@@ -34,12 +44,16 @@ export interface PostRequest {
   body: Uint8Array
   timeout: number
   dispatcher: Dispatcher | undefined
+  /** How much of a failed request's answer to keep, bytes (0: none). */
+  responseBodyLimit: number
+  /** The headers as a failed attempt shows them (made only when one fails). */
+  shownHeaders: () => Record<string, string>
 }
 
 /** The code of an attempt that got no answer within the timeout. */
 export const TIMEOUT_CODE = 'ERR_WEBHOOK_TIMEOUT'
-// How much of an unread response body is drained so the connection can be reused; past this
-// the socket is destroyed instead. Receivers' answers are not read.
+// How much of a response body is drained so the connection can be reused; past this the socket is
+// destroyed instead. A 2xx answer is not read; of a failure's, the start is kept.
 const DRAIN_LIMIT_BYTES = 64 * 1024
 
 /**
@@ -60,13 +74,20 @@ export async function post(req: PostRequest): Promise<DeliveryAttempt> {
       ...(req.dispatcher === undefined ? {} : { dispatcher: req.dispatcher }),
     })
     const attempt: DeliveryAttempt = { url: req.url, status: response.statusCode, ms: elapsed(started) }
+    const failed = response.statusCode < 200 || response.statusCode >= 300
     const retryAfterMs =
       response.statusCode >= 300 ? parseRetryAfter(response.headers['retry-after'], Date.now()) : undefined
     if (retryAfterMs !== undefined) attempt.retryAfterMs = retryAfterMs
-    // Release the connection: drain a small body, destroy the socket under a large or slow one.
-    await response.body.dump({ limit: DRAIN_LIMIT_BYTES, signal: controller.signal }).catch((error: unknown) => {
-      debug('discarding the response body of %s failed: %s', redactUrl(req.url), describeError(error).error)
-    })
+    if (failed) attempt.requestHeaders = req.shownHeaders()
+    if (failed && req.responseBodyLimit > 0) {
+      const start = await readStart(response.body, req.responseBodyLimit, req.url)
+      if (start !== '') attempt.responseBody = start
+    } else {
+      // Release the connection: drain a small body, destroy the socket under a large or slow one.
+      await response.body.dump({ limit: DRAIN_LIMIT_BYTES, signal: controller.signal }).catch((error: unknown) => {
+        debug('discarding the response body of %s failed: %s', redactUrl(req.url), describeError(error).error)
+      })
+    }
     // Guarded: the common path should not parse the URL for a log line nobody reads.
     if (debug.enabled) debug('POST %s → %d in %d ms', redactUrl(req.url), attempt.status, attempt.ms)
     return attempt
@@ -76,10 +97,36 @@ export async function post(req: PostRequest): Promise<DeliveryAttempt> {
       ? { error: `timed out after ${req.timeout} ms without a response`, code: TIMEOUT_CODE }
       : describeError(error)
     debug('POST %s failed after %d ms: %s', redactUrl(req.url), ms, described.error)
-    return { url: req.url, ...described, ms }
+    return { url: req.url, ...described, ms, requestHeaders: req.shownHeaders() }
   } finally {
     clearTimeout(timer)
   }
+}
+
+/**
+ * Reads the first `limit` bytes of a body, copying no more than that, and reads on (discarding) to
+ * {@link DRAIN_LIMIT_BYTES} so the connection can be reused; past that, stops, which destroys the
+ * socket. A body that fails midway (the timeout, a reset) keeps what came before.
+ */
+async function readStart(body: AsyncIterable<Buffer>, limit: number, url: string): Promise<string> {
+  const kept: Buffer[] = []
+  let keptBytes = 0
+  let seen = 0
+  try {
+    for await (const chunk of body) {
+      if (keptBytes < limit) {
+        // A copy: a slice would hold the whole chunk in memory.
+        const piece = Buffer.from(chunk.subarray(0, limit - keptBytes))
+        kept.push(piece)
+        keptBytes += piece.length
+      }
+      seen += chunk.length
+      if (seen > DRAIN_LIMIT_BYTES) break
+    }
+  } catch (error) {
+    debug('reading the response body of %s failed: %s', redactUrl(url), describeError(error).error)
+  }
+  return new TextDecoder().decode(Buffer.concat(kept, keptBytes))
 }
 
 function elapsed(started: number): number {

@@ -51,6 +51,12 @@ export interface WebhookDestinationOptions {
    * @default undici's global dispatcher
    */
   dispatcher?: Dispatcher
+  /**
+   * How much of a failed request's answer (any status but 2xx) to keep with the attempt, in
+   * bytes: what tells a receiver's team what broke. 0 keeps none. At most {@link MAX_RESPONSE_BODY_LIMIT}.
+   * @default 4096
+   */
+  responseBodyLimit?: number
 }
 
 /** The settings and options after validation: what a delivery works from. */
@@ -64,6 +70,7 @@ export interface ResolvedWebhooks {
   readonly standardSecrets: readonly string[] | undefined
   readonly timeout: number
   readonly dispatcher: Dispatcher | undefined
+  readonly responseBodyLimit: number
 }
 
 /** The most endpoints one destination may have (the platform's limit). */
@@ -72,6 +79,10 @@ export const MAX_WEBHOOKS = 5
 export const DEFAULT_TIMEOUT_MS = 5000
 /** The longest time limit of one webhook request, ms (the relay's `webhookTimeout` too). */
 export const MAX_TIMEOUT_MS = MAX_TIMER_MS
+/** How much of a failed request's answer is kept by default, bytes. */
+export const DEFAULT_RESPONSE_BODY_LIMIT = 4096
+/** The most of a failed request's answer that may be kept, bytes (the relay stores it with each attempt). */
+export const MAX_RESPONSE_BODY_LIMIT = 65_536
 
 // RFC 9110 token and field-value (no control characters but tab).
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
@@ -97,7 +108,7 @@ const RESERVED_HEADERS = new Set([
 
 const SETTINGS_KEYS = new Set(['webhooks', 'sharedSecret', 'standardWebhooks'])
 const ENTRY_KEYS = new Set(['url', 'headers'])
-const OPTIONS_KEYS = new Set(['timeout', 'dispatcher'])
+const OPTIONS_KEYS = new Set(['timeout', 'dispatcher', 'responseBodyLimit'])
 
 /**
  * Validates the settings and options once and returns them frozen; the caller's objects are
@@ -249,10 +260,15 @@ function checkStandardSecret(secret: string, path: string): void {
   }
 }
 
-function resolveOptions(options: unknown): Pick<ResolvedWebhooks, 'timeout' | 'dispatcher'> {
-  if (options === undefined) return { timeout: DEFAULT_TIMEOUT_MS, dispatcher: undefined }
+function resolveOptions(options: unknown): Pick<ResolvedWebhooks, 'timeout' | 'dispatcher' | 'responseBodyLimit'> {
+  if (options === undefined) {
+    return { timeout: DEFAULT_TIMEOUT_MS, dispatcher: undefined, responseBodyLimit: DEFAULT_RESPONSE_BODY_LIMIT }
+  }
   if (!isPlainObject(options))
-    throw new WebhookConfigError('options', `must be an object { timeout?, dispatcher? }, got ${describe(options)}`)
+    throw new WebhookConfigError(
+      'options',
+      `must be an object { timeout?, dispatcher?, responseBodyLimit? }, got ${describe(options)}`,
+    )
   rejectUnknownKeys(options, OPTIONS_KEYS, 'options.')
   const timeout = options['timeout'] ?? DEFAULT_TIMEOUT_MS
   if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT_MS) {
@@ -271,7 +287,19 @@ function resolveOptions(options: unknown): Pick<ResolvedWebhooks, 'timeout' | 'd
       `must be an undici Dispatcher (an Agent, a ProxyAgent, a MockAgent), got ${describe(dispatcher)}`,
     )
   }
-  return { timeout, dispatcher: dispatcher as Dispatcher | undefined }
+  const responseBodyLimit = options['responseBodyLimit'] ?? DEFAULT_RESPONSE_BODY_LIMIT
+  if (
+    typeof responseBodyLimit !== 'number' ||
+    !Number.isInteger(responseBodyLimit) ||
+    responseBodyLimit < 0 ||
+    responseBodyLimit > MAX_RESPONSE_BODY_LIMIT
+  ) {
+    throw new WebhookConfigError(
+      'options.responseBodyLimit',
+      `must be a whole number of bytes from 0 to ${MAX_RESPONSE_BODY_LIMIT}, got ${describe(responseBodyLimit)}`,
+    )
+  }
+  return { timeout, dispatcher: dispatcher as Dispatcher | undefined, responseBodyLimit }
 }
 
 function rejectUnknownKeys(object: Record<string, unknown>, known: ReadonlySet<string>, prefix: string): void {

@@ -155,7 +155,7 @@ describe('WebhookDestination settings', () => {
 
   it('refuses options that are not an object, or have unknown keys', () => {
     expect(configError({ webhooks: [{ url }] }, 5000).message).toMatch(
-      /options: must be an object \{ timeout\?, dispatcher\? \}, got number 5000/,
+      /options: must be an object \{ timeout\?, dispatcher\?, responseBodyLimit\? \}, got number 5000/,
     )
     expect(configError({ webhooks: [{ url }] }, { timeoutMs: 5000 }).setting).toBe('options.timeoutMs')
   })

@@ -1,4 +1,4 @@
-import { DEFAULT_TIMEOUT_MS } from '../../webhooks/settings'
+import { DEFAULT_RESPONSE_BODY_LIMIT, DEFAULT_TIMEOUT_MS } from '../../webhooks/settings'
 import type { BreakerOptions } from '../options'
 
 /**
@@ -16,10 +16,12 @@ export const RELAY_DEFAULTS = Object.freeze({
   retention: 7 * 24 * 60 * 60 * 1000,
   // The Webhooks destination's own default: one request's limit is its fact.
   webhookTimeout: DEFAULT_TIMEOUT_MS,
+  responseBodyLimit: DEFAULT_RESPONSE_BODY_LIMIT,
   headersTimeout: 10_000,
   requestTimeout: 30_000,
   maxHeaderSize: 16_384,
   maxInFlightPerUrl: 32,
+  storeTimeout: 5000,
 })
 
 /** The circuit breaker's defaults (`breaker` option). */

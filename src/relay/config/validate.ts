@@ -13,6 +13,7 @@ import type {
   SourceSchema,
 } from '../options'
 import { databaseValue } from './database-value'
+import { MAX_RESPONSE_BODY_LIMIT } from '../../webhooks/settings'
 import { BREAKER_DEFAULTS, RELAY_DEFAULTS } from './defaults'
 import {
   ConfigProblems,
@@ -96,11 +97,14 @@ const OPTION_RULES: RulesOf<RelayOptions> = {
   // Up to ten years: past that a delivered row is as good as kept forever.
   retention: integer(1000, 10 * 365 * 24 * 60 * 60 * 1000),
   webhookTimeout: integer(1, MAX_TIMEOUT_MS),
+  responseBodyLimit: integer(0, MAX_RESPONSE_BODY_LIMIT),
   headersTimeout: integer(1, 600_000),
   requestTimeout: integer(1, 3_600_000),
   maxHeaderSize: integer(1024, 1_048_576),
   breaker: objectOf(BREAKER_RULES, 'a breaker option'),
   maxInFlightPerUrl: integer(1, 10_000),
+  // Under 100 ms even a healthy database would fail calls; past ten minutes a client gave up long ago.
+  storeTimeout: integer(100, 600_000),
   logLevel: oneOf(LOG_LEVELS),
 }
 

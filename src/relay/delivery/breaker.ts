@@ -183,6 +183,7 @@ export class Breaker {
       return { kind: 'expire', error: `retry window spent; last error: ${lastErrors}` }
     }
     const waits = urls.map((url) => {
+      if (this.#view.get(url)?.state === 'paused') return `${url} paused by an operator`
       const next = this.#view.get(url)?.nextProbeAt
       return `circuit open for ${url}${next === undefined ? '' : ` (next probe at ${new Date(next).toISOString()})`}`
     })
@@ -315,8 +316,9 @@ export class Breaker {
     const now = this.#host.now()
     const routes = this.#host.routes.get(url) ?? []
     if (unreported.answered && this.#view.has(url)) {
-      const { wasOpen, woken } = await this.#circuits.succeed(url, routes, now)
-      this.#forget(url)
+      const { wasOpen, woken, paused } = await this.#circuits.succeed(url, routes, now)
+      // Paused meanwhile: the pause stands (the next read of the circuits shows it).
+      if (!paused) this.#forget(url)
       if (wasOpen) {
         log.warn(
           `circuit of ${redactUrl(url)} closed: a request was answered; ${plural(woken, 'waiting delivery is', 'waiting deliveries are')} due now`,
@@ -354,7 +356,7 @@ export class Breaker {
     this.#view.set(url, circuit)
     const open = this.#isOpen(url)
     if (open) {
-      if (!wasOpen) {
+      if (!wasOpen && circuit.state !== 'paused') {
         log.warn(
           `circuit of ${redactUrl(url)} open after ${plural(circuit.failures, 'failed request')} (${circuit.lastError}); next probe at ${logTime(circuit.nextProbeAt ?? 0)}`,
           { event: 'circuit-opened', url, failures: circuit.failures },

@@ -57,7 +57,8 @@ export class Prober {
   arm(circuit: Circuit, notBefore = 0): void {
     const { url } = circuit
     this.disarm(url)
-    if (this.#stopped || this.#probing.has(url) || circuit.state === 'closed') return
+    // A paused URL is never probed: only an operator's resume ends the pause.
+    if (this.#stopped || this.#probing.has(url) || circuit.state === 'closed' || circuit.state === 'paused') return
     const heldElsewhere = circuit.probeOwner !== undefined && circuit.probeOwner !== this.#host.owner
     const at = Math.max(notBefore, circuit.nextProbeAt ?? 0, heldElsewhere ? (circuit.probeLeaseUntil ?? 0) : 0)
     const timer = setTimeout(
@@ -88,9 +89,11 @@ export class Prober {
     try {
       const now = this.#host.now()
       if (verdict === 'up') {
-        const { woken } = await circuits.succeed(url, this.#host.routes.get(url) ?? [], now)
+        const { woken, paused } = await circuits.succeed(url, this.#host.routes.get(url) ?? [], now)
         this.#held.delete(url)
-        this.#host.closed(url, woken)
+        // Paused while the probe was in flight: the pause stands.
+        if (paused) await this.#host.refresh([url])
+        else this.#host.closed(url, woken)
         return
       }
       const failedProbes = (this.#host.circuit(url)?.probes ?? 0) + (verdict === 'down' ? 1 : 0)

@@ -147,7 +147,7 @@ export class RelayMetrics {
     })
     this.#circuitState = new Gauge({
       name: 'tracklet_circuit_state',
-      help: 'The circuit breaker of each webhook URL this relay has sent to (by origin and path): 1 for its current state (closed, open or half-open), 0 for the others.',
+      help: 'The circuit breaker of each webhook URL this relay has sent to (by origin and path): 1 for its current state (closed, open, half-open or paused), 0 for the others.',
       labelNames: ['url', 'state'],
       registers,
     })
@@ -265,7 +265,7 @@ export class RelayMetrics {
   }
 }
 
-const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const
+const CIRCUIT_STATES = ['closed', 'open', 'half-open', 'paused'] as const
 
 function outcomeLabel(attempt: SettledAttempt): AttemptOutcomeLabel {
   switch (attempt.outcome.next.status) {

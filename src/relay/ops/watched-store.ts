@@ -53,6 +53,9 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
     get: (...args) => store.get(...args),
     list: (...args) => store.list(...args),
     listNewest: (...args) => store.listNewest(...args),
+    find: (...args) => store.find(...args),
+    retryMatching: watch('deliveries', store.retryMatching),
+    endpoints: (...args) => store.endpoints(...args),
     backlog: () => store.backlog(),
     close: () => store.close(),
   }

@@ -3,8 +3,9 @@ import type { DueDelivery } from './store'
 /**
  * Where a webhook URL's circuit stands. `closed`: requests go out. `open`: none does; one probe
  * is sent when `nextProbeAt` comes. `half-open`: a relay holds that probe (its lease on the row).
+ * `paused`: an operator paused the URL; nothing goes there, not even a probe, until resumed.
  */
-export type CircuitState = 'closed' | 'open' | 'half-open'
+export type CircuitState = 'closed' | 'open' | 'half-open' | 'paused'
 
 /**
  * One URL's circuit as the store keeps it. A URL without a row is closed with no failures: a row
@@ -28,6 +29,8 @@ export interface Circuit {
   probeLeaseUntil: number | undefined
   /** Why the last failed request failed: `HTTP 503`, `timed out after 5000 ms without a response`… */
   lastError: string | undefined
+  /** When an operator paused it, epoch ms (while paused). */
+  pausedAt: number | undefined
 }
 
 /** The deliveries that go to a URL: those of one destination of one source. */
@@ -88,8 +91,9 @@ export interface CircuitStore {
    * A request to the URL was answered (not 429 or 5xx): its circuit closes, and its row goes. If it
    * was open (or half-open), every pending delivery of `routes` due after `now` is due at `now`, in
    * the same transaction: the backlog drains at once, and a relay dying in between cannot strand it.
+   * A paused URL stays paused (`paused: true`): an answer does not end an operator's pause.
    */
-  succeed(url: string, routes: readonly Route[], now: number): Promise<{ wasOpen: boolean; woken: number }>
+  succeed(url: string, routes: readonly Route[], now: number): Promise<SucceedResult>
 
   /**
    * Takes the probe of an open circuit whose probe is due at `now` and not held (or whose holder's
@@ -119,8 +123,38 @@ export interface CircuitStore {
    * must not miss it). A parked delivery's retry window starts now if it had not, it shows `error`
    * in the delivery log, is due again at `until` or at its window's end, whichever is sooner, and
    * its lease ends. Returns the ids parked; the others are still leased to `owner`.
+   *
+   * When every circuit of `urls` is paused, the window is not cut short: the delivery is due again
+   * at `until`, and the time it waits paused is not counted against its window (the next claim
+   * moves the window's start on by that time), so a pause costs a delivery none of its window.
    */
   park(request: ParkRequest): Promise<number[]>
+
+  /**
+   * Pauses the URL (an operator's word): its circuit becomes `paused` whatever it was, keeping its
+   * failures and last error, and a probe held is void. While paused, no request and no probe goes
+   * there, by any relay (the breaker treats it as open, without probing), and its deliveries are
+   * parked without their retry window running ({@link park}); an answer to a request already in
+   * flight does not end the pause. Pausing a paused URL changes nothing. Returns the circuit.
+   */
+  pause(url: string, now: number): Promise<Circuit>
+
+  /**
+   * Ends the URL's pause: its circuit closes (failures forgotten: the next failures open it again
+   * as usual) and, in the same transaction, every pending delivery of `routes` due after `now` is
+   * due at `now`. `wasPaused` is false (and nothing changes) when it was not paused.
+   */
+  resume(url: string, routes: readonly Route[], now: number): Promise<{ wasPaused: boolean; woken: number }>
+}
+
+/**
+ * What {@link CircuitStore.succeed} did: whether the circuit was open (and how many deliveries it
+ * woke), or that the URL is paused (nothing changed: the breaker keeps holding it back).
+ */
+export interface SucceedResult {
+  wasOpen: boolean
+  woken: number
+  paused?: boolean
 }
 
 /** A `circuits` row as both stores read it (times as epoch ms). */
@@ -134,6 +168,7 @@ export interface CircuitRow {
   probe_owner: string | null
   probe_lease_until: number | null
   last_error: string | null
+  paused_at: number | null
 }
 
 /** A `circuits` row as a {@link Circuit} (one shape for both stores). */
@@ -148,6 +183,7 @@ export function toCircuit(row: CircuitRow): Circuit {
     probeOwner: row.probe_owner ?? undefined,
     probeLeaseUntil: optionalNumber(row.probe_lease_until),
     lastError: row.last_error ?? undefined,
+    pausedAt: optionalNumber(row.paused_at),
   }
 }
 

@@ -1,9 +1,19 @@
 import { redactDatabase } from '../config/database-value'
+import { RELAY_DEFAULTS } from '../config/defaults'
 import type { Store } from './store'
 
 /** Whether a `database` option names a PostgreSQL server rather than a SQLite file. */
 export function isPostgresUrl(database: string): boolean {
   return /^postgres(ql)?:\/\//i.test(database)
+}
+
+/** Options of {@link openStore}. */
+export interface OpenStoreOptions {
+  /**
+   * The longest one store call may wait for the database, ms (the relay's `storeTimeout`): on
+   * PostgreSQL for a connection and its statement, on SQLite for a lock another process holds.
+   */
+  storeTimeout?: number
 }
 
 /**
@@ -14,14 +24,18 @@ export function isPostgresUrl(database: string): boolean {
  * @throws {RelayError} `ERR_RELAY_DATABASE` when the database cannot be opened or prepared, and
  * `ERR_RELAY_DRIVER_MISSING` when the store's driver package is not installed.
  */
-export async function openStore(database: string): Promise<Store> {
+export async function openStore(database: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const storeTimeout = options.storeTimeout ?? RELAY_DEFAULTS.storeTimeout
   try {
     if (isPostgresUrl(database)) {
       const { openPostgresStore } = await import('./postgres/postgres-store')
-      return await openPostgresStore(database)
+      return await openPostgresStore(database, { pool: { storeTimeout } })
     }
-    const { openSqliteStore } = await import('./sqlite/sqlite-store')
-    return await openSqliteStore(database)
+    const [{ SqliteStore }, { openSqliteDatabase }] = await Promise.all([
+      import('./sqlite/sqlite-store'),
+      import('./sqlite/schema'),
+    ])
+    return new SqliteStore(await openSqliteDatabase(database, { busyTimeout: storeTimeout }))
   } catch (error) {
     // A net under each store's own care: whatever the error quotes, never the value's password.
     if (error instanceof Error) error.message = error.message.replaceAll(database, redactDatabase(database))

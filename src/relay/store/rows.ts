@@ -1,5 +1,17 @@
 import type { DeliverableMessage } from '../../shared/message'
-import type { AttemptOutcome, AudienceChange, DeliveryStatus, DeliveryView, DueDelivery } from './store'
+import type { Route } from './circuits'
+import type { EndpointFailure } from './endpoints'
+import { encodeCursor } from './filter'
+import type {
+  AttemptOutcome,
+  DeliveryPage,
+  AudienceChange,
+  DeliveryStatus,
+  DeliveryView,
+  DueDelivery,
+  NewDelivery,
+  RequestRecord,
+} from './store'
 
 // How both stores turn rows into what the relay works with, and work out what to write: written
 // once here, so the two dialects cannot drift apart in anything but their SQL.
@@ -19,6 +31,10 @@ export interface DeliveryRow {
   last_error: string | null
   created_at: number
   updated_at: number
+  user_id: string | null
+  event: string | null
+  /** When it was parked behind paused circuits only, epoch ms (the claim credits that time back to its window). */
+  paused_at: number | null
 }
 
 /** The columns a claim returns. */
@@ -35,6 +51,42 @@ export interface AttemptRow {
   status: number | null
   error: string | null
   ms: number
+  response_body: string | null
+  /** JSON of the request's headers, secrets hidden. */
+  request_headers: string | null
+}
+
+/** Dead letters a bulk replay puts back per statement: small enough never to hold the outbox for long. */
+export const REPLAY_CHUNK = 1000
+
+/** A page of at most `limit` deliveries from `rows` (read with one more, to know whether a next page exists). */
+export function toPage(rows: DeliveryView[], limit: number): DeliveryPage {
+  if (rows.length <= limit) return { deliveries: rows, next: undefined }
+  const deliveries = rows.slice(0, limit)
+  return { deliveries, next: encodeCursor(deliveries.at(-1)!.id) }
+}
+
+/** Routes as one JSON parameter, `[[source, destination], …]` (SQLite's json_each reads it). */
+export function routesJson(routes: readonly Route[]): string {
+  return JSON.stringify(routes.map((r) => [r.source, r.destination]))
+}
+
+/** An `attempts` row as the endpoints view shows a URL's last failure. */
+export interface FailureRow {
+  at: number
+  status: number | null
+  error: string | null
+  response_body: string | null
+}
+
+/** A failure row as an {@link EndpointFailure}. */
+export function toFailure(row: FailureRow): EndpointFailure {
+  return {
+    at: Number(row.at),
+    ...(row.status === null ? {} : { status: row.status }),
+    error: row.error ?? `HTTP ${row.status}`,
+    ...(row.response_body === null ? {} : { responseBody: row.response_body }),
+  }
 }
 
 /** A claimed `deliveries` row, as the worker attempts it. */
@@ -68,6 +120,37 @@ export function outcomeColumns(
   }
 }
 
+/**
+ * The `userId` and `event` a delivery is searched by: as given, or read from its JSON (a message
+ * that is not an object, or a field that is not a string or a number, has none).
+ */
+export function searchKeys(delivery: NewDelivery): { userId: string | null; event: string | null } {
+  if (delivery.userId !== undefined || delivery.event !== undefined) {
+    return { userId: delivery.userId ?? null, event: delivery.event ?? null }
+  }
+  let message: unknown
+  try {
+    message = JSON.parse(delivery.json)
+  } catch {
+    return { userId: null, event: null }
+  }
+  if (typeof message !== 'object' || message === null) return { userId: null, event: null }
+  const { userId, event } = message as { userId?: unknown; event?: unknown }
+  return { userId: keyOf(userId), event: keyOf(event) }
+}
+
+function keyOf(value: unknown): string | null {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : null
+}
+
+/** A request's columns beyond status and error: what the receiver said, and the headers sent. */
+export function requestDetails(r: RequestRecord): { responseBody: string | null; requestHeaders: string | null } {
+  return {
+    responseBody: r.responseBody ?? null,
+    requestHeaders: r.requestHeaders === undefined ? null : JSON.stringify(r.requestHeaders),
+  }
+}
+
 /** Who joined and who left an audience whose members were `current` and are now `userIds`. */
 export function audienceChange(current: Iterable<string>, userIds: readonly string[]): AudienceChange {
   const before = new Set(current)
@@ -89,6 +172,10 @@ export function toDeliveryViews(rows: readonly DeliveryRow[], attemptRows: reado
       ...(a.status === null ? {} : { status: a.status }),
       ...(a.error === null ? {} : { error: a.error }),
       ms: a.ms,
+      ...(a.response_body === null ? {} : { responseBody: a.response_body }),
+      ...(a.request_headers === null
+        ? {}
+        : { requestHeaders: JSON.parse(a.request_headers) as Record<string, string> }),
     })
     attemptsById.set(a.delivery_id, list)
   }

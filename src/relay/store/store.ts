@@ -1,5 +1,6 @@
 import type { DeliverableMessage } from '../../shared/message'
-import type { CircuitStore } from './circuits'
+import type { CircuitStore, Route } from './circuits'
+import type { EndpointQuery, EndpointView } from './endpoints'
 
 /**
  * The relay's durable state behind one interface: the outbox (deliveries and their attempts) and
@@ -71,10 +72,32 @@ export interface Store {
   list(query: DeliveryQuery): Promise<DeliveryView[]>
 
   /**
-   * A page of the delivery log newest first (by id, below the id `before` when given), with each
-   * delivery's attempts: what the operator page shows.
+   * A page of the delivery log newest first (by id, below the id `before` when given), matching
+   * the query's filter, with each delivery's attempts: what the operator page shows.
    */
   listNewest(query: NewestQuery): Promise<DeliveryView[]>
+
+  /**
+   * A page of the deliveries matching `query`'s filter, newest first, with each one's attempts,
+   * and the opaque cursor of the next page (`undefined` on the last page).
+   *
+   * @throws {TypeError} when `query.cursor` is not a cursor this store gave.
+   */
+  find(query: FindQuery): Promise<DeliveryPage>
+
+  /**
+   * Counts the dead letters (status `failed`) the filter matches and, unless `dryRun`, puts each
+   * back in the queue as {@link retry} does, a bounded chunk per statement so that even a
+   * million-row replay never holds the outbox for long. Dead letters written after the call began
+   * are left alone, so `retried` is at most `matched` (less only when some changed meanwhile).
+   */
+  retryMatching(filter: DeliveryFilter, options?: { dryRun?: boolean }): Promise<RetryMatchingResult>
+
+  /**
+   * What the operator's endpoints view shows of each webhook URL: its circuit (or pause), the
+   * deliveries pending behind it, its requests of the last five minutes and their latency.
+   */
+  endpoints(query: EndpointQuery): Promise<EndpointView[]>
 
   /**
    * Makes `userIds` the audience's members for `source` and, in the same transaction, enqueues
@@ -140,6 +163,10 @@ export interface NewDelivery {
   type: string
   /** The message's JSON, serialised once at ingest. */
   json: string
+  /** The message's `userId`, kept for searching; read from `json` when not given. */
+  userId?: string | undefined
+  /** The message's `event`, kept for searching; read from `json` when not given. */
+  event?: string | undefined
 }
 
 /** A due delivery, as the worker attempts it. */
@@ -160,6 +187,10 @@ export interface RequestRecord {
   status?: number
   error?: string
   ms: number
+  /** The start of the receiver's answer to a failed request (at most `responseBodyLimit` bytes, as UTF-8). */
+  responseBody?: string
+  /** A failed request's headers, secrets hidden (signatures as `(present)`, configured values redacted). */
+  requestHeaders?: Record<string, string>
 }
 
 /** What the worker decided after one attempt: done, due again at `nextAttemptAt`, or dead-lettered. */
@@ -186,13 +217,60 @@ export interface DeliveryQuery {
   limit: number
 }
 
-/** A filter and page of the delivery log, newest first. */
-export interface NewestQuery {
+/**
+ * Which deliveries a search or a bulk replay is about: every field given must match (none given:
+ * every delivery).
+ */
+export interface DeliveryFilter {
   status?: DeliveryStatus | undefined
   source?: string | undefined
-  /** Only deliveries with an id below this one (the next page's cursor); the newest when absent. */
+  /** The message's `messageId`, exactly. */
+  messageId?: string | undefined
+  /** The message's `userId`, exactly (kept for deliveries written by this version on). */
+  userId?: string | undefined
+  /** A `track` message's `event`, exactly (kept for deliveries written by this version on). */
+  event?: string | undefined
+  /** The message's `type` (`track`, `identify`, …). */
+  type?: string | undefined
+  /**
+   * The deliveries to one webhook URL: the routes (source and destination) configured to send
+   * there. The store does not know the configuration, so the caller (the admin API) resolves a
+   * `url` to these; an empty list matches nothing. Routes rather than the attempts' URLs, so that
+   * a delivery that never had an attempt (parked behind an open circuit, then dead-lettered) is
+   * found too.
+   */
+  routes?: readonly Route[] | undefined
+  /** Written at or after this instant, epoch ms. */
+  since?: number | undefined
+  /** Written at or before this instant, epoch ms. */
+  until?: number | undefined
+}
+
+/** A filter and page of the delivery log, newest first. */
+export interface NewestQuery extends DeliveryFilter {
+  /** Only deliveries with an id below this one; the newest when absent. */
   before?: number | undefined
   limit: number
+}
+
+/** A search of the delivery log, newest first, a page at a time. */
+export interface FindQuery extends DeliveryFilter {
+  /** Where the page starts: the `next` of the previous page; the newest when absent. */
+  cursor?: string | undefined
+  limit: number
+}
+
+/** A page of {@link Store.find}. */
+export interface DeliveryPage {
+  deliveries: DeliveryView[]
+  /** The cursor of the next page, or `undefined` when this page is the last. */
+  next: string | undefined
+}
+
+/** What {@link Store.retryMatching} did: how many dead letters matched and, unless a dry run, how many were queued. */
+export interface RetryMatchingResult {
+  matched: number
+  retried?: number
 }
 
 /** A delivery as the admin API lists it. */

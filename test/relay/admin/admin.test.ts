@@ -180,7 +180,7 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
 
   describe('GET /v1/deliveries and retry', () => {
     it('lists deliveries by status with their attempts, a page at a time', async () => {
-      receiver.respond((_req, res) => res.writeHead(410).end())
+      receiver.respond((_req, res) => res.writeHead(410).end('{"error":"endpoint deleted"}'))
       await post(
         `${relay.url}/v1/batch`,
         { batch: [track({ messageId: 'gone' })] },
@@ -194,7 +194,15 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
         lastError: `${receiver.url}: HTTP 410`,
       })
       expect(failed.attempts).toEqual([
-        { at: expect.any(String), url: receiver.url, status: 410, ms: expect.any(Number) },
+        {
+          at: expect.any(String),
+          url: receiver.url,
+          status: 410,
+          ms: expect.any(Number),
+          // What the receiver said, and what was sent (no secret: this source signs nothing).
+          responseBody: '{"error":"endpoint deleted"}',
+          requestHeaders: { 'User-Agent': 'Tracklet/1.0', 'Content-Type': 'application/json' },
+        },
       ])
       expect((await adminGet(`${relay.url}/v1/deliveries?status=delivered`)).body.deliveries).toEqual([])
 

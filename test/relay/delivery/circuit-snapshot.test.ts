@@ -21,6 +21,7 @@ describe('a circuit’s snapshot', () => {
       nextProbeAt: 3000,
       probeOwner: undefined,
       probeLeaseUntil: undefined,
+      pausedAt: undefined,
       lastError: 'HTTP 503',
     }
     expect(snapshotOf(circuit.url, circuit, 0)).toEqual({

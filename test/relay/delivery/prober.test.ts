@@ -21,6 +21,7 @@ const open = (nextProbeAt: number, probes = 0): Circuit => ({
   nextProbeAt,
   probeOwner: undefined,
   probeLeaseUntil: undefined,
+  pausedAt: undefined,
   lastError: 'HTTP 503',
 })
 

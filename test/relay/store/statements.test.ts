@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { POSTGRES_ONLY, POSTGRES_STATEMENTS } from '../../../src/relay/store/postgres/statements'
+import type { FilterField } from '../../../src/relay/store/filter'
 import { SQLITE_ONLY, SQLITE_STATEMENTS } from '../../../src/relay/store/sqlite/statements'
 import { openSqliteStoreWithDb } from '../fixtures/store'
 
@@ -10,6 +11,34 @@ const shared = (statements: object, only: readonly string[]) =>
   Object.keys(statements)
     .filter((name) => !only.includes(name))
     .sort()
+
+// Every filter field, and none: the texts a filtered statement can take.
+const EVERY_FIELD: FilterField[] = [
+  'status',
+  'source',
+  'messageId',
+  'userId',
+  'event',
+  'type',
+  'since',
+  'until',
+  'routes',
+]
+const FILTERED = new Set(['listNewest', 'countDeadLetters', 'retryMatching'])
+
+// The arguments a statement's text is made with: list lengths, or the filter's fields.
+function argumentsOf(name: string): [never, never][] {
+  const args = FILTERED.has(name)
+    ? [
+        [[], false],
+        [EVERY_FIELD, true],
+      ]
+    : [
+        [1, 1],
+        [3, 2],
+      ]
+  return args as [never, never][]
+}
 
 describe('the statements of the two dialects', () => {
   it('have the same names, but for those only one dialect needs', () => {
@@ -25,7 +54,7 @@ describe('the statements of the two dialects', () => {
     const { store, db } = await openSqliteStoreWithDb()
     try {
       for (const [name, statement] of Object.entries(SQLITE_STATEMENTS)) {
-        const texts = typeof statement === 'string' ? [statement] : [statement(1, 1), statement(3, 2)]
+        const texts = typeof statement === 'string' ? [statement] : argumentsOf(name).map((args) => statement(...args))
         for (const text of texts) expect(() => db.prepare(text), name).not.toThrow()
       }
     } finally {

@@ -1,4 +1,5 @@
-import type { Pool } from 'pg'
+import type { Pool, PoolClient, QueryConfig, QueryResult } from 'pg'
+import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { log } from '../../log'
 import { loadDriver } from '../load-driver'
@@ -17,27 +18,34 @@ export interface PoolSettings {
    * server's `max_connections`.
    */
   max: number
-  /** How long to wait for a connection (a new one, or a free one from the pool), ms. */
-  connectionTimeoutMillis: number
-  /** How long a statement may take before the relay gives up on it (a silent network), ms. */
-  queryTimeoutMillis: number
+  /**
+   * The longest one store call waits for the database, ms (the relay's `storeTimeout`): for a
+   * connection and its statement together. A server that is frozen or out of reach fails the call
+   * after this long instead of holding it.
+   */
+  storeTimeout: number
 }
 
 export const DEFAULT_POOL_SETTINGS: PoolSettings = Object.freeze({
   max: 10,
-  connectionTimeoutMillis: 10_000,
-  queryTimeoutMillis: 30_000,
+  storeTimeout: RELAY_DEFAULTS.storeTimeout,
 })
 
 // int8 (bigint): ids, epoch-ms times and counts. Every value the relay stores fits a JS number
 // exactly (ids and times are far below 2^53), so they are read as numbers, not strings.
 const INT8_OID = 20
 
+// What pg's own client-side timer rejects a query with (its query_timeout).
+const READ_TIMEOUT_MESSAGE = 'Query read timeout'
+
 /**
  * Opens a pool of connections to the PostgreSQL database at `url`, loading `pg` only now (an
  * optional peer dependency). Connections are made on demand: this does not touch the network.
  * A connection that breaks while idle (the server restarted, the network dropped) is dropped
  * from the pool and logged, never an uncaught error; the next query opens a new one.
+ *
+ * Every call is bounded by `settings.storeTimeout` (see {@link boundQueries}): a server that is
+ * down, out of reach or frozen (it accepts TCP but never answers) fails the call after that long.
  *
  * @throws {RelayError} `ERR_RELAY_DRIVER_MISSING` when `pg` is not installed.
  */
@@ -53,8 +61,14 @@ export async function openPool(
   const pool = new driver.Pool({
     connectionString: url,
     max: settings.max,
-    connectionTimeoutMillis: settings.connectionTimeoutMillis,
-    query_timeout: settings.queryTimeoutMillis,
+    // Waiting for a connection: a free one from the pool, or a new one (whose start-up a frozen
+    // server never answers, though its kernel accepts the TCP connection).
+    connectionTimeoutMillis: settings.storeTimeout,
+    // The server's own limit: a live server cancels a statement that waits too long (on a lock,
+    // say) and answers with an error, the connection staying usable. A frozen server cannot, so
+    // the client-side timer below (query_timeout) ends the wait too.
+    statement_timeout: settings.storeTimeout,
+    query_timeout: settings.storeTimeout,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
     application_name: 'tracklet-relay',
@@ -69,7 +83,62 @@ export async function openPool(
       event: 'connection-lost',
     })
   })
+  pool.on('connect', endOnReadTimeout)
+  boundQueries(pool, settings.storeTimeout)
   return pool
+}
+
+/**
+ * Makes `pool.query` (the one-statement calls) wait at most `timeout` ms in all, the wait for a
+ * connection included: the statement gets what the wait for a connection left of it, so a call
+ * that waited long for a busy pool does not then wait a whole `timeout` more. A connection whose
+ * statement failed is discarded, not returned to the pool.
+ */
+function boundQueries(pool: PostgresPool, timeout: number): void {
+  const bounded = async (textOrConfig: string | QueryConfig, values?: unknown[]): Promise<QueryResult> => {
+    const deadline = performance.now() + timeout
+    const client = await pool.connect()
+    const config: QueryConfig = typeof textOrConfig === 'string' ? { text: textOrConfig } : { ...textOrConfig }
+    if (values !== undefined) config.values = values
+    // pg reads query_timeout from a query's config as well as from the pool's settings.
+    const left = Math.max(1, Math.ceil(deadline - performance.now()))
+    // A connection that drops mid-query fails the query and is also emitted as an 'error' on the
+    // client, which nothing else listens to while it is checked out (pg-pool's own query does
+    // the same): without this, an uncaught exception.
+    client.on('error', ignoreError)
+    try {
+      const result = await client.query({ ...config, query_timeout: left } as QueryConfig)
+      client.release()
+      return result
+    } catch (error) {
+      client.release(error as Error)
+      throw error
+    } finally {
+      client.off('error', ignoreError)
+    }
+  }
+  pool.query = bounded as unknown as PostgresPool['query']
+}
+
+/**
+ * Ends `client`'s connection as soon as one of its queries times out on the client side. Such a
+ * connection is in an unknown state: the server may still answer the abandoned statement, which
+ * pg would take for the answer to the next one (a transaction's `ROLLBACK` would otherwise wait
+ * behind it for a whole timeout more). Ended, it fails what follows at once and leaves the pool.
+ */
+function endOnReadTimeout(client: PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  client.query = ((...args: unknown[]) => {
+    const result = query(...args)
+    if (result instanceof Promise) {
+      result.catch((error: unknown) => {
+        // end(), not a destroyed socket: an ending client reports no 'error' event (which, on a
+        // connection checked out of the pool, nothing would listen to).
+        if (error instanceof Error && error.message === READ_TIMEOUT_MESSAGE) void client.end().catch(() => {})
+      })
+    }
+    return result
+  }) as PoolClient['query']
 }
 
 /**
@@ -122,3 +191,6 @@ function reasonOf(error: unknown): string {
   }
   return error instanceof Error ? error.message || error.name : String(error)
 }
+
+// The query it belongs to fails with the same error, and that is where it is handled.
+function ignoreError(): void {}

@@ -5,6 +5,7 @@ import {
   type FailureReport,
   type ParkRequest,
   type Route,
+  type SucceedResult,
   toCircuit,
 } from '../circuits'
 import { type ClaimedRow, toDueDelivery } from '../rows'
@@ -46,9 +47,10 @@ export class PostgresCircuits implements CircuitStore {
     return circuit!
   }
 
-  async succeed(url: string, routes: readonly Route[], now: number): Promise<{ wasOpen: boolean; woken: number }> {
+  async succeed(url: string, routes: readonly Route[], now: number): Promise<SucceedResult> {
     const { rows } = await this.#db.query(SQL.succeed, [url, now, ...unzip(routes)])
-    const row = rows[0] as { state: string | null; woken: number }
+    const row = rows[0] as { state: string | null; woken: number; paused: boolean }
+    if (row.paused) return { wasOpen: false, woken: 0, paused: true }
     const wasOpen = row.state !== null && row.state !== 'closed'
     return { wasOpen, woken: wasOpen ? Number(row.woken) : 0 }
   }
@@ -93,6 +95,17 @@ export class PostgresCircuits implements CircuitStore {
     if (ids.length === 0 || urls.length === 0) return []
     const { rows } = await this.#db.query(SQL.park, [ids, owner, urls, now, until, window, error])
     return (rows as { id: number }[]).map((row) => Number(row.id))
+  }
+
+  async pause(url: string, now: number): Promise<Circuit> {
+    const [circuit] = await this.#circuits(SQL.pauseCircuit, [url, now])
+    return circuit!
+  }
+
+  async resume(url: string, routes: readonly Route[], now: number): Promise<{ wasPaused: boolean; woken: number }> {
+    const { rows } = await this.#db.query(SQL.resumeCircuit, [url, now, ...unzip(routes)])
+    const row = rows[0] as { paused: boolean; woken: number }
+    return { wasPaused: row.paused, woken: row.paused ? Number(row.woken) : 0 }
   }
 
   async #circuits(text: string, values: unknown[]): Promise<Circuit[]> {

@@ -5,8 +5,14 @@ import {
   audienceChange,
   type ClaimedRow,
   type DeliveryRow,
+  type FailureRow,
   outcomeColumns,
+  REPLAY_CHUNK,
+  requestDetails,
+  searchKeys,
   toDeliveryViews,
+  toFailure,
+  toPage,
   toDueDeliveries,
 } from '../rows'
 import type {
@@ -14,13 +20,26 @@ import type {
   AudienceChange,
   BacklogRow,
   ClaimRequest,
+  DeliveryFilter,
+  DeliveryPage,
   DeliveryQuery,
   DeliveryView,
+  FindQuery,
   DueDelivery,
   NewDelivery,
   NewestQuery,
+  RetryMatchingResult,
   Store,
 } from '../store'
+import {
+  type EndpointQuery,
+  type EndpointView,
+  LAST_FAILURE_LOOKBACK_MS,
+  RECENT_MS,
+  rankOffset,
+  toEndpointView,
+} from '../endpoints'
+import { decodeCursor, filterFields, withoutStatus } from '../filter'
 import {
   DEFAULT_POOL_SETTINGS,
   databaseError,
@@ -31,7 +50,7 @@ import {
 } from './pool'
 import { PostgresCircuits } from './postgres-circuits'
 import { migrate } from './schema'
-import { POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
+import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
 
 /** Options of {@link openPostgresStore}, for tests and the bench. */
 export interface PostgresStoreOptions {
@@ -124,6 +143,8 @@ export class PostgresStore implements Store {
     const httpStatuses: (number | null)[] = []
     const requestErrors: (string | null)[] = []
     const durations: number[] = []
+    const responseBodies: (string | null)[] = []
+    const requestHeaders: (string | null)[] = []
     for (const o of outcomes) {
       const { status, nextAttemptAt, error } = outcomeColumns(o, now)
       ids.push(o.id)
@@ -138,6 +159,9 @@ export class PostgresStore implements Store {
         httpStatuses.push(r.status ?? null)
         requestErrors.push(r.error ?? null)
         durations.push(Math.round(r.ms))
+        const details = requestDetails(r)
+        responseBodies.push(details.responseBody)
+        requestHeaders.push(details.requestHeaders)
       }
     }
     await this.#pool.query(
@@ -154,6 +178,8 @@ export class PostgresStore implements Store {
         httpStatuses,
         requestErrors,
         durations,
+        responseBodies,
+        requestHeaders,
       ]),
     )
   }
@@ -186,13 +212,79 @@ export class PostgresStore implements Store {
   }
 
   async listNewest(query: NewestQuery): Promise<DeliveryView[]> {
-    const { rows } = await this.#pool.query<DeliveryRow>(SQL.listNewest, [
-      query.before ?? null,
-      query.status ?? null,
-      query.source ?? null,
-      query.limit,
-    ])
+    const { before, limit, ...filter } = query
+    const fields = filterFields(filter)
+    const values = [...filterValues(fields, filter), ...(before === undefined ? [] : [before]), limit]
+    const { rows } = await this.#pool.query<DeliveryRow>(SQL.listNewest(fields, before !== undefined), values)
     return this.#withAttempts(rows)
+  }
+
+  async find(query: FindQuery): Promise<DeliveryPage> {
+    const { cursor, limit, ...filter } = query
+    const before = cursor === undefined ? undefined : decodeCursor(cursor)
+    return toPage(await this.listNewest({ ...filter, before, limit: limit + 1 }), limit)
+  }
+
+  async retryMatching(filter: DeliveryFilter, options: { dryRun?: boolean } = {}): Promise<RetryMatchingResult> {
+    if (filter.status !== undefined && filter.status !== 'failed') {
+      return options.dryRun ? { matched: 0 } : { matched: 0, retried: 0 }
+    }
+    const rest = withoutStatus(filter)
+    const fields = filterFields(rest)
+    const values = filterValues(fields, rest)
+    const last = await this.#pool.query<{ id: number }>(SQL.lastId)
+    let upTo = Number(last.rows[0]?.id ?? 0)
+    const counted = await this.#pool.query<{ count: number }>(SQL.countDeadLetters(fields), [upTo, ...values])
+    const matched = Number(counted.rows[0]?.count ?? 0)
+    if (options.dryRun) return { matched }
+    let retried = 0
+    for (;;) {
+      const { rows } = await this.#pool.query<{ picked: number; low: number | null; retried: number }>(
+        SQL.retryMatching(fields),
+        [upTo, REPLAY_CHUNK, this.#now(), ...values],
+      )
+      const chunk = rows[0]!
+      retried += Number(chunk.retried)
+      if (Number(chunk.picked) < REPLAY_CHUNK || chunk.low === null) return { matched, retried }
+      upTo = Number(chunk.low) - 1
+    }
+  }
+
+  async endpoints(query: EndpointQuery): Promise<EndpointView[]> {
+    const { now } = query
+    const since = now - RECENT_MS
+    const circuits = new Map((await this.circuits.get(query.endpoints.map((e) => e.url))).map((c) => [c.url, c]))
+    return Promise.all(
+      query.endpoints.map(async ({ url, routes }) => {
+        const [pending, recent, failure] = await Promise.all([
+          this.#pool.query<{ count: number }>(SQL.pendingFor, [
+            routes.map((r) => r.source),
+            routes.map((r) => r.destination),
+          ]),
+          this.#pool.query<{ total: number; delivered: number }>(SQL.recentRequests, [url, since]),
+          this.#pool.query<FailureRow>(SQL.lastFailure, [url, now - LAST_FAILURE_LOOKBACK_MS]),
+        ])
+        const { total, delivered } = recent.rows[0]!
+        const latency = async (p: number) => {
+          if (total === 0) return undefined
+          const { rows } = await this.#pool.query<{ ms: number }>(SQL.latencyAt, [url, since, rankOffset(p, total)])
+          return rows[0]?.ms
+        }
+        const [p50, p99] = await Promise.all([latency(0.5), latency(0.99)])
+        const lastFailure = failure.rows[0]
+        return toEndpointView({
+          url,
+          routes,
+          circuit: circuits.get(url),
+          pending: pending.rows[0]!.count,
+          delivered,
+          failed: total - delivered,
+          p50,
+          p99,
+          lastFailure: lastFailure === undefined ? undefined : toFailure(lastFailure),
+        })
+      }),
+    )
   }
 
   async syncAudience(
@@ -262,9 +354,12 @@ export class PostgresStore implements Store {
 }
 
 // A statement on a hot path, named: each connection parses and plans it once.
-function prepared(name: PostgresStatement, values: unknown[]): QueryConfig {
+function prepared(name: PreparedStatement, values: unknown[]): QueryConfig {
   return { name: `tracklet-${name}`, text: SQL[name], values }
 }
+
+// The statements whose text is fixed (not made from a filter), which alone can be prepared by name.
+type PreparedStatement = { [K in PostgresStatement]: (typeof SQL)[K] extends string ? K : never }[PostgresStatement]
 
 // Writes new deliveries in one statement (on the pool, or on a transaction's connection).
 async function insertDeliveries(
@@ -277,13 +372,20 @@ async function insertDeliveries(
   const messageIds: string[] = []
   const types: string[] = []
   const messages: string[] = []
+  const userIds: (string | null)[] = []
+  const events: (string | null)[] = []
   for (const d of deliveries) {
+    const keys = searchKeys(d)
+    userIds.push(keys.userId)
+    events.push(keys.event)
     sources.push(d.source)
     destinations.push(d.destination)
     messageIds.push(d.messageId)
     types.push(d.type)
     messages.push(d.json)
   }
-  const { rowCount } = await db.query(prepared('enqueue', [sources, destinations, messageIds, types, messages, now]))
+  const { rowCount } = await db.query(
+    prepared('enqueue', [sources, destinations, messageIds, types, messages, userIds, events, now]),
+  )
   return rowCount ?? 0
 }

@@ -83,6 +83,31 @@ export const MIGRATIONS: readonly string[] = [
   );
   `,
   CIRCUITS,
+  // The operator's console. Deliveries keep the message's userId and event for searching (filled
+  // at enqueue; rows written before are filled here while pending or dead-lettered, and left NULL
+  // once delivered: history that retention prunes), indexed with message_id for searches.
+  // Attempts keep what the receiver said and the headers sent; by URL and time for the endpoints
+  // view. Circuits gain the operator's pause.
+  `
+  ALTER TABLE deliveries
+    ADD COLUMN user_id   text,
+    ADD COLUMN event     text,
+    ADD COLUMN paused_at bigint;  -- epoch ms; parked behind paused circuits since
+  UPDATE deliveries SET user_id = message::json ->> 'userId', event = message::json ->> 'event'
+    WHERE status <> 'delivered' AND message LIKE '{%';
+  CREATE INDEX deliveries_message_id ON deliveries (message_id);
+  CREATE INDEX deliveries_user ON deliveries (user_id, id) WHERE user_id IS NOT NULL;
+
+  ALTER TABLE attempts
+    ADD COLUMN response_body   text,  -- the start of a failed request's answer
+    ADD COLUMN request_headers text;  -- JSON, secrets hidden
+  CREATE INDEX attempts_url ON attempts (url, at);
+
+  ALTER TABLE circuits
+    DROP CONSTRAINT circuits_state_check,
+    ADD CONSTRAINT circuits_state_check CHECK (state IN ('closed', 'open', 'half-open', 'paused')),
+    ADD COLUMN paused_at bigint;  -- epoch ms; an operator paused it
+  `,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

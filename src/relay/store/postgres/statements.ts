@@ -1,3 +1,6 @@
+import { EQUALITY_COLUMNS, type FilterField, isEqualityField } from '../filter'
+import type { DeliveryFilter } from '../store'
+
 /**
  * Every SQL statement of the PostgreSQL store and its circuits, by name. The SQLite store keeps
  * the same names in `../sqlite/statements.ts` (a test holds the two sets equal), so the two
@@ -17,16 +20,20 @@ const RELAXED = `relaxed AS (SELECT set_config('synchronous_commit', 'off', true
 export const POSTGRES_STATEMENTS = {
   // The outbox.
   enqueue: `
-  INSERT INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
-  SELECT s, d, m, t, j, 'pending', $6, $6, $6
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u (s, d, m, t, j)
+  INSERT INTO deliveries
+    (source, destination, message_id, type, message, user_id, event, status, next_attempt_at, created_at, updated_at)
+  SELECT s, d, m, t, j, user_id, event, 'pending', $8, $8, $8
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+    AS u (s, d, m, t, j, user_id, event)
   ON CONFLICT (source, destination, message_id) DO NOTHING`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
-  // statement; from then on the lease (lease_until) keeps other relays off.
+  // statement; from then on the lease (lease_until) keeps other relays off. A delivery parked
+  // behind paused circuits only gets the time it waited back: its window's start moves on by it.
   claim: `
   WITH ${RELAXED}
-  UPDATE deliveries d SET lease_until = $5, lease_owner = $4
+  UPDATE deliveries d SET lease_until = $5, lease_owner = $4,
+    first_attempt_at = d.first_attempt_at + coalesce(greatest(0, $2 - d.paused_at), 0), paused_at = NULL
   FROM (
     SELECT id FROM deliveries
     WHERE source = $1 AND status = 'pending' AND next_attempt_at <= $2
@@ -69,15 +76,15 @@ export const POSTGRES_STATEMENTS = {
     WHERE d.id = outcome.id AND d.status = 'pending'
     RETURNING d.id
   )
-  INSERT INTO attempts (delivery_id, at, url, status, error, ms)
-  SELECT * FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[])`,
+  INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers)
+  SELECT * FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[], $14::text[])`,
   failUnconfigured: `UPDATE deliveries SET status = 'failed', last_error = 'source "' || source || '" is no longer configured',
          updated_at = $1, lease_until = NULL, lease_owner = NULL
        WHERE status = 'pending' AND NOT (source = ANY($2::text[]))`,
   // The delivery's status before, and whether it was put back in the queue.
   retry: `WITH retried AS (
          UPDATE deliveries SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = $2,
-           updated_at = $2, lease_until = NULL, lease_owner = NULL
+           updated_at = $2, lease_until = NULL, lease_owner = NULL, paused_at = NULL
          WHERE id = $1 AND status = 'failed'
          RETURNING id)
        SELECT status, EXISTS (SELECT 1 FROM retried) AS retried FROM deliveries WHERE id = $1`,
@@ -85,11 +92,47 @@ export const POSTGRES_STATEMENTS = {
   list: `SELECT * FROM deliveries
        WHERE id > $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR source = $3)
        ORDER BY id LIMIT $4`,
-  listNewest: `SELECT * FROM deliveries
-       WHERE ($1::bigint IS NULL OR id < $1) AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR source = $3)
-       ORDER BY id DESC LIMIT $4`,
-  attemptsOf:
-    'SELECT delivery_id, at, url, status, error, ms FROM attempts WHERE delivery_id = ANY($1::bigint[]) ORDER BY id',
+  // A filtered page, newest first: the text names only the filter's fields (see filter.ts), so each
+  // combination is planned with the index that fits it (message id, user id, status). The
+  // filter's values come first ($1…, as filterValues lists them), then before (if given) and limit.
+  listNewest: (fields: readonly FilterField[], before: boolean) => {
+    const next = parameterCount(fields) + 1
+    const conditions = before ? [`id < $${next}`] : []
+    return `SELECT * FROM deliveries WHERE ${where(fields, conditions, 1)} ORDER BY id DESC LIMIT $${before ? next + 1 : next}`
+  },
+  attemptsOf: `
+  SELECT delivery_id, at, url, status, error, ms, response_body, request_headers FROM attempts
+  WHERE delivery_id = ANY($1::bigint[]) ORDER BY id`,
+  // Bulk replay: the id below which nothing written later is touched, how many dead letters match,
+  // then a chunk of them at a time, newest first. $1 upTo, ($2 chunk, $3 now,) then the filter's values.
+  lastId: 'SELECT coalesce(max(id), 0) AS id FROM deliveries',
+  countDeadLetters: (fields: readonly FilterField[]) =>
+    `SELECT count(*)::int AS count FROM deliveries WHERE ${where(fields, ["status = 'failed'", 'id <= $1'], 2)}`,
+  // Picked from the statement's snapshot; one changed meanwhile (retried by hand) is left as it is.
+  retryMatching: (fields: readonly FilterField[]) => `
+  WITH picked AS (
+    SELECT id FROM deliveries WHERE ${where(fields, ["status = 'failed'", 'id <= $1'], 4)}
+    ORDER BY id DESC LIMIT $2
+  ), retried AS (
+    UPDATE deliveries d SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = $3,
+      updated_at = $3, lease_until = NULL, lease_owner = NULL, paused_at = NULL
+    FROM picked WHERE d.id = picked.id AND d.status = 'failed'
+    RETURNING 1
+  )
+  SELECT (SELECT count(*) FROM picked)::int AS picked, (SELECT min(id) FROM picked) AS low,
+    (SELECT count(*) FROM retried)::int AS retried`,
+  // The endpoints view: per URL, what waits behind it and how its recent requests went.
+  pendingFor: `
+  SELECT count(*)::int AS count FROM deliveries
+  WHERE status = 'pending' AND (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+  recentRequests: `
+  SELECT count(*)::int AS total, (count(*) FILTER (WHERE status BETWEEN 200 AND 299))::int AS delivered FROM attempts
+  WHERE url = $1 AND at >= $2`,
+  latencyAt: 'SELECT ms FROM attempts WHERE url = $1 AND at >= $2 ORDER BY ms LIMIT 1 OFFSET $3',
+  lastFailure: `
+  SELECT at, status, error, response_body FROM attempts
+  WHERE url = $1 AND at >= $2 AND (status IS NULL OR status NOT BETWEEN 200 AND 299)
+  ORDER BY at DESC, id DESC LIMIT 1`,
   backlog: `SELECT source, status, count(*) AS count, min(created_at) AS "oldestCreatedAt" FROM deliveries
        WHERE status IN ('pending', 'failed') GROUP BY source, status ORDER BY source, status`,
   // Deleted oldest first, skipping rows being written at this instant; attempts go with them.
@@ -123,6 +166,7 @@ export const POSTGRES_STATEMENTS = {
     state = CASE WHEN c.state = 'closed' AND c.failures + $2::int >= $3::int THEN 'open' ELSE c.state END,
     opened_at = CASE WHEN c.state = 'closed' AND c.failures + $2::int >= $3::int THEN $4::bigint ELSE c.opened_at END,
     next_probe_at = CASE
+      WHEN c.state = 'paused' THEN NULL
       WHEN c.state <> 'closed' THEN greatest(c.next_probe_at, $6::bigint)
       WHEN c.failures + $2::int >= $3::int THEN $5::bigint
     END,
@@ -133,17 +177,18 @@ export const POSTGRES_STATEMENTS = {
   // The row goes and, if it was open, the routes' deliveries are due now. A data-modifying CTE's
   // RETURNING is what the rest of the statement sees. $1 url, $2 now, $3 sources, $4 destinations.
   succeed: `
-  WITH gone AS (DELETE FROM circuits WHERE url = $1::text RETURNING state),
+  WITH gone AS (DELETE FROM circuits WHERE url = $1::text AND state <> 'paused' RETURNING state),
   woken AS (
     UPDATE deliveries SET next_attempt_at = $2::bigint, updated_at = $2::bigint
     WHERE status = 'pending' AND next_attempt_at > $2::bigint
       AND (source, destination) IN (SELECT * FROM unnest($3::text[], $4::text[]))
       AND EXISTS (SELECT 1 FROM gone WHERE state <> 'closed')
     RETURNING 1)
-  SELECT (SELECT state FROM gone) AS state, (SELECT count(*) FROM woken)::int AS woken`,
+  SELECT (SELECT state FROM gone) AS state, (SELECT count(*) FROM woken)::int AS woken,
+    EXISTS (SELECT 1 FROM circuits WHERE url = $1::text AND state = 'paused') AS paused`,
   takeProbe: `
   UPDATE circuits SET state = 'half-open', probe_owner = $2::text, probe_lease_until = $4::bigint, updated_at = $3::bigint
-  WHERE url = $1::text AND state <> 'closed' AND next_probe_at <= $3::bigint
+  WHERE url = $1::text AND state IN ('open', 'half-open') AND next_probe_at <= $3::bigint
     AND (probe_lease_until IS NULL OR probe_lease_until <= $3::bigint)
   RETURNING *`,
   failProbe: `
@@ -168,14 +213,41 @@ export const POSTGRES_STATEMENTS = {
     ORDER BY next_attempt_at, id LIMIT 1
     FOR UPDATE SKIP LOCKED)
   RETURNING id, source, destination, message, attempts, first_attempt_at`,
+  // Behind paused circuits only, the window is not cut short and the wait is noted (paused_at): the
+  // next claim gives that time back to the window.
   // $1 ids, $2 owner, $3 urls, $4 now, $5 until, $6 window, $7 error.
   park: `
-  UPDATE deliveries SET next_attempt_at = least($5::bigint, coalesce(first_attempt_at, $4::bigint) + $6::bigint),
+  WITH held AS (
+    SELECT count(*) AS down, count(*) FILTER (WHERE state = 'paused') AS paused FROM circuits
+    WHERE url = ANY($3::text[]) AND state <> 'closed')
+  UPDATE deliveries SET
+    next_attempt_at = CASE WHEN held.paused = cardinality($3::text[]) THEN $5::bigint
+      ELSE least($5::bigint, coalesce(first_attempt_at, $4::bigint) + $6::bigint) END,
+    paused_at = CASE WHEN held.paused = cardinality($3::text[]) THEN $4::bigint END,
     first_attempt_at = coalesce(first_attempt_at, $4::bigint), last_error = $7::text, updated_at = $4::bigint,
     lease_until = NULL, lease_owner = NULL
-  WHERE id = ANY($1::bigint[]) AND lease_owner = $2::text AND status = 'pending'
-    AND (SELECT count(*) FROM circuits WHERE url = ANY($3::text[]) AND state <> 'closed') = cardinality($3::text[])
+  FROM held
+  WHERE id = ANY($1::bigint[]) AND lease_owner = $2::text AND status = 'pending' AND held.down = cardinality($3::text[])
   RETURNING id`,
+  // An operator's pause: whatever the circuit was, paused; a probe held is void (its holder's writes
+  // no longer match). $1 url, $2 now.
+  pauseCircuit: `
+  INSERT INTO circuits AS c (url, state, failures, probes, paused_at, updated_at)
+  VALUES ($1::text, 'paused', 0, 0, $2::bigint, $2::bigint)
+  ON CONFLICT (url) DO UPDATE SET state = 'paused', paused_at = coalesce(c.paused_at, $2::bigint), next_probe_at = NULL,
+    probe_owner = NULL, probe_lease_until = NULL, updated_at = $2::bigint
+  RETURNING *`,
+  // The pause ends: the row goes (closed) and the routes' deliveries are due now, in the same
+  // statement. $1 url, $2 now, $3 sources, $4 destinations.
+  resumeCircuit: `
+  WITH gone AS (DELETE FROM circuits WHERE url = $1::text AND state = 'paused' RETURNING state),
+  woken AS (
+    UPDATE deliveries SET next_attempt_at = $2::bigint, updated_at = $2::bigint
+    WHERE status = 'pending' AND next_attempt_at > $2::bigint
+      AND (source, destination) IN (SELECT * FROM unnest($3::text[], $4::text[]))
+      AND EXISTS (SELECT 1 FROM gone)
+    RETURNING 1)
+  SELECT EXISTS (SELECT 1 FROM gone) AS paused, (SELECT count(*) FROM woken)::int AS woken`,
 
   // PostgreSQL only: relays syncing the same audience at once take turns (SQLite has one writer).
   lockAudience: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
@@ -183,6 +255,36 @@ export const POSTGRES_STATEMENTS = {
 
 /** The statements only PostgreSQL has (see the comment above them), left out when the dialects are compared. */
 export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = ['lockAudience']
+
+// The conditions of a filter after `first`, its parameters numbered from `$start` in the order
+// filterValues lists them (the routes take two: their sources and their destinations).
+function where(fields: readonly FilterField[], first: readonly string[], start: number): string {
+  const conditions = [...first]
+  let n = start
+  for (const field of fields) {
+    if (isEqualityField(field)) conditions.push(`${EQUALITY_COLUMNS[field]} = $${n++}::text`)
+    else if (field === 'since') conditions.push(`created_at >= $${n++}::bigint`)
+    else if (field === 'until') conditions.push(`created_at <= $${n++}::bigint`)
+    else {
+      conditions.push(`(source, destination) IN (SELECT * FROM unnest($${n}::text[], $${n + 1}::text[]))`)
+      n += 2
+    }
+  }
+  return conditions.length === 0 ? 'true' : conditions.join(' AND ')
+}
+
+function parameterCount(fields: readonly FilterField[]): number {
+  return fields.length + (fields.includes('routes') ? 1 : 0)
+}
+
+/** The parameters of a filter's conditions, in the order its statement numbers them. */
+export function filterValues(fields: readonly FilterField[], filter: DeliveryFilter): unknown[] {
+  return fields.flatMap((field): unknown[] => {
+    if (field !== 'routes') return [filter[field]]
+    const routes = filter.routes ?? []
+    return [routes.map((r) => r.source), routes.map((r) => r.destination)]
+  })
+}
 
 /** A statement's name. */
 export type PostgresStatement = keyof typeof POSTGRES_STATEMENTS

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { loadDriver } from '../load-driver'
 
@@ -7,7 +8,7 @@ export type SqliteDatabase = Database.Database
 
 // Each entry upgrades the schema by one version (PRAGMA user_version), so a file written by an
 // older relay is brought up to date in place rather than refused.
-const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE deliveries (
     id               INTEGER PRIMARY KEY,
@@ -73,14 +74,62 @@ const MIGRATIONS: readonly string[] = [
     updated_at        INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // The operator's console. Deliveries keep the message's userId and event for searching (filled
+  // at enqueue; rows written before are filled here while pending or dead-lettered, and left
+  // NULL once delivered: history that retention prunes), indexed with message_id for searches.
+  // Attempts keep what the receiver said and the headers sent; by URL and time for the endpoints
+  // view. Circuits gain the operator's pause (SQLite cannot alter a CHECK: the table is rebuilt).
+  `
+  ALTER TABLE deliveries ADD COLUMN user_id TEXT;
+  ALTER TABLE deliveries ADD COLUMN event TEXT;
+  ALTER TABLE deliveries ADD COLUMN paused_at INTEGER;  -- epoch ms; parked behind paused circuits since
+  UPDATE deliveries SET user_id = json_extract(message, '$.userId'), event = json_extract(message, '$.event')
+    WHERE status <> 'delivered' AND json_valid(message);
+  CREATE INDEX deliveries_message_id ON deliveries (message_id);
+  CREATE INDEX deliveries_user ON deliveries (user_id) WHERE user_id IS NOT NULL;
+
+  ALTER TABLE attempts ADD COLUMN response_body TEXT;    -- the start of a failed request's answer
+  ALTER TABLE attempts ADD COLUMN request_headers TEXT;  -- JSON, secrets hidden
+  CREATE INDEX attempts_url ON attempts (url, at);
+
+  CREATE TABLE circuits_paused (
+    url               TEXT    PRIMARY KEY,
+    state             TEXT    NOT NULL CHECK (state IN ('closed', 'open', 'half-open', 'paused')),
+    failures          INTEGER NOT NULL DEFAULT 0,
+    probes            INTEGER NOT NULL DEFAULT 0,
+    opened_at         INTEGER,
+    next_probe_at     INTEGER,
+    probe_owner       TEXT,
+    probe_lease_until INTEGER,
+    last_error        TEXT,
+    updated_at        INTEGER NOT NULL,
+    paused_at         INTEGER                      -- epoch ms; an operator paused it
+  ) WITHOUT ROWID;
+  INSERT INTO circuits_paused
+    SELECT url, state, failures, probes, opened_at, next_probe_at, probe_owner, probe_lease_until, last_error, updated_at, NULL
+    FROM circuits;
+  DROP TABLE circuits;
+  ALTER TABLE circuits_paused RENAME TO circuits;
+  `,
 ]
+
+/** Options of {@link openSqliteDatabase}. */
+export interface SqliteDatabaseOptions {
+  /**
+   * How long a statement waits for a lock another process holds (a second relay on the file by
+   * mistake, a backup) before it fails, ms: the relay's `storeTimeout`, so a locked file costs a
+   * request no more than a frozen PostgreSQL would. @default RELAY_DEFAULTS.storeTimeout
+   */
+  busyTimeout?: number
+}
 
 /**
  * Opens (creating when missing) the relay's database at `path` (a file, or `':memory:'`), in WAL
  * mode with `synchronous = FULL`: a commit is on disk before the relay answers 2xx, and readers
  * never block the writer.
  */
-export async function openSqliteDatabase(path: string): Promise<SqliteDatabase> {
+export async function openSqliteDatabase(path: string, options: SqliteDatabaseOptions = {}): Promise<SqliteDatabase> {
+  const busyTimeout = options.busyTimeout ?? RELAY_DEFAULTS.storeTimeout
   const { default: Database } = await loadDriver('better-sqlite3', 'SQLite', () => import('better-sqlite3'))
   let db: SqliteDatabase
   try {
@@ -95,7 +144,7 @@ export async function openSqliteDatabase(path: string): Promise<SqliteDatabase> 
     db.pragma('synchronous = FULL')
     db.pragma('foreign_keys = ON')
     // Another process holding the file (a second relay by mistake) makes us wait briefly, not fail.
-    db.pragma('busy_timeout = 5000')
+    db.pragma(`busy_timeout = ${Math.floor(busyTimeout)}`)
     migrate(db)
     return db
   } catch (error) {

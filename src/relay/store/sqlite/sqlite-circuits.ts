@@ -5,6 +5,7 @@ import {
   type FailureReport,
   type ParkRequest,
   type Route,
+  type SucceedResult,
   toCircuit,
 } from '../circuits'
 import { type ClaimedRow, toDueDelivery } from '../rows'
@@ -20,18 +21,37 @@ import { SQLITE_CHUNK, SQLITE_STATEMENTS as SQL } from './statements'
 export class SqliteCircuits implements CircuitStore {
   /** The store's prepared statements, shared with it. */
   readonly #sql: StatementCache
-  readonly #succeed: (url: string, routes: readonly Route[], now: number) => { wasOpen: boolean; woken: number }
+  readonly #succeed: (url: string, routes: readonly Route[], now: number) => SucceedResult
+  readonly #resume: (url: string, routes: readonly Route[], now: number) => { wasPaused: boolean; woken: number }
 
   constructor(sql: StatementCache) {
     this.#sql = sql
     sql.get(SQL.giveBackProbes).run()
     this.#succeed = sql.db.transaction((url: string, routes: readonly Route[], now: number) => {
       const gone = sql.get(SQL.succeed).get(url) as { state: string } | undefined
-      if (gone === undefined || gone.state === 'closed') return { wasOpen: false, woken: 0 }
+      if (gone === undefined) {
+        const kept = sql.get(SQL.circuits(1)).get(url) as CircuitRow | undefined
+        return kept?.state === 'paused' ? { wasOpen: false, woken: 0, paused: true } : { wasOpen: false, woken: 0 }
+      }
+      if (gone.state === 'closed') return { wasOpen: false, woken: 0 }
       let woken = 0
       for (const route of routes) woken += sql.get(SQL.wake).run({ now, ...route }).changes
       return { wasOpen: true, woken }
     })
+    this.#resume = sql.db.transaction((url: string, routes: readonly Route[], now: number) => {
+      if (sql.get(SQL.resumeCircuit).get(url) === undefined) return { wasPaused: false, woken: 0 }
+      let woken = 0
+      for (const route of routes) woken += sql.get(SQL.wake).run({ now, ...route }).changes
+      return { wasPaused: true, woken }
+    })
+  }
+
+  async pause(url: string, now: number): Promise<Circuit> {
+    return toCircuit(this.#sql.get(SQL.pauseCircuit).get({ url, now }) as CircuitRow)
+  }
+
+  async resume(url: string, routes: readonly Route[], now: number): Promise<{ wasPaused: boolean; woken: number }> {
+    return this.#resume(url, routes, now)
   }
 
   async get(urls: readonly string[]): Promise<Circuit[]> {
@@ -45,7 +65,7 @@ export class SqliteCircuits implements CircuitStore {
     return toCircuit(this.#sql.get(SQL.failCircuit).get({ ...rest, notBefore: notBefore ?? 0 }) as CircuitRow)
   }
 
-  async succeed(url: string, routes: readonly Route[], now: number): Promise<{ wasOpen: boolean; woken: number }> {
+  async succeed(url: string, routes: readonly Route[], now: number): Promise<SucceedResult> {
     return this.#succeed(url, routes, now)
   }
 
@@ -95,7 +115,7 @@ export class SqliteCircuits implements CircuitStore {
       const done = this.#sql
         .get(SQL.park(chunk.length, urls.length))
         .pluck()
-        .all(until, now, window, now, error, now, ...chunk, owner, ...urls, urls.length) as number[]
+        .all(...urls, ...chunk, { urls: urls.length, until, now, window, error, owner }) as number[]
       parked.push(...done)
     }
     return parked

@@ -4,8 +4,15 @@ import {
   audienceChange,
   type ClaimedRow,
   type DeliveryRow,
+  type FailureRow,
   outcomeColumns,
+  REPLAY_CHUNK,
+  requestDetails,
+  routesJson,
+  searchKeys,
   toDeliveryViews,
+  toFailure,
+  toPage,
   toDueDeliveries,
 } from '../rows'
 import type {
@@ -13,17 +20,30 @@ import type {
   AudienceChange,
   BacklogRow,
   ClaimRequest,
+  DeliveryFilter,
+  DeliveryPage,
   DeliveryQuery,
   DeliveryView,
+  FindQuery,
   DueDelivery,
   NewDelivery,
   NewestQuery,
+  RetryMatchingResult,
   Store,
 } from '../store'
+import {
+  type EndpointQuery,
+  type EndpointView,
+  LAST_FAILURE_LOOKBACK_MS,
+  RECENT_MS,
+  rankOffset,
+  toEndpointView,
+} from '../endpoints'
+import { decodeCursor, filterFields, withoutStatus } from '../filter'
 import { openSqliteDatabase, type SqliteDatabase } from './schema'
 import { SqliteCircuits } from './sqlite-circuits'
 import { StatementCache } from './statement-cache'
-import { SQLITE_CHUNK, SQLITE_STATEMENTS as SQL } from './statements'
+import { filterParams, SQLITE_CHUNK, SQLITE_STATEMENTS as SQL } from './statements'
 
 /**
  * Opens the SQLite store at `path` (a file, created when missing, or `':memory:'`). One SQLite
@@ -76,7 +96,8 @@ export class SqliteStore implements Store {
       const insert = sql.get(SQL.enqueue)
       let inserted = 0
       for (const d of deliveries) {
-        inserted += insert.run(d.source, d.destination, d.messageId, d.type, d.json, now, now, now).changes
+        const { userId, event } = searchKeys(d)
+        inserted += insert.run(d.source, d.destination, d.messageId, d.type, d.json, userId, event, { now }).changes
       }
       return inserted
     })
@@ -88,7 +109,17 @@ export class SqliteStore implements Store {
         const { status, nextAttemptAt, error } = outcomeColumns(o, now)
         update.run(status, o.at, nextAttemptAt, error, now, o.id)
         for (const r of o.requests) {
-          insertAttempt.run(o.id, o.at, r.url, r.status ?? null, r.error ?? null, Math.round(r.ms))
+          const { responseBody, requestHeaders } = requestDetails(r)
+          insertAttempt.run(
+            o.id,
+            o.at,
+            r.url,
+            r.status ?? null,
+            r.error ?? null,
+            Math.round(r.ms),
+            responseBody,
+            requestHeaders,
+          )
         }
       }
     })
@@ -175,8 +206,70 @@ export class SqliteStore implements Store {
   }
 
   async listNewest(query: NewestQuery): Promise<DeliveryView[]> {
-    const { before = null, limit, status = null, source = null } = query
-    return this.#withAttempts(this.#sql.get(SQL.listNewest).all({ before, limit, status, source }) as DeliveryRow[])
+    const { before, limit, ...filter } = query
+    const fields = filterFields(filter)
+    const params = { ...filterParams(fields, filter), limit, ...(before === undefined ? {} : { before }) }
+    const rows = this.#sql.get(SQL.listNewest(fields, before !== undefined)).all(params) as DeliveryRow[]
+    return this.#withAttempts(rows)
+  }
+
+  async find(query: FindQuery): Promise<DeliveryPage> {
+    const { cursor, limit, ...filter } = query
+    const before = cursor === undefined ? undefined : decodeCursor(cursor)
+    return toPage(await this.listNewest({ ...filter, before, limit: limit + 1 }), limit)
+  }
+
+  async retryMatching(filter: DeliveryFilter, options: { dryRun?: boolean } = {}): Promise<RetryMatchingResult> {
+    if (filter.status !== undefined && filter.status !== 'failed')
+      return options.dryRun ? { matched: 0 } : { matched: 0, retried: 0 }
+    const rest = withoutStatus(filter)
+    const fields = filterFields(rest)
+    const params = filterParams(fields, rest)
+    let upTo = this.#sql.get(SQL.lastId).pluck().get() as number
+    const matched = this.#sql
+      .get(SQL.countDeadLetters(fields))
+      .pluck()
+      .get({ ...params, upTo }) as number
+    if (options.dryRun) return { matched }
+    let retried = 0
+    for (;;) {
+      const now = this.#now()
+      const ids = this.#sql
+        .get(SQL.retryMatching(fields))
+        .pluck()
+        .all({ ...params, upTo, now, chunk: REPLAY_CHUNK }) as number[]
+      retried += ids.length
+      if (ids.length < REPLAY_CHUNK) return { matched, retried }
+      upTo = Math.min(...ids) - 1
+      // One writer: let ingest and the worker write between two chunks.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
+
+  async endpoints(query: EndpointQuery): Promise<EndpointView[]> {
+    const { now } = query
+    const circuits = new Map((await this.circuits.get(query.endpoints.map((e) => e.url))).map((c) => [c.url, c]))
+    return query.endpoints.map(({ url, routes }) => {
+      const pending = this.#sql.get(SQL.pendingFor).pluck().get(routesJson(routes)) as number
+      const since = now - RECENT_MS
+      const recent = this.#sql.get(SQL.recentRequests).get(url, since) as { total: number; delivered: number }
+      const latency = (p: number) =>
+        recent.total === 0
+          ? undefined
+          : (this.#sql.get(SQL.latencyAt).pluck().get(url, since, rankOffset(p, recent.total)) as number)
+      const failure = this.#sql.get(SQL.lastFailure).get(url, now - LAST_FAILURE_LOOKBACK_MS) as FailureRow | undefined
+      return toEndpointView({
+        url,
+        routes,
+        circuit: circuits.get(url),
+        pending,
+        delivered: recent.delivered,
+        failed: recent.total - recent.delivered,
+        p50: latency(0.5),
+        p99: latency(0.99),
+        lastFailure: failure === undefined ? undefined : toFailure(failure),
+      })
+    })
   }
 
   async syncAudience(

@@ -1,3 +1,10 @@
+import { EQUALITY_COLUMNS, type FilterField, isEqualityField } from '../filter'
+import { routesJson } from '../rows'
+import type { DeliveryFilter } from '../store'
+
+// The routes given as one JSON parameter ([[source, destination], …]), as rows.
+const ROUTES_OF_JSON = "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)"
+
 /**
  * Every SQL statement of the SQLite store and its circuits, by name. The PostgreSQL store keeps
  * the same names in `../postgres/statements.ts` (a test holds the two sets equal), so the two
@@ -10,10 +17,13 @@
 export const SQLITE_STATEMENTS = {
   // The outbox.
   enqueue: `
-      INSERT OR IGNORE INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+      INSERT OR IGNORE INTO deliveries
+        (source, destination, message_id, type, message, user_id, event, status, next_attempt_at, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', @now, @now, @now)`,
+  // A delivery parked behind paused circuits only gets the time it waited back: its window's start moves on by it.
   claim: `
-      UPDATE deliveries SET lease_until = @leaseUntil, lease_owner = @owner
+      UPDATE deliveries SET lease_until = @leaseUntil, lease_owner = @owner,
+        first_attempt_at = first_attempt_at + coalesce(max(0, @now - paused_at), 0), paused_at = NULL
       WHERE id IN (
         SELECT id FROM deliveries
         WHERE source = @source AND status = 'pending' AND next_attempt_at <= @now
@@ -38,19 +48,44 @@ export const SQLITE_STATEMENTS = {
         WHERE status = 'pending'${configured === 0 ? '' : ` AND source NOT IN (${marks(configured)})`}`,
   retry: `
       UPDATE deliveries SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = ?, updated_at = ?,
-        lease_until = NULL, lease_owner = NULL
+        lease_until = NULL, lease_owner = NULL, paused_at = NULL
       WHERE id = ? AND status = 'failed'`,
   get: 'SELECT * FROM deliveries WHERE id = ?',
   list: `
       SELECT * FROM deliveries
       WHERE id > @after AND (@status IS NULL OR status = @status) AND (@source IS NULL OR source = @source)
       ORDER BY id LIMIT @limit`,
-  listNewest: `
-      SELECT * FROM deliveries
-      WHERE (@before IS NULL OR id < @before) AND (@status IS NULL OR status = @status) AND (@source IS NULL OR source = @source)
-      ORDER BY id DESC LIMIT @limit`,
-  attemptsOf: (deliveries: number) =>
-    `SELECT delivery_id, at, url, status, error, ms FROM attempts WHERE delivery_id IN (${marks(deliveries)}) ORDER BY id`,
+  // A filtered page, newest first: the text names only the filter's fields (see filter.ts), so each
+  // combination is planned with the index that fits it (message id, user id, status).
+  listNewest: (fields: readonly FilterField[], before: boolean) => `
+      SELECT * FROM deliveries WHERE ${where(fields, before ? ['id < @before'] : [])} ORDER BY id DESC LIMIT @limit`,
+  attemptsOf: (deliveries: number) => `
+      SELECT delivery_id, at, url, status, error, ms, response_body, request_headers FROM attempts
+      WHERE delivery_id IN (${marks(deliveries)}) ORDER BY id`,
+  // Bulk replay: the id below which nothing written later is touched, how many dead letters match,
+  // then a chunk of them at a time, newest first.
+  lastId: 'SELECT coalesce(max(id), 0) FROM deliveries',
+  countDeadLetters: (fields: readonly FilterField[]) => `
+      SELECT count(*) FROM deliveries WHERE ${where(fields, ["status = 'failed'", 'id <= @upTo'])}`,
+  retryMatching: (fields: readonly FilterField[]) => `
+      UPDATE deliveries SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = @now, updated_at = @now,
+        lease_until = NULL, lease_owner = NULL, paused_at = NULL
+      WHERE id IN (
+        SELECT id FROM deliveries WHERE ${where(fields, ["status = 'failed'", 'id <= @upTo'])}
+        ORDER BY id DESC LIMIT @chunk)
+      RETURNING id`,
+  // The endpoints view: per URL, what waits behind it and how its recent requests went.
+  pendingFor: `
+      SELECT count(*) FROM deliveries
+      WHERE status = 'pending' AND (source, destination) IN (${ROUTES_OF_JSON})`,
+  recentRequests: `
+      SELECT count(*) AS total, coalesce(sum(status BETWEEN 200 AND 299), 0) AS delivered FROM attempts
+      WHERE url = ? AND at >= ?`,
+  latencyAt: 'SELECT ms FROM attempts WHERE url = ? AND at >= ? ORDER BY ms LIMIT 1 OFFSET ?',
+  lastFailure: `
+      SELECT at, status, error, response_body FROM attempts
+      WHERE url = ? AND at >= ? AND (status IS NULL OR status NOT BETWEEN 200 AND 299)
+      ORDER BY at DESC, id DESC LIMIT 1`,
   backlog: `
       SELECT source, status, count(*) AS count, min(created_at) AS oldestCreatedAt FROM deliveries
       WHERE status IN ('pending', 'failed') GROUP BY source, status ORDER BY source, status`,
@@ -75,6 +110,7 @@ export const SQLITE_STATEMENTS = {
     state = CASE WHEN state = 'closed' AND failures + @failures >= @threshold THEN 'open' ELSE state END,
     opened_at = CASE WHEN state = 'closed' AND failures + @failures >= @threshold THEN @now ELSE opened_at END,
     next_probe_at = CASE
+      WHEN state = 'paused' THEN NULL
       WHEN state <> 'closed' THEN max(next_probe_at, @notBefore)
       WHEN failures + @failures >= @threshold THEN @firstProbeAt
     END,
@@ -83,10 +119,11 @@ export const SQLITE_STATEMENTS = {
     updated_at = @now
   RETURNING *`,
   // The circuit's row goes; if it was open, wake then makes its routes' deliveries due, in the same transaction.
-  succeed: 'DELETE FROM circuits WHERE url = ? RETURNING state',
+  // A paused circuit stays: an answer does not end an operator's pause.
+  succeed: `DELETE FROM circuits WHERE url = ? AND state <> 'paused' RETURNING state`,
   takeProbe: `
   UPDATE circuits SET state = 'half-open', probe_owner = @owner, probe_lease_until = @leaseUntil, updated_at = @now
-  WHERE url = @url AND state <> 'closed' AND next_probe_at <= @now
+  WHERE url = @url AND state IN ('open', 'half-open') AND next_probe_at <= @now
     AND (probe_lease_until IS NULL OR probe_lease_until <= @now)
   RETURNING *`,
   failProbe: `
@@ -109,19 +146,35 @@ export const SQLITE_STATEMENTS = {
             AND (lease_until IS NULL OR lease_until <= ?)
           ORDER BY next_attempt_at, id LIMIT 1)
         RETURNING id, source, destination, message, attempts, first_attempt_at`,
+  // Behind paused circuits only, the window is not cut short and the wait is noted (paused_at):
+  // the next claim gives that time back to the window. Anonymous parameters: the URLs, then the ids.
   park: (ids: number, urls: number) => `
-          UPDATE deliveries SET next_attempt_at = min(?, coalesce(first_attempt_at, ?) + ?),
-            first_attempt_at = coalesce(first_attempt_at, ?), last_error = ?, updated_at = ?,
+          WITH held AS (
+            SELECT count(*) AS down, coalesce(sum(state = 'paused'), 0) AS paused FROM circuits
+            WHERE url IN (${marks(urls)}) AND state <> 'closed')
+          UPDATE deliveries SET
+            next_attempt_at = CASE WHEN (SELECT paused FROM held) = @urls THEN @until
+              ELSE min(@until, coalesce(first_attempt_at, @now) + @window) END,
+            paused_at = CASE WHEN (SELECT paused FROM held) = @urls THEN @now END,
+            first_attempt_at = coalesce(first_attempt_at, @now), last_error = @error, updated_at = @now,
             lease_until = NULL, lease_owner = NULL
-          WHERE id IN (${marks(ids)}) AND lease_owner = ? AND status = 'pending'
-            AND (SELECT count(*) FROM circuits WHERE url IN (${marks(urls)}) AND state <> 'closed') = ?
+          WHERE id IN (${marks(ids)}) AND lease_owner = @owner AND status = 'pending' AND (SELECT down FROM held) = @urls
           RETURNING id`,
+  // An operator's pause: whatever the circuit was, paused; a probe held is void (its holder's writes no longer match).
+  pauseCircuit: `
+  INSERT INTO circuits (url, state, failures, probes, paused_at, updated_at) VALUES (@url, 'paused', 0, 0, @now, @now)
+  ON CONFLICT (url) DO UPDATE SET state = 'paused', paused_at = coalesce(paused_at, @now), next_probe_at = NULL,
+    probe_owner = NULL, probe_lease_until = NULL, updated_at = @now
+  RETURNING *`,
+  // The pause ends: the row goes (closed); wake then makes the routes' deliveries due, in the same transaction.
+  resumeCircuit: `DELETE FROM circuits WHERE url = ? AND state = 'paused' RETURNING state`,
 
   // SQLite only: one file serves one relay, so what its previous run held is given back at start;
   // one writer at a time, so a batch is several statements in one transaction.
   voidLeases: 'UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_until IS NOT NULL',
   giveBackProbes: `UPDATE circuits SET state = 'open', probe_owner = NULL, probe_lease_until = NULL WHERE state = 'half-open'`,
-  recordAttempt: 'INSERT INTO attempts (delivery_id, at, url, status, error, ms) VALUES (?, ?, ?, ?, ?, ?)',
+  recordAttempt: `
+  INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   statusOf: 'SELECT status FROM deliveries WHERE id = ?',
   pruneAttempts: (ids: number) => `DELETE FROM attempts WHERE delivery_id IN (${marks(ids)})`,
   pruneDeliveries: (ids: number) => `DELETE FROM deliveries WHERE id IN (${marks(ids)})`,
@@ -143,6 +196,27 @@ export const SQLITE_ONLY: readonly (keyof typeof SQLITE_STATEMENTS)[] = [
 
 /** The most parameters bound to one statement: lists longer than this are written in chunks. */
 export const SQLITE_CHUNK = 500
+
+// The conditions of a filter (named parameters, as `filterParams` binds them) after `first`.
+function where(fields: readonly FilterField[], first: readonly string[]): string {
+  const conditions = [...first]
+  for (const field of fields) {
+    if (isEqualityField(field)) conditions.push(`${EQUALITY_COLUMNS[field]} = @${field}`)
+    else if (field === 'since') conditions.push('created_at >= @since')
+    else if (field === 'until') conditions.push('created_at <= @until')
+    else conditions.push(`(source, destination) IN (${ROUTES_OF_JSON.replace('?', '@routes')})`)
+  }
+  return conditions.length === 0 ? '1' : conditions.join(' AND ')
+}
+
+/** The named parameters of a filter's conditions: its fields, the routes as JSON. */
+export function filterParams(fields: readonly FilterField[], filter: DeliveryFilter): Record<string, unknown> {
+  const params: Record<string, unknown> = {}
+  for (const field of fields) {
+    params[field] = field === 'routes' ? routesJson(filter.routes ?? []) : filter[field]
+  }
+  return params
+}
 
 // `n` parameter marks, for `IN (…)`.
 function marks(n: number): string {

@@ -1,0 +1,68 @@
+import type { DeliveryFilter } from './store'
+
+// A delivery filter as both dialects write it: which fields are given (in one fixed order, so a
+// statement's text depends only on which are given, and is prepared once per combination), and
+// the opaque cursor of a page.
+
+/** A field of {@link DeliveryFilter}. */
+export type FilterField = keyof DeliveryFilter
+
+/** The filter fields compared to one column for equality, and that column. */
+export const EQUALITY_COLUMNS = {
+  status: 'status',
+  source: 'source',
+  messageId: 'message_id',
+  userId: 'user_id',
+  event: 'event',
+  type: 'type',
+} as const satisfies Partial<Record<FilterField, string>>
+
+// Every field, in the order statements list their conditions (and PostgreSQL numbers its parameters).
+const FIELD_ORDER: readonly FilterField[] = [
+  'status',
+  'source',
+  'messageId',
+  'userId',
+  'event',
+  'type',
+  'since',
+  'until',
+  'routes',
+]
+
+/** The fields `filter` gives, in statement order. */
+export function filterFields(filter: DeliveryFilter): FilterField[] {
+  return FIELD_ORDER.filter((field) => filter[field] !== undefined)
+}
+
+/** Whether `field` is compared to a column for equality (and which). */
+export function isEqualityField(field: FilterField): field is keyof typeof EQUALITY_COLUMNS {
+  return field in EQUALITY_COLUMNS
+}
+
+/** The filter's fields without `status` (a bulk replay's status is always `failed`). */
+export function withoutStatus(filter: DeliveryFilter): DeliveryFilter {
+  const { status: _status, ...rest } = filter
+  return rest
+}
+
+const CURSOR_PREFIX = 'd1.'
+
+/** The opaque cursor of the page that starts below the delivery `id`. */
+export function encodeCursor(id: number): string {
+  return CURSOR_PREFIX + Buffer.from(String(id), 'utf8').toString('base64url')
+}
+
+/**
+ * The id below which the page of `cursor` starts.
+ *
+ * @throws {TypeError} when `cursor` was not made by {@link encodeCursor}.
+ */
+export function decodeCursor(cursor: string): number {
+  const id = cursor.startsWith(CURSOR_PREFIX)
+    ? Number(Buffer.from(cursor.slice(CURSOR_PREFIX.length), 'base64url').toString('utf8'))
+    : Number.NaN
+  if (!Number.isSafeInteger(id) || id < 1)
+    throw new TypeError(`cursor must be the "next" of a page, got ${JSON.stringify(cursor.slice(0, 40))}`)
+  return id
+}
