@@ -6,7 +6,9 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     root: fileURLToPath(new URL('../..', import.meta.url)),
-    include: ['test/browser/*.screenshot.ts'],
+    // The console's browser tests save their views as they go (TRACKLET_SCREENSHOTS below).
+    include: ['test/browser/*.screenshot.ts', 'test/browser/console.test.ts'],
+    env: { TRACKLET_SCREENSHOTS: '1' },
     // The console's views (a store outage) run on a real PostgreSQL server.
     globalSetup: ['test/support/postgres-global-setup.ts'],
     testTimeout: 120_000,

@@ -4,14 +4,9 @@ import type { AuthLimiter } from '../http/auth-limiter'
 import { readJsonBody, sendError, sendJson } from '../http/body'
 import { HttpError } from '../http/http-error'
 import type { Route } from '../http/route'
-import {
-  type AdminContext,
-  handleAudienceSync,
-  handleDeletion,
-  handleDeliveryLog,
-  handleRetry,
-  refuseNul,
-} from './admin'
+import { type AdminContext, handleAudienceSync, handleDeletion, handleRetry, refuseNul } from './admin'
+import { handlePause, handleEndpoints, handleResume } from './endpoints'
+import { handleFind, handleGetDelivery, handleRetryMatching } from './find'
 import { snakeCase } from './audiences'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from './store-unavailable'
 
@@ -70,6 +65,7 @@ function apiRoutes(
     handle: (body: Record<string, unknown>) => Promise<unknown>,
   ) => Promise<void>,
 ): Route[] {
+  const now = context.now ?? Date.now
   return [
     {
       method: 'POST',
@@ -87,7 +83,37 @@ function apiRoutes(
       pattern: /^\/v1\/deliveries$/,
       handler: async (req, res, _params, url) => {
         authenticate(req)
-        sendJson(res, 200, await handleDeliveryLog(context, url.searchParams))
+        sendJson(res, 200, await handleFind(context, url.searchParams))
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/deliveries\/retry$/,
+      handler: (req, res) => withBody(req, res, 200, (body) => handleRetryMatching(context, body)),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/deliveries\/([^/]+)$/,
+      handler: async (req, res, [id]) => {
+        authenticate(req)
+        sendJson(res, 200, await handleGetDelivery(context, id!))
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/endpoints$/,
+      handler: async (req, res) => {
+        authenticate(req)
+        sendJson(res, 200, await handleEndpoints(context, now()))
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/endpoints\/([^/]+)\/(pause|resume)$/,
+      handler: async (req, res, [id, verb]) => {
+        authenticate(req)
+        const change = verb === 'pause' ? handlePause : handleResume
+        sendJson(res, 200, await change(context, id!, now()))
       },
     },
     {

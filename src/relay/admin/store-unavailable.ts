@@ -51,9 +51,15 @@ export class StoreCalls {
 
   /** `store`, with every call's failure of the store itself thrown as a {@link StoreUnavailableError}. */
   watch(store: Store): Store {
-    return new Proxy(store, {
+    return this.#watch(store)
+  }
+
+  // The store's methods and its circuits' (pause, resume), each call watched.
+  #watch<T extends object>(object: T): T {
+    return new Proxy(object, {
       get: (target, key, receiver) => {
         const value = Reflect.get(target, key, receiver)
+        if (key === 'circuits' && typeof value === 'object' && value !== null) return this.#watch(value)
         if (typeof value !== 'function' || key === 'close') return value
         return (...args: unknown[]) => this.#call(() => (value as (...a: unknown[]) => unknown).apply(target, args))
       },
@@ -65,7 +71,8 @@ export class StoreCalls {
     try {
       result = await call()
     } catch (error) {
-      if (error instanceof HttpError || isDataError(error)) throw error
+      // A TypeError is the store refusing an argument (a cursor it never gave), not an outage.
+      if (error instanceof HttpError || error instanceof TypeError || isDataError(error)) throw error
       throw new StoreUnavailableError(describeCause(error))
     }
     this.#lastAnswered = this.#now()

@@ -3,10 +3,8 @@ import { type AdminContext, handleRetry } from '../../admin/admin'
 import type { AdminToken } from '../../http/auth'
 import type { AuthLimiter } from '../../http/auth-limiter'
 import { HttpError } from '../../http/http-error'
-import { refuseNul } from '../../admin/admin'
 import type { Handler, Route } from '../../http/route'
 import { log } from '../../log'
-import { DELIVERY_STATUSES, type DeliveryStatus } from '../../store/store'
 import type { StoreHealth } from '../health'
 import type { RelayMetrics } from '../metrics'
 import type { Html } from './html'
@@ -14,7 +12,9 @@ import { checkSameOrigin, isSecure, readForm } from './requests'
 import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } from './sessions'
 import { PAGE_CSS } from './style'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../../admin/store-unavailable'
+import { consoleRoutes } from './console-routes'
 import { outagePage } from './outage-view'
+import { readOverview } from './overview'
 import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
 
 /** What the operator page works on. */
@@ -26,9 +26,6 @@ export interface PageContext extends AdminContext {
   metrics: RelayMetrics
   now?: () => number
 }
-
-/** Deliveries per page of the overview. */
-const PAGE_SIZE = 50
 
 /** How often the overview (and the outage page) reloads by itself, seconds, unless `?refresh=off`. */
 export const REFRESH_SECONDS = 10
@@ -127,15 +124,8 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       handler: page(async (req, res, _params, url) => {
         const session = sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
-        const filter = {
-          status: statusFilter(url.searchParams.get('status')),
-          source: sourceFilter(url.searchParams.get('source')),
-        }
-        const before = cursor(url.searchParams.get('before'))
-        const [backlog, deliveries] = await Promise.all([
-          context.store.backlog(),
-          context.store.listNewest({ ...filter, before, limit: PAGE_SIZE }),
-        ])
+        const overview = await readOverview(context, url.searchParams, now())
+        const retried = overview.query.get('retried')
         sendHtml(
           res,
           200,
@@ -143,11 +133,18 @@ export function pageRoutes(pageContext: PageContext): Route[] {
             csrfToken: session.csrfToken,
             health: context.health.report(),
             sources: sourceNames,
-            backlog,
+            backlog: overview.backlog,
             rates: context.metrics.recentRates(),
-            filter,
-            deliveries,
-            olderThan: deliveries.length === PAGE_SIZE ? deliveries.at(-1)!.id : undefined,
+            troubled: overview.troubled,
+            query: overview.query,
+            urls: overview.urls,
+            deliveries: overview.page.deliveries,
+            next: overview.page.next,
+            retryAll: overview.retryAll,
+            notice:
+              retried === undefined
+                ? undefined
+                : `Queued again: ${retried} dead letters, attempted now with a fresh retry window.`,
             refreshSeconds: refreshOf(url),
             now: now(),
           }),
@@ -224,6 +221,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
         redirect(res, '/', { 'set-cookie': cookie('', 0, isSecure(req)) })
       }),
     },
+    ...consoleRoutes({ context, sessions, page, postedSession, showSignIn, now }),
     {
       method: 'GET',
       pattern: /^\/ui\/page\.css$/,
@@ -240,7 +238,8 @@ export function pageRoutes(pageContext: PageContext): Route[] {
   ]
 }
 
-function sendHtml(res: ServerResponse, status: number, body: Html, headers: Record<string, string> = {}): void {
+/** Answers `body` as an HTML page, with the page's security headers. */
+export function sendHtml(res: ServerResponse, status: number, body: Html, headers: Record<string, string> = {}): void {
   res.writeHead(status, {
     ...SECURITY_HEADERS,
     'content-type': 'text/html; charset=utf-8',
@@ -250,8 +249,8 @@ function sendHtml(res: ServerResponse, status: number, body: Html, headers: Reco
   res.end(body.text)
 }
 
-// After a POST, a 303 to a page: reloading it never posts again.
-function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
+/** After a POST, a 303 to a page: reloading it never posts again. */
+export function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
   res.writeHead(303, { ...SECURITY_HEADERS, location, 'content-length': 0, ...headers })
   res.end()
 }
@@ -268,8 +267,8 @@ function localPath(value: string): string {
   return url.origin === 'http://relay.invalid' ? `${url.pathname}${url.search}` : '/'
 }
 
-// `?refresh=off` turns the page's reloading off; anything else there is a mistake, said so.
-function refreshOf(url: URL): number | undefined {
+/** `?refresh=off` turns the page's reloading off; anything else there is a mistake, said so. */
+export function refreshOf(url: URL): number | undefined {
   const value = url.searchParams.get('refresh')
   if (value === null) return REFRESH_SECONDS
   if (value === 'off') return undefined
@@ -278,25 +277,4 @@ function refreshOf(url: URL): number | undefined {
     'ERR_INVALID_QUERY',
     `refresh can only be "off" (the page reloads every ${REFRESH_SECONDS} s without it)`,
   )
-}
-
-function statusFilter(value: string | null): DeliveryStatus | undefined {
-  if (value === null || value === '') return undefined
-  if (!DELIVERY_STATUSES.includes(value as DeliveryStatus))
-    throw new HttpError(400, 'ERR_INVALID_QUERY', `status must be one of ${DELIVERY_STATUSES.join(', ')}`)
-  return value as DeliveryStatus
-}
-
-// Any name: deliveries of a source no longer configured can still be looked at.
-function sourceFilter(value: string | null): string | undefined {
-  if (value === null || value === '') return undefined
-  if (value.length > 200) throw new HttpError(400, 'ERR_INVALID_QUERY', 'source must be a source name')
-  refuseNul('ERR_INVALID_QUERY', 'source', value)
-  return value
-}
-
-function cursor(value: string | null): number | undefined {
-  if (value === null) return undefined
-  if (!/^\d{1,15}$/.test(value)) throw new HttpError(400, 'ERR_INVALID_QUERY', 'before must be a delivery id')
-  return Number(value)
 }

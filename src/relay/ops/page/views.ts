@@ -3,6 +3,9 @@ import type { BacklogRow, DeliveryStatus, DeliveryView } from '../../store/store
 import type { HealthReport } from '../health'
 import type { RecentRates } from '../metrics'
 import { redactUrlsInText } from '../redact'
+import type { EndpointView } from '../../store/endpoints'
+import { endpointsTable } from './endpoints-view'
+import { filterForm, overviewLink } from './filter-form'
 import { type Html, html } from './html'
 
 /** Everything the dashboard shows. */
@@ -12,10 +15,19 @@ export interface DashboardView {
   sources: readonly string[]
   backlog: readonly BacklogRow[]
   rates: RecentRates
-  filter: { status: DeliveryStatus | undefined; source: string | undefined }
+  /** Every endpoint whose circuit is not closed (open, half-open, paused): shown first. */
+  troubled: readonly EndpointView[]
+  /** The page's query as the user wrote it, empty values dropped (the filters, `q`, `refresh`). */
+  query: ReadonlyMap<string, string>
+  /** The webhook URLs by origin and path, for the filter. */
+  urls: readonly string[]
   deliveries: readonly DeliveryView[]
-  /** The cursor of the next (older) page, when there may be one. */
-  olderThan: number | undefined
+  /** The cursor of the next (older) page, when there is one. */
+  next: string | undefined
+  /** How many dead letters "Retry all" would queue: only on a list of dead letters. */
+  retryAll: number | undefined
+  /** What the last action did, when it was one. */
+  notice: string | undefined
   /** Seconds until the page reloads by itself; `undefined` when the user turned that off. */
   refreshSeconds: number | undefined
   now: number
@@ -83,13 +95,20 @@ export function signInPage(options: { open: boolean; error?: string | undefined;
   )
 }
 
-/** The overview: health, rates, the outbox per source, and recent deliveries. */
+/** The overview: health, troubled endpoints, rates, the outbox per source, and the deliveries found. */
 export function dashboardPage(view: DashboardView): Html {
   return layout(
     'Overview',
     html`<main>
 ${healthNotice(view.health)}
+${view.notice !== undefined && html`<p class="notice" role="status">${view.notice}</p>`}
 ${refreshNote(view)}
+${
+  view.troubled.length > 0 &&
+  html`<h2>Endpoints not delivering <span class="muted">· every relay sharing this store</span></h2>
+${endpointsTable(view.troubled, view.csrfToken, view.now)}`
+}
+<p><a href="/ui/endpoints">All endpoints →</a></p>
 <h2>Last ${view.rates.minutes} minutes <span class="muted">· this relay only</span></h2>
 <div class="tiles">
   ${tile('Ingested', view.rates.ingested, 'msg/min')}
@@ -100,11 +119,16 @@ ${refreshNote(view)}
 <h2>Outbox <span class="muted">· every relay sharing this store</span></h2>
 ${outboxTable(view)}
 <h2 id="deliveries">Recent deliveries <span class="muted">· every relay sharing this store</span></h2>
-${filterForm(view)}
+${filterForm({ query: view.query, sources: view.sources, urls: view.urls, refreshOff: view.refreshSeconds === undefined })}
+${
+  view.retryAll !== undefined &&
+  view.retryAll > 0 &&
+  html`<p class="bulk"><a class="button" href="/ui/retry${overviewLink(view.query, { q: undefined, refresh: undefined, cursor: undefined }, false).slice(1)}">Retry all ${view.retryAll}</a></p>`
+}
 ${deliveryTable(view)}
 ${
-  view.olderThan !== undefined &&
-  html`<div class="pager"><a href="${pageLink(view.filter, view.olderThan, view.refreshSeconds === undefined)}">Older deliveries →</a></div>`
+  view.next !== undefined &&
+  html`<div class="pager"><a href="${overviewLink(view.query, { cursor: view.next })}">Older deliveries →</a></div>`
 }
 </main>`,
     { csrfToken: view.csrfToken, health: view.health, refreshSeconds: view.refreshSeconds },
@@ -142,15 +166,16 @@ ${
   d.attempts.length === 0
     ? html`<p class="muted">No attempt yet.</p>`
     : html`<table>
-  <thead><tr><th>At</th><th>URL</th><th>Result</th><th class="num">Duration</th></tr></thead>
+  <thead><tr><th>At</th><th>URL</th><th>Result</th><th class="num">Duration</th><th>What was said</th></tr></thead>
   <tbody>${d.attempts.map(
     (a) => html`<tr>
     <td>${when(a.at, view.now)}</td>
     <td class="mono">${redactUrl(a.url)}</td>
     <td${a.error !== undefined || (a.status ?? 0) >= 300 ? html` class="error"` : ''}>${
-      a.error !== undefined ? redactUrlsInText(a.error) : `HTTP ${a.status ?? '?'}`
-    }</td>
+      a.status !== undefined ? html`<strong>HTTP ${a.status}</strong>` : ''
+    }${a.error !== undefined && html`${a.status !== undefined ? ' · ' : ''}${redactUrlsInText(a.error)}`}</td>
     <td class="num">${a.ms} ms</td>
+    <td>${exchange(a)}</td>
   </tr>`,
   )}</tbody>
 </table>`
@@ -176,7 +201,7 @@ export function errorPage(status: number, message: string, signedIn: boolean): H
 
 // Whether the page reloads by itself, with the link that turns it on or off (the same view).
 function refreshNote(view: DashboardView): Html {
-  const here = pageLink(view.filter, undefined, view.refreshSeconds !== undefined).replace(/#deliveries$/, '')
+  const here = overviewLink(view.query, { refresh: view.refreshSeconds === undefined ? undefined : 'off' }, false)
   return html`<p class="muted refresh">${
     view.refreshSeconds === undefined
       ? html`Not reloading by itself. <a href="${here}">Reload every few seconds</a>`
@@ -217,31 +242,17 @@ function outboxTable(view: DashboardView): Html {
     <td class="num">${
       failed === undefined
         ? 0
-        : html`<a href="${pageLink({ status: 'failed', source }, undefined)}">${failed.count}</a>`
+        : html`<a href="${overviewLink(
+            new Map([
+              ['status', 'failed'],
+              ['source', source],
+            ]),
+          )}">${failed.count}</a>`
     }</td>
     <td class="num">${failed === undefined ? '–' : age(view.now - failed.oldestCreatedAt)}</td>
   </tr>`
   })}</tbody>
 </table>`
-}
-
-function filterForm(view: DashboardView): Html {
-  const option = (value: string, label: string, selected: boolean) =>
-    html`<option value="${value}"${selected ? html` selected` : ''}>${label}</option>`
-  return html`<form class="filters" method="get" action="/">
-  <label>Status <select name="status">
-    ${option('', 'any', view.filter.status === undefined)}
-    ${(['pending', 'delivered', 'failed'] as const).map((s) => option(s, STATUS_LABELS[s], view.filter.status === s))}
-  </select></label>
-  <label>Source <select name="source">
-    ${option('', 'any', view.filter.source === undefined)}
-    ${[...new Set([...view.sources, ...(view.filter.source === undefined ? [] : [view.filter.source])])].map((s) =>
-      option(s, s, view.filter.source === s),
-    )}
-  </select></label>
-  ${view.refreshSeconds === undefined && html`<input type="hidden" name="refresh" value="off">`}
-  <button type="submit" class="secondary">Filter</button>
-</form>`
 }
 
 function deliveryTable(view: DashboardView): Html {
@@ -263,6 +274,21 @@ function deliveryTable(view: DashboardView): Html {
 </table>`
 }
 
+// What the receiver answered (the start of its body) and the headers sent (secrets shown as present).
+function exchange(attempt: DeliveryView['attempts'][number]): Html | undefined {
+  const headers = Object.entries(attempt.requestHeaders ?? {})
+  if (attempt.responseBody === undefined && headers.length === 0) return undefined
+  return html`${
+    attempt.responseBody !== undefined &&
+    html`<details class="exchange" open><summary>Response body</summary><pre class="body">${attempt.responseBody === '' ? '(empty)' : attempt.responseBody}</pre></details>`
+  }${
+    headers.length > 0 &&
+    html`<details class="exchange"><summary>Request headers</summary><pre class="body">${headers
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\n')}</pre></details>`
+  }`
+}
+
 function retryForm(id: number, csrfToken: string, label: string): Html {
   return html`<form method="post" action="/ui/deliveries/${id}/retry">
   <input type="hidden" name="csrf" value="${csrfToken}">
@@ -281,20 +307,6 @@ function describeMessage(d: DeliveryView): Html {
   return typeof detail === 'string' && detail.length > 0
     ? html`<span class="muted">${d.type}</span> ${truncate(detail, 80)}`
     : html`${d.type}`
-}
-
-function pageLink(
-  filter: { status?: string | undefined; source?: string | undefined },
-  before: number | undefined,
-  refreshOff = false,
-): string {
-  const query = new URLSearchParams()
-  if (filter.status !== undefined) query.set('status', filter.status)
-  if (filter.source !== undefined) query.set('source', filter.source)
-  if (before !== undefined) query.set('before', String(before))
-  if (refreshOff) query.set('refresh', 'off')
-  const text = query.toString()
-  return `/${text === '' ? '' : `?${text}`}#deliveries`
 }
 
 /** A time as `<time>`, relative to `now` (`3 min ago`, `in 5 s`), its ISO form in the title. */
