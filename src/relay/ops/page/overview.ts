@@ -54,7 +54,8 @@ export async function readOverview(
     q === undefined
       ? context.store.find({ ...search.filter, cursor: search.cursor, limit: PAGE_SIZE })
       : findEither(context, search.filter, q, search.cursor),
-    search.filter.status === 'failed'
+    // Not with `q`: the count would be of the filter without the search.
+    search.filter.status === 'failed' && q === undefined
       ? context.store.retryMatching(search.filter, { dryRun: true }).then((r) => r.matched)
       : undefined,
   ])

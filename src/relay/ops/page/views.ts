@@ -123,7 +123,7 @@ ${filterForm({ query: view.query, sources: view.sources, urls: view.urls, refres
 ${
   view.retryAll !== undefined &&
   view.retryAll > 0 &&
-  html`<p class="bulk"><a class="button" href="/ui/retry${overviewLink(view.query, { q: undefined, refresh: undefined, cursor: undefined }, false).slice(1)}">Retry all ${view.retryAll}</a></p>`
+  html`<p class="bulk"><a class="button" href="/ui/retry${overviewLink(view.query, { q: undefined, refresh: undefined, cursor: undefined, retried: undefined }, false).slice(1)}">Retry all ${view.retryAll}</a></p>`
 }
 ${deliveryTable(view)}
 ${
