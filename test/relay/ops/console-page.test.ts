@@ -43,7 +43,10 @@ describe("the console's forms and filters on the page", () => {
   it('offers "Retry all N" only on a list of dead letters, not on a search', async () => {
     const d1 = await deadLetter({ messageId: 'd1', userId: 'ada', event: 'Gone' })
     const d2 = await deadLetter({ messageId: 'd2', userId: 'bob', event: 'Gone' })
-    expect((await client.get('/?status=failed')).body).toContain('>Retry all 2</a>')
+    const list = (await client.get('/?status=failed')).body
+    expect(list).toContain('>Retry all 2</a>')
+    // Each row's error starts with the HTTP status, however long the URL before it.
+    expect(list).toContain('<td class="error"><strong>HTTP 404</strong> · ')
     expect((await client.get('/?status=failed&event=Gone&userId=ada')).body).toContain(
       'href="/ui/retry?status=failed&amp;event=Gone&amp;userId=ada">Retry all 1</a>',
     )

@@ -267,11 +267,17 @@ function deliveryTable(view: DashboardView): Html {
     <td>${describeMessage(d)}</td>
     <td>${statusBadge(d.status)}</td>
     <td class="num">${d.attempts.length}</td>
-    <td class="error">${d.lastError === null ? '' : truncate(redactUrlsInText(d.lastError), 140)}</td>
+    <td class="error">${d.lastError === null ? '' : lastError(d.lastError)}</td>
     <td>${d.status === 'failed' && retryForm(d.id, view.csrfToken, 'Retry')}</td>
   </tr>`,
   )}</tbody>
 </table>`
+}
+
+// A long error is cut, but never its HTTP status: it is what says who broke (`…/hooks/down: HTTP 500`).
+function lastError(error: string): Html {
+  const status = /\bHTTP (\d{3})\b/.exec(error)?.[1]
+  return html`${status !== undefined && html`<strong>HTTP ${status}</strong> · `}${truncate(redactUrlsInText(error), 140)}`
 }
 
 // What the receiver answered (the start of its body) and the headers sent (secrets shown as present).
