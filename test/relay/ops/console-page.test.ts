@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../../src/relay/index'
 import { endpointId } from '../../../src/relay/store/endpoints'
-import { post, type Receiver, startReceiver, startRelay, track, waitForDelivery } from '../helpers'
+import { adminGet, post, type Receiver, startReceiver, startRelay, track, waitFor, waitForDelivery } from '../helpers'
 import { PageClient } from './page-client'
 
 let receiver: Receiver
@@ -70,5 +70,34 @@ describe("the console's forms and filters on the page", () => {
       (await client.post('/ui/retry', { csrf, status: 'failed' }, { origin: 'https://evil.example' })).status,
     ).toBe(403)
     expect((await client.get('/?status=failed')).body).toContain('>Retry all 1</a>')
+  })
+})
+
+describe("a delivery's page behind an open endpoint", () => {
+  it('says the next attempt waits for the probe, and when that goes, instead of a stale retry time', async () => {
+    const down = await startReceiver()
+    down.respond((_req, res) => res.writeHead(500).end('{"error":"db pool exhausted"}'))
+    const held = await startRelay(down.url, {
+      breaker: { failureThreshold: 1, probeInterval: 3_600_000, maxProbeInterval: 3_600_000 },
+    })
+    try {
+      const message = track({ messageId: 'behind-open' })
+      expect((await post(`${held.url}/v1/track`, message)).status).toBe(200)
+      const delivery = await waitFor(async () => {
+        const { body } = await adminGet(`${held.url}/v1/deliveries?messageId=behind-open`)
+        return body.deliveries[0]?.attempts.length > 0 ? body.deliveries[0] : undefined
+      }, 'the first attempt')
+      const page = new PageClient(held.url)
+      await page.signIn()
+      const body = (await page.get(`/ui/deliveries/${delivery.id}`)).body
+      expect(body).toMatch(
+        /<dt>Next attempt<\/dt><dd>when its endpoint answers a probe: <span class="mono">[^<]+<\/span> is open, next probe <time[^>]*>in \d+ min<\/time><\/dd>/,
+      )
+      expect(body).toContain('<h2>Its endpoints</h2>')
+      expect(body).toContain('<strong>HTTP 500</strong>')
+    } finally {
+      await held.close()
+      await down.close()
+    }
   })
 })

@@ -15,6 +15,8 @@ import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../../ad
 import { consoleRoutes } from './console-routes'
 import { outagePage } from './outage-view'
 import { readOverview } from './overview'
+import type { EndpointView } from '../../store/endpoints'
+import type { DeliveryView } from '../../store/store'
 import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
 
 /** What the operator page works on. */
@@ -166,6 +168,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
             csrfToken: session.csrfToken,
             health: context.health.report(),
             delivery,
+            endpoints: await endpointsOf(context, delivery, now()),
             notice: url.searchParams.has('retried')
               ? 'Queued again: it is attempted now, with a fresh retry window.'
               : undefined,
@@ -277,4 +280,12 @@ export function refreshOf(url: URL): number | undefined {
     'ERR_INVALID_QUERY',
     `refresh can only be "off" (the page reloads every ${REFRESH_SECONDS} s without it)`,
   )
+}
+
+// The endpoints a delivery goes to: the URLs its source's destination sends to.
+async function endpointsOf(context: PageContext, delivery: DeliveryView, now: number): Promise<EndpointView[]> {
+  const endpoints = [...context.webhooks]
+    .filter(([, routes]) => routes.some((r) => r.source === delivery.source && r.destination === delivery.destination))
+    .map(([url, routes]) => ({ url, routes }))
+  return endpoints.length === 0 ? [] : context.store.endpoints({ endpoints, now })
 }

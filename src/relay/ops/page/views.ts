@@ -140,10 +140,13 @@ export function deliveryPage(view: {
   csrfToken: string
   health: HealthReport
   delivery: DeliveryView
+  /** The endpoints it goes to: while one is not closed, its circuit decides the next attempt. */
+  endpoints: readonly EndpointView[]
   notice: string | undefined
   now: number
 }): Html {
   const d = view.delivery
+  const held = d.status === 'pending' ? view.endpoints.filter((e) => e.state !== 'closed') : []
   return layout(
     `Delivery ${d.id}`,
     html`<main>
@@ -158,9 +161,21 @@ ${d.status === 'failed' && retryForm(d.id, view.csrfToken, 'Retry now')}
   <dt>Message</dt><dd><span class="mono">${d.messageId}</span> · ${describeMessage(d)}</dd>
   <dt>Written</dt><dd>${when(d.createdAt, view.now)}</dd>
   <dt>Updated</dt><dd>${when(d.updatedAt, view.now)}</dd>
-  ${d.nextAttemptAt !== null && html`<dt>Next attempt</dt><dd>${when(d.nextAttemptAt, view.now)}</dd>`}
+  ${
+    d.nextAttemptAt !== null &&
+    html`<dt>Next attempt</dt><dd>${
+      held.length > 0
+        ? html`when its endpoint answers a probe: ${held.map((e, i) => html`${i > 0 && ', '}<span class="mono">${e.url}</span> is ${e.state}${e.nextProbeAt !== undefined && html`, next probe ${when(new Date(e.nextProbeAt).toISOString(), view.now)}`}`)}`
+        : when(d.nextAttemptAt, view.now)
+    }</dd>`
+  }
   ${d.lastError !== null && html`<dt>Last error</dt><dd class="error">${redactUrlsInText(d.lastError)}</dd>`}
 </dl>
+${
+  view.endpoints.length > 0 &&
+  html`<h2>Its endpoints</h2>
+${endpointsTable(view.endpoints, view.csrfToken, view.now)}`
+}
 <h2>Attempts (${d.attempts.length} ${d.attempts.length === 1 ? 'request' : 'requests'})</h2>
 ${
   d.attempts.length === 0
