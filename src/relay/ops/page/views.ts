@@ -180,7 +180,7 @@ ${endpointsTable(view.endpoints, view.csrfToken, view.now)}`
 ${
   d.attempts.length === 0
     ? html`<p class="muted">No attempt yet.</p>`
-    : html`<table>
+    : html`<table class="attempts">
   <thead><tr><th>At</th><th>URL</th><th>Result</th><th class="num">Duration</th><th>What was said</th></tr></thead>
   <tbody>${d.attempts.map(
     (a) => html`<tr>
