@@ -1,4 +1,5 @@
 import { RELAY_DEFAULTS } from '../relay/config/defaults'
+import { DEFAULT_LOG_LEVEL, LOG_LEVELS } from '../relay/log'
 import { LIBRARY_NAME, LIBRARY_VERSION } from '../shared/version'
 
 // The help of the `tracklet` command and of `tracklet relay`. `tracklet send`'s help lives beside
@@ -44,6 +45,12 @@ Flags:
 
 Database precedence: --database, then the config's \`database\`, then $DATABASE_URL (read only when
 the config names no database).
+
+Environment:
+  LOG_LEVEL                the least severe level logged: ${LOG_LEVELS.join(', ')}; read when the
+                           config sets no \`logLevel\` (default ${DEFAULT_LOG_LEVEL}; debug logs every message)
+  LOG_FORMAT               text (the default) or json: one JSON object per line, with fields
+  DATABASE_URL             the outbox, when neither --database nor the config names one
 
 Exit codes: 0 closed cleanly (or --check found no problem), 1 the config or the store could not be
 opened (or --check found a problem), 2 bad arguments.`

@@ -15,6 +15,7 @@ import { createRouter } from './http/router'
 import { GroupCommit } from './ingest/group-commit'
 import { log, plural, redactFromLog, useLogLevel } from './log'
 import { StoreHealth } from './ops/health'
+import { ClockOffset } from './ops/clock-offset'
 import { RelayMetrics } from './ops/metrics'
 import { pageRoutes } from './ops/page/page-routes'
 import { opsRoutes } from './ops/routes'
@@ -93,6 +94,9 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     // The worker is built below; the metrics read its circuits only at scrape time.
     let worker: Worker | undefined
     const metrics = new RelayMetrics({ store, sources, health, circuits: () => worker?.circuits() ?? [] })
+    // On PostgreSQL, this relay's clock's offset to the database's, which judges leases and due times.
+    const clock = store.kind === 'postgres' ? new ClockOffset({ store: opened }) : undefined
+    if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
     worker = new Worker({
       store,
       destinations,
@@ -166,11 +170,13 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
     })
     worker.wake()
     retention.start()
+    clock?.start()
     const poll = store.kind === 'postgres' ? setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref() : undefined
     return {
       url,
       close: once(async () => {
         clearInterval(poll)
+        clock?.stop()
         await shutdown(server, worker, commits, retention, agent, health, store)
         authLimiter.stop()
         forgetSecrets()

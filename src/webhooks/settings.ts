@@ -1,7 +1,7 @@
-import { MAX_TIMER_MS } from '../shared/retry'
 import type { Dispatcher } from 'undici'
 import { describe, isPlainObject } from '../shared/validate'
 import { WebhookConfigError } from './errors'
+import { DEFAULT_RESPONSE_BODY_LIMIT, DEFAULT_TIMEOUT_MS, MAX_RESPONSE_BODY_LIMIT, MAX_TIMEOUT_MS } from './limits'
 import { standardWebhookKey } from './standard-webhooks'
 
 /** One customer endpoint. */
@@ -75,14 +75,6 @@ export interface ResolvedWebhooks {
 
 /** The most endpoints one destination may have (the platform's limit). */
 export const MAX_WEBHOOKS = 5
-/** One webhook request's time limit unless configured, ms (the relay's `webhookTimeout` too). */
-export const DEFAULT_TIMEOUT_MS = 5000
-/** The longest time limit of one webhook request, ms (the relay's `webhookTimeout` too). */
-export const MAX_TIMEOUT_MS = MAX_TIMER_MS
-/** How much of a failed request's answer is kept by default, bytes. */
-export const DEFAULT_RESPONSE_BODY_LIMIT = 4096
-/** The most of a failed request's answer that may be kept, bytes (the relay stores it with each attempt). */
-export const MAX_RESPONSE_BODY_LIMIT = 65_536
 
 // RFC 9110 token and field-value (no control characters but tab).
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/

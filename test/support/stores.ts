@@ -21,8 +21,13 @@ export async function throwawayDatabase(kind: StoreKind): Promise<string> {
   return kind === 'sqlite' ? ':memory:' : freshPostgresDatabase()
 }
 
-/** Opens an empty store of `kind` with the clock `now`, or the store at `database` when given. */
-export async function openTestStore(kind: StoreKind, now: () => number = Date.now, database?: string): Promise<Store> {
+/**
+ * Opens an empty store of `kind` with the clock `now`, or the store at `database` when given. On
+ * PostgreSQL a test's clock stands in for the database's as well (which judges leases and due
+ * times), so moving it moves both; without one, both clocks are real.
+ */
+export async function openTestStore(kind: StoreKind, now?: () => number, database?: string): Promise<Store> {
   const at = database ?? (await throwawayDatabase(kind))
-  return kind === 'sqlite' ? openSqliteStore(at, now) : openPostgresStore(at, { now })
+  if (kind === 'sqlite') return openSqliteStore(at, now)
+  return openPostgresStore(at, now === undefined ? {} : { now, databaseNow: now })
 }

@@ -1,4 +1,4 @@
-import { DEFAULT_RESPONSE_BODY_LIMIT, DEFAULT_TIMEOUT_MS } from '../../webhooks/settings'
+import { DEFAULT_RESPONSE_BODY_LIMIT, DEFAULT_TIMEOUT_MS } from '../../webhooks/limits'
 import type { BreakerOptions } from '../options'
 
 /**

@@ -9,9 +9,18 @@ import type { RelayConfigProblem } from '../errors'
 export class ConfigProblems {
   /** Every problem recorded, in the order found. */
   readonly list: RelayConfigProblem[] = []
+  /** The error behind a problem, where one was caught (a WebhookConfigError): the thrown error's `cause`. */
+  readonly #causes = new Map<RelayConfigProblem, unknown>()
 
-  add(field: string, message: string): void {
-    this.list.push({ field, message })
+  add(field: string, message: string, cause?: unknown): void {
+    const problem = { field, message }
+    this.list.push(problem)
+    if (cause !== undefined) this.#causes.set(problem, cause)
+  }
+
+  /** The error caught behind `problem`, if any. */
+  causeOf(problem: RelayConfigProblem): unknown {
+    return this.#causes.get(problem)
   }
 }
 

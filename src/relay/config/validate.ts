@@ -1,4 +1,4 @@
-import { MAX_TIMEOUT_MS } from '../../webhooks/settings'
+import { MAX_TIMEOUT_MS } from '../../webhooks/limits'
 import { WebhookConfigError, WebhookDestination, type WebhookSettings } from '../../webhooks/index'
 import { didYouMean } from '../../shared/nearest-name'
 import { isPlainObject } from '../../shared/validate'
@@ -13,7 +13,7 @@ import type {
   SourceSchema,
 } from '../options'
 import { databaseValue } from './database-value'
-import { MAX_RESPONSE_BODY_LIMIT } from '../../webhooks/settings'
+import { MAX_RESPONSE_BODY_LIMIT } from '../../webhooks/limits'
 import { BREAKER_DEFAULTS, RELAY_DEFAULTS } from './defaults'
 import {
   ConfigProblems,
@@ -58,7 +58,11 @@ const webhookSettings: Rule<WebhookSettings> = (value, field, problems) => {
     if (!(error instanceof WebhookConfigError)) throw error
     const prefix = `Invalid webhook setting ${error.setting}: `
     const problem = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
-    problems.add(error.setting === 'settings' ? field : `${field}.${error.setting}`, withHint(problem, error.setting))
+    problems.add(
+      error.setting === 'settings' ? field : `${field}.${error.setting}`,
+      withHint(problem, error.setting),
+      error,
+    )
     return undefined
   }
   // A deep copy, so later changes to the caller's objects never reach the running relay.
@@ -169,7 +173,14 @@ export function validateRelayOptions(input: unknown, problems = new ConfigProble
   }
   const logLevel = given.logLevel ?? logLevelFromEnv(problems)
   const [first] = problems.list
-  if (first !== undefined) throw new RelayConfigError(first.field, first.message, { problems: problems.list })
+  if (first !== undefined) {
+    // The first problem's own error, if one was caught (the destination's), stays the cause.
+    const cause = problems.causeOf(first)
+    throw new RelayConfigError(first.field, first.message, {
+      problems: problems.list,
+      ...(cause === undefined ? {} : { cause }),
+    })
+  }
   return {
     ...RELAY_DEFAULTS,
     ...given,

@@ -197,13 +197,8 @@ export class Breaker {
 
   /** Claims, for the probe of `url`, a delivery due to go there (parked ones included), if any. */
   claimProbe(url: string): Promise<DueDelivery | undefined> {
-    const now = this.#host.now()
-    return this.#circuits.claimProbe(
-      this.#host.routes.get(url) ?? [],
-      this.#host.owner,
-      now,
-      now + this.#host.leaseTimeout,
-    )
+    // A length, not an end: the store leases by its own clock (on PostgreSQL, the database's).
+    return this.#circuits.claimProbe(this.#host.routes.get(url) ?? [], this.#host.owner, this.#host.leaseTimeout)
   }
 
   /** Requests are starting to `urls`. */

@@ -83,12 +83,13 @@ export class Leases {
     this.#timer = undefined
     if (this.#stopped || this.#held.size === 0) return
     const { store, owner, leaseTimeout, now, renewAlso } = this.#options
-    const leaseUntil = now() + leaseTimeout
-    // A probe in flight is held as long as its delivery (a failure here only lets another relay probe sooner).
-    renewAlso?.(leaseUntil).catch((error: unknown) => {
+    // A probe in flight is held as long as its delivery (a failure here only lets another relay
+    // probe sooner). The circuits still take an end on this relay's clock.
+    renewAlso?.(now() + leaseTimeout).catch((error: unknown) => {
       log.error(`could not renew the probes held: ${(error as Error).message}`, { event: 'renew-failed' })
     })
-    store.renew(owner, [...this.#held], leaseUntil).then(
+    // A length, not an end: the store judges leases by its own clock (on PostgreSQL, the database's).
+    store.renew(owner, [...this.#held], leaseTimeout).then(
       () => this.#arm(),
       (error: unknown) => {
         log.error(`could not renew ${plural(this.#held.size, 'lease')}: ${(error as Error).message}`, {

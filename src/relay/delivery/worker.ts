@@ -169,18 +169,16 @@ export class Worker {
   async #claim(lane: Lane): Promise<void> {
     lane.claim()
     const wanted = Math.max(CLAIM_CHUNK, 2 * this.#concurrency) - lane.buffer.length
-    // One instant for both questions: a delivery due at exactly `now` is either claimed here or
-    // timed, never missed between two readings of the clock.
-    const now = this.#now()
     const pump = () => this.#schedulePump(lane)
     let sleep: Parameters<Lane['endClaim']>[0]
     try {
       const due = await this.#store.claim({
         source: lane.source,
         limit: wanted,
-        now,
         owner: this.#owner,
-        leaseUntil: now + this.#leaseTimeout,
+        // A length, not an end: the store judges leases by its own clock (on PostgreSQL, the
+        // database's), so this relay's clock being off never takes or keeps work it should not.
+        leaseMs: this.#leaseTimeout,
       })
       lane.claimSucceeded()
       if (this.#stopping) {
@@ -191,10 +189,12 @@ export class Worker {
         if (due.length > 0) await this.#breaker?.freshen()
         if (due.length === wanted) lane.claimAgain()
         else {
-          const dueAt = await this.#store.nextDueAt(lane.source, now)
+          // Counts what became due since the claim too (then 0 or less: claimed again at once), so
+          // nothing is missed between the two statements, which read the clock at two instants.
+          const wait = await this.#store.nextDueIn(lane.source)
           // A timer may fire a millisecond early: the pump then finds nothing due and sleeps again.
-          if (dueAt !== undefined && !this.#stopping) {
-            sleep = { ms: clampTimerDelay(dueAt - this.#now()), why: 'next-due', pump }
+          if (wait !== undefined && !this.#stopping) {
+            sleep = { ms: clampTimerDelay(wait), why: 'next-due', pump }
           }
         }
       }

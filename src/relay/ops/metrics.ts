@@ -5,6 +5,7 @@ import { log } from '../log'
 import type { RoutedSource } from '../sources'
 import type { CircuitSnapshot } from '../delivery/breaker'
 import type { Store } from '../store/store'
+import { CLOCK_OFFSET_WARN_MS } from './clock-offset'
 import { HttpError } from '../http/http-error'
 import type { StoreHealth } from './health'
 import { ConsoleMetrics } from './console-metrics'
@@ -262,6 +263,24 @@ export class RelayMetrics {
       this.#outboxDeliveries.set(labels, row.count)
       this.#outboxOldestAge.set(labels, Math.max(0, now - row.oldestCreatedAt) / 1000)
     }
+  }
+
+  /**
+   * Registers `tracklet_clock_offset_seconds`, read at each scrape from `seconds` (this relay's
+   * `ClockOffset`: the database's clock minus this relay's; NaN until first measured).
+   * Only a relay on PostgreSQL has one: on SQLite the store's clock is the process's own.
+   */
+  clockOffset(seconds: () => number | undefined): void {
+    new Gauge({
+      name: 'tracklet_clock_offset_seconds',
+      help: `The database's clock minus this relay's, seconds, measured every minute: leases and due times follow the database's clock; past ${CLOCK_OFFSET_WARN_MS / 1000} s the relay warns (check NTP).`,
+      // The exposed registry was merged from this relay's at construction: registered in both.
+      registers: [this.#own, this.#exposed],
+      collect() {
+        // NaN until the first measurement: not a 0 that would claim the clocks agree.
+        this.set(seconds() ?? Number.NaN)
+      },
+    })
   }
 }
 

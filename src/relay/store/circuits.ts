@@ -113,9 +113,10 @@ export interface CircuitStore {
 
   /**
    * Claims, for a probe, the pending delivery of `routes` due first, whether due yet or not (a
-   * parked one), unless another relay holds it; leased to `owner` until `leaseUntil`.
+   * parked one), unless another relay holds it; leased to `owner` for `leaseMs`. As
+   * {@link Store.claim}: judged and leased by the store's clock (on PostgreSQL, the database's).
    */
-  claimProbe(routes: readonly Route[], owner: string, now: number, leaseUntil: number): Promise<DueDelivery | undefined>
+  claimProbe(routes: readonly Route[], owner: string, leaseMs: number): Promise<DueDelivery | undefined>
 
   /**
    * Parks deliveries leased to `owner` without an attempt, provided that no circuit of `urls` is

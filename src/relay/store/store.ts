@@ -30,29 +30,38 @@ export interface Store {
   enqueue(deliveries: readonly NewDelivery[]): Promise<number>
 
   /**
-   * Claims up to `limit` of the source's deliveries that are due at `now` and not leased by
-   * anyone, oldest due first, leasing them to `owner` until `leaseUntil` (epoch ms). Until the
-   * lease runs out (or the outcome is recorded, or the lease is released), no other claim
-   * returns them: two relays never attempt the same delivery while both are healthy.
+   * Claims up to `limit` of the source's deliveries that are due now and not leased by anyone,
+   * oldest due first, leasing them to `owner` for `leaseMs`. Until the lease runs out (or the
+   * outcome is recorded, or the lease is released), no other claim returns them: two relays never
+   * attempt the same delivery while both are healthy.
+   *
+   * "Now" is the store's clock: on PostgreSQL the database's, which every relay sharing it reads
+   * alike, so a relay whose own clock is off neither takes another's live lease nor holds its own
+   * too long. That is why leases and delays travel as durations, never as instants.
    */
   claim(request: ClaimRequest): Promise<DueDelivery[]>
 
-  /** Extends `owner`'s leases on `ids` (attempts still in flight) to `leaseUntil`. */
-  renew(owner: string, ids: readonly number[], leaseUntil: number): Promise<void>
+  /** Extends `owner`'s leases on `ids` (attempts still in flight) to `leaseMs` from now (the store's clock). */
+  renew(owner: string, ids: readonly number[], leaseMs: number): Promise<void>
 
   /** Gives up `owner`'s leases on `ids` without an attempt: they are due again at once, for anyone. */
   release(owner: string, ids: readonly number[]): Promise<void>
 
   /**
-   * When the source's next pending delivery becomes claimable after `now` (epoch ms): its due
-   * time, or the end of the lease holding it, whichever is later. `undefined` when none is.
+   * How long until the source's next pending delivery becomes claimable, ms by the store's clock:
+   * its due time, or the end of the lease holding it, whichever is later. 0 or less when one is
+   * claimable already (it became due since the last claim); `undefined` when none is pending.
    */
-  nextDueAt(source: string, now: number): Promise<number | undefined>
+  nextDueIn(source: string): Promise<number | undefined>
 
   /**
    * Writes the outcomes of attempts, with every request made, in one transaction, and ends their
    * leases. An outcome for a delivery that is no longer pending (recorded already by a relay whose
    * lease ran out) only adds its requests to the log.
+   *
+   * An outcome's times (`at`, `nextAttemptAt`) are on the caller's clock (the `now` the store was
+   * opened with): the store writes them as that far from its own clock's now, so on PostgreSQL a
+   * retry's delay and the retry window's start are the database's, whatever the relay's clock says.
    */
   record(outcomes: readonly AttemptOutcome[]): Promise<void>
 
@@ -124,6 +133,13 @@ export interface Store {
    */
   backlog(): Promise<BacklogRow[]>
 
+  /**
+   * The store's clock now, epoch ms: the database's on PostgreSQL (read at the server, so a relay
+   * can measure its own clock's offset to the one its leases are judged by), the process's on
+   * SQLite.
+   */
+  databaseNow(): Promise<number>
+
   /** Closes the connection(s). Idempotent. */
   close(): Promise<void>
 }
@@ -141,12 +157,10 @@ export interface BacklogRow {
 export interface ClaimRequest {
   source: string
   limit: number
-  /** The instant "due" is judged at, epoch ms. */
-  now: number
   /** The claiming relay's id. */
   owner: string
-  /** When the lease ends, epoch ms. */
-  leaseUntil: number
+  /** How long the lease holds from the claim, ms (by the store's clock). */
+  leaseMs: number
 }
 
 /** Where a delivery stands: waiting for (another) attempt, done, or dead-lettered. */
@@ -177,7 +191,7 @@ export interface DueDelivery {
   message: DeliverableMessage
   /** Attempts made so far in the current retry window. */
   attempts: number
-  /** When the window's first attempt started (epoch ms), if there was one. */
+  /** When the window's first attempt started (epoch ms, on the caller's clock), if there was one. */
   firstAttemptAt: number | undefined
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { RELAY_OPTION_NAMES, validateRelayOptions } from '../../../src/relay/config/validate'
 import { createRelay, loadRelayConfig, RelayConfigError } from '../../../src/relay/index'
+import { WebhookConfigError } from '../../../src/webhooks/index'
 
 const webhooks = { webhooks: [{ url: 'https://hooks.example.com/a' }] }
 const source = { name: 'web', writeKey: 'wk-web', destinations: { Webhooks: webhooks } }
@@ -130,6 +131,12 @@ describe('loadRelayConfig refuses the Webhooks settings createRelay refuses', ()
     const field = `sources[0].destinations.Webhooks.webhooks[0].headers.${name}`
     await expect(loadRelayConfig(writeConfig('headers.json', config))).rejects.toMatchObject({ field, message })
     await expect(createRelay({ ...config, database: ':memory:', port: 0 })).rejects.toMatchObject({ field, message })
+  })
+
+  it("keeps the destination's own WebhookConfigError as the cause", async () => {
+    const config = { sources: [{ ...source, destinations: { Webhooks: { webhooks: [] } } }] }
+    const error = await createRelay({ ...config, database: ':memory:', port: 0 }).catch((caught: unknown) => caught)
+    expect((error as RelayConfigError).cause).toBeInstanceOf(WebhookConfigError)
   })
 
   it('never quoting a header value', async () => {

@@ -9,7 +9,7 @@ import {
   type RetryState,
   WebhookDestination,
 } from '../../../src/webhooks/index'
-import { MAX_TIMEOUT_MS } from '../../../src/webhooks/settings'
+import { MAX_TIMEOUT_MS } from '../../../src/webhooks/limits'
 
 const sources = [
   { name: 'web', writeKey: 'wk', destinations: { Webhooks: { webhooks: [{ url: 'https://a.example/' }] } } },

@@ -10,13 +10,13 @@ afterEach(() => {
 
 /** A store that notes renewals and releases (and fails them while `failing`). */
 function fakeStore() {
-  const calls = { renewed: [] as { ids: number[]; leaseUntil: number }[], released: [] as number[][], failing: false }
+  const calls = { renewed: [] as { ids: number[]; leaseMs: number }[], released: [] as number[][], failing: false }
   return {
     calls,
     store: {
-      renew: async (_owner: string, ids: readonly number[], leaseUntil: number) => {
+      renew: async (_owner: string, ids: readonly number[], leaseMs: number) => {
         if (calls.failing) throw new Error('down')
-        calls.renewed.push({ ids: [...ids], leaseUntil })
+        calls.renewed.push({ ids: [...ids], leaseMs })
       },
       release: async (_owner: string, ids: readonly number[]) => {
         if (calls.failing) throw new Error('down')
@@ -27,7 +27,7 @@ function fakeStore() {
 }
 
 describe('the leases a relay holds', () => {
-  it('are renewed every third of the lease timeout while any is held, with the probes', async () => {
+  it('are renewed every third of the lease timeout while any is held, for a length (not to an instant of this relay’s clock), with the probes', async () => {
     const { store, calls } = fakeStore()
     const probes: number[] = []
     const leases = new Leases({
@@ -41,11 +41,11 @@ describe('the leases a relay holds', () => {
     await vi.advanceTimersByTimeAsync(999)
     expect(calls.renewed).toEqual([])
     await vi.advanceTimersByTimeAsync(1)
-    expect(calls.renewed).toEqual([{ ids: [1, 2], leaseUntil: 4000 }])
+    expect(calls.renewed).toEqual([{ ids: [1, 2], leaseMs: 3000 }])
     expect(probes).toEqual([4000])
     leases.settled([1])
     await vi.advanceTimersByTimeAsync(1000)
-    expect(calls.renewed.at(-1)).toEqual({ ids: [2], leaseUntil: 5000 })
+    expect(calls.renewed.at(-1)).toEqual({ ids: [2], leaseMs: 3000 })
     leases.settled([2])
     await vi.advanceTimersByTimeAsync(10_000)
     expect(calls.renewed).toHaveLength(2)
@@ -60,7 +60,7 @@ describe('the leases a relay holds', () => {
     await vi.advanceTimersByTimeAsync(1000)
     calls.failing = false
     await vi.advanceTimersByTimeAsync(1000)
-    expect(calls.renewed).toEqual([{ ids: [1], leaseUntil: 5000 }])
+    expect(calls.renewed).toEqual([{ ids: [1], leaseMs: 3000 }])
   })
 
   it('give back what was never started, even if the store fails, and stop renewing on stop', async () => {

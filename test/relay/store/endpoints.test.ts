@@ -26,7 +26,10 @@ describe.each(STORE_KINDS)('the endpoints view (%s)', (kind) => {
   async function attempt(source: string, at: number, requests: AttemptOutcome['requests'], failed = false) {
     const id = `m${Math.random()}`
     await store.enqueue([delivery(source, id)])
-    const [claimed] = await store.claim({ source, limit: 1, now: at, owner: 'r', leaseUntil: at + 1000 })
+    const saved = clock
+    clock = at
+    const [claimed] = await store.claim({ source, limit: 1, owner: 'r', leaseMs: 1000 })
+    clock = saved
     await store.record([
       {
         id: claimed!.id,

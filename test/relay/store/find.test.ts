@@ -111,7 +111,7 @@ describe.each(STORE_KINDS)('replaying dead letters in bulk (%s)', (kind) => {
       json: JSON.stringify({ type: 'track', userId, event: 'E', messageId: `${userId}-${from + i}` }),
     }))
     await store.enqueue(deliveries)
-    const claimed = await store.claim({ source: 'web', limit: count, now: clock, owner: 'r', leaseUntil: clock + 1 })
+    const claimed = await store.claim({ source: 'web', limit: count, owner: 'r', leaseMs: 1 })
     await store.record(
       claimed.map((d) => ({ id: d.id, at: clock, requests: [], next: { status: 'failed' as const, error: 'gone' } })),
     )

@@ -64,7 +64,7 @@ describe.each(STORE_KINDS)('retention on the %s store', (kind: StoreKind) => {
     for (let round = 0; round < 12; round++) {
       now = T0 + round * 1000
       await store.enqueue(Array.from({ length: 300 }, (_, i) => delivery(`r${round}-${i}`)))
-      const due = await store.claim({ source: 'web', limit: 1000, now, owner: 'me', leaseUntil: now + 30_000 })
+      const due = await store.claim({ source: 'web', limit: 1000, owner: 'me', leaseMs: 30_000 })
       await store.record(
         due.map((d, i) => ({
           id: d.id,

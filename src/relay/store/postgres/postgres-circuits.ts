@@ -23,9 +23,18 @@ export interface Queryable {
  */
 export class PostgresCircuits implements CircuitStore {
   readonly #db: Queryable
+  /** The relay's clock: the clock of the times callers pass and are given. */
+  readonly #now: () => number
+  /** A test's stand-in for the database's clock (see `PostgresStoreOptions.databaseNow`). */
+  readonly #databaseNow: (() => number) | undefined
 
-  constructor(db: Queryable) {
+  constructor(
+    db: Queryable,
+    clocks: { now?: (() => number) | undefined; databaseNow?: (() => number) | undefined } = {},
+  ) {
     this.#db = db
+    this.#now = clocks.now ?? Date.now
+    this.#databaseNow = clocks.databaseNow
   }
 
   async get(urls: readonly string[]): Promise<Circuit[]> {
@@ -78,16 +87,16 @@ export class PostgresCircuits implements CircuitStore {
     await this.#db.query(SQL.renewProbes, [owner, urls, leaseUntil])
   }
 
-  async claimProbe(
-    routes: readonly Route[],
-    owner: string,
-    now: number,
-    leaseUntil: number,
-  ): Promise<DueDelivery | undefined> {
+  async claimProbe(routes: readonly Route[], owner: string, leaseMs: number): Promise<DueDelivery | undefined> {
     if (routes.length === 0) return undefined
-    const { rows } = await this.#db.query(SQL.claimProbe, [...unzip(routes), owner, leaseUntil, now])
-    const row = rows[0] as ClaimedRow | undefined
-    return row === undefined ? undefined : toDueDelivery(row)
+    const clock = this.#databaseNow?.() ?? null
+    const { rows } = await this.#db.query(SQL.claimProbe, [...unzip(routes), owner, leaseMs, clock])
+    const row = rows[0] as (ClaimedRow & { clock_now: number }) | undefined
+    if (row === undefined) return undefined
+    const delivery = toDueDelivery(row)
+    // Its window's start on the relay's clock, as Store.claim gives it.
+    if (delivery.firstAttemptAt !== undefined) delivery.firstAttemptAt -= row.clock_now - this.#now()
+    return delivery
   }
 
   async park(request: ParkRequest): Promise<number[]> {

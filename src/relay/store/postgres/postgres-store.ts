@@ -54,8 +54,13 @@ import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from
 
 /** Options of {@link openPostgresStore}, for tests and the bench. */
 export interface PostgresStoreOptions {
-  /** The time source, epoch ms. */
+  /** The relay's clock, epoch ms: the clock of the times callers pass and are given. */
   now?: () => number
+  /**
+   * Tests only: an instant standing in for the database's clock, which otherwise judges and writes
+   * every lease and due time (so a test can move both clocks together, or shift only the relay's).
+   */
+  databaseNow?: () => number
   /** Loads the `pg` module. */
   loadPg?: PgLoader
   pool?: Partial<PoolSettings>
@@ -78,7 +83,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     await pool.end().catch(() => {})
     throw databaseError(url, 'prepare', error)
   }
-  return new PostgresStore(pool, options.now)
+  return new PostgresStore(pool, options)
 }
 
 /**
@@ -91,32 +96,47 @@ export class PostgresStore implements Store {
   readonly circuits: CircuitStore
   /** The connection pool, this store's alone (its circuits share it). */
   readonly #pool: PostgresPool
+  /** The relay's clock: the clock of the times callers pass and are given. */
   readonly #now: () => number
+  /** A test's stand-in for the database's clock; `undefined`: the database's own (`now()`). */
+  readonly #databaseNow: (() => number) | undefined
   #closed: Promise<void> | undefined
 
   /** A store over `pool`, which it owns from now on (and ends). */
-  constructor(pool: PostgresPool, now: () => number = Date.now) {
+  constructor(pool: PostgresPool, options: Pick<PostgresStoreOptions, 'now' | 'databaseNow'> = {}) {
     this.#pool = pool
-    this.#now = now
-    this.circuits = new PostgresCircuits(pool)
+    this.#now = options.now ?? Date.now
+    this.#databaseNow = options.databaseNow
+    this.circuits = new PostgresCircuits(pool, options)
+  }
+
+  // The statements' clock parameter: null, so they read the database's clock, unless a test stands in for it.
+  #clock(): number | null {
+    return this.#databaseNow?.() ?? null
   }
 
   async enqueue(deliveries: readonly NewDelivery[]): Promise<number> {
     if (deliveries.length === 0) return 0
-    return insertDeliveries(this.#pool, deliveries, this.#now())
+    return insertDeliveries(this.#pool, deliveries, this.#clock())
   }
 
   async claim(request: ClaimRequest): Promise<DueDelivery[]> {
     if (request.limit <= 0) return []
-    const { rows } = await this.#pool.query<ClaimedRow>(
-      prepared('claim', [request.source, request.now, request.limit, request.owner, request.leaseUntil]),
+    const { rows } = await this.#pool.query<ClaimedRow & { clock_now: number }>(
+      prepared('claim', [request.source, this.#clock(), request.limit, request.owner, request.leaseMs]),
     )
-    return toDueDeliveries(rows)
+    const now = this.#now()
+    // first_attempt_at is on the database's clock; the worker judges the retry window on its own:
+    // given as that long before the relay's now, the window's length stays the database's.
+    const offset = rows[0] === undefined ? 0 : rows[0].clock_now - now
+    const due = toDueDeliveries(rows)
+    for (const d of due) if (d.firstAttemptAt !== undefined) d.firstAttemptAt -= offset
+    return due
   }
 
-  async renew(owner: string, ids: readonly number[], leaseUntil: number): Promise<void> {
+  async renew(owner: string, ids: readonly number[], leaseMs: number): Promise<void> {
     if (ids.length === 0) return
-    await this.#pool.query(prepared('renew', [owner, ids, leaseUntil]))
+    await this.#pool.query(prepared('renew', [owner, ids, leaseMs, this.#clock()]))
   }
 
   async release(owner: string, ids: readonly number[]): Promise<void> {
@@ -124,9 +144,9 @@ export class PostgresStore implements Store {
     await this.#pool.query(prepared('release', [owner, ids]))
   }
 
-  async nextDueAt(source: string, now: number): Promise<number | undefined> {
-    const { rows } = await this.#pool.query<{ at: number | null }>(prepared('nextDue', [source, now]))
-    return rows[0]?.at ?? undefined
+  async nextDueIn(source: string): Promise<number | undefined> {
+    const { rows } = await this.#pool.query<{ wait: number | null }>(prepared('nextDue', [source, this.#clock()]))
+    return rows[0]?.wait ?? undefined
   }
 
   async record(outcomes: readonly AttemptOutcome[]): Promise<void> {
@@ -134,11 +154,13 @@ export class PostgresStore implements Store {
     const now = this.#now()
     const ids: number[] = []
     const statuses: string[] = []
-    const ats: number[] = []
-    const nextAts: number[] = []
+    // Durations from the relay's now, which the statement adds to the database's: only the
+    // relay's clock's rate matters, never where it stands.
+    const agos: number[] = []
+    const dueIns: number[] = []
     const errors: (string | null)[] = []
     const attemptIds: number[] = []
-    const attemptAts: number[] = []
+    const attemptAgos: number[] = []
     const urls: string[] = []
     const httpStatuses: (number | null)[] = []
     const requestErrors: (string | null)[] = []
@@ -149,12 +171,12 @@ export class PostgresStore implements Store {
       const { status, nextAttemptAt, error } = outcomeColumns(o, now)
       ids.push(o.id)
       statuses.push(status)
-      ats.push(o.at)
-      nextAts.push(nextAttemptAt)
+      agos.push(Math.round(now - o.at))
+      dueIns.push(Math.round(nextAttemptAt - now))
       errors.push(error)
       for (const r of o.requests) {
         attemptIds.push(o.id)
-        attemptAts.push(o.at)
+        attemptAgos.push(Math.round(now - o.at))
         urls.push(r.url)
         httpStatuses.push(r.status ?? null)
         requestErrors.push(r.error ?? null)
@@ -168,12 +190,12 @@ export class PostgresStore implements Store {
       prepared('record', [
         ids,
         statuses,
-        ats,
-        nextAts,
+        agos,
+        dueIns,
         errors,
-        now,
+        this.#clock(),
         attemptIds,
-        attemptAts,
+        attemptAgos,
         urls,
         httpStatuses,
         requestErrors,
@@ -305,7 +327,7 @@ export class PostgresStore implements Store {
       if (change.added.length > 0) await client.query(SQL.addMembers, [source, audience, change.added])
       if (change.removed.length > 0) await client.query(SQL.removeMembers, [source, audience, change.removed])
       const deliveries = announce(change)
-      if (deliveries.length > 0) await insertDeliveries(client, deliveries, this.#now())
+      if (deliveries.length > 0) await insertDeliveries(client, deliveries, this.#clock())
       return change
     })
   }
@@ -318,6 +340,12 @@ export class PostgresStore implements Store {
   async backlog(): Promise<BacklogRow[]> {
     const { rows } = await this.#pool.query<BacklogRow>(SQL.backlog)
     return rows
+  }
+
+  async databaseNow(): Promise<number> {
+    if (this.#databaseNow !== undefined) return this.#databaseNow()
+    const { rows } = await this.#pool.query<{ now: number }>(SQL.databaseNow)
+    return rows[0]!.now
   }
 
   /** Ends every connection, waiting for queries under way. Idempotent. */
@@ -365,7 +393,7 @@ type PreparedStatement = { [K in PostgresStatement]: (typeof SQL)[K] extends str
 async function insertDeliveries(
   db: { query: (config: QueryConfig) => Promise<{ rowCount: number | null }> },
   deliveries: readonly NewDelivery[],
-  now: number,
+  clock: number | null,
 ): Promise<number> {
   const sources: string[] = []
   const destinations: string[] = []
@@ -385,7 +413,7 @@ async function insertDeliveries(
     messages.push(d.json)
   }
   const { rowCount } = await db.query(
-    prepared('enqueue', [sources, destinations, messageIds, types, messages, userIds, events, now]),
+    prepared('enqueue', [sources, destinations, messageIds, types, messages, userIds, events, clock]),
   )
   return rowCount ?? 0
 }

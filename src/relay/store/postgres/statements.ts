@@ -17,67 +17,92 @@ import type { DeliveryFilter } from '../store'
 // the message is kept, always waits for the disk. (The SQLite store does the same.)
 const RELAXED = `relaxed AS (SELECT set_config('synchronous_commit', 'off', true))`
 
+// Leases and due times are judged, and written, by the database's clock, never a relay's: relays
+// whose clocks disagree then still agree on whose lease is live and what is due. The relay passes
+// durations (a lease's length, a retry's delay, how long ago an attempt started) and the statement
+// adds them to this one instant. The parameter named is null in production; a test may pass an
+// instant to stand in for the database's clock (`PostgresStoreOptions.databaseNow`).
+const CLOCK = (parameter: string) =>
+  `clock AS (SELECT coalesce(${parameter}::bigint, (extract(epoch FROM now()) * 1000)::bigint) AS now)`
+// The instant of CLOCK, where a FROM cannot take it (a subquery locking its rows).
+const NOW = '(SELECT now FROM clock)'
+
 export const POSTGRES_STATEMENTS = {
   // The outbox.
+  // Due at once by the database's clock: a relay whose clock is ahead would otherwise write them due later.
   enqueue: `
+  WITH ${CLOCK('$8')}
   INSERT INTO deliveries
     (source, destination, message_id, type, message, user_id, event, status, next_attempt_at, created_at, updated_at)
-  SELECT s, d, m, t, j, user_id, event, 'pending', $8, $8, $8
+  SELECT s, d, m, t, j, user_id, event, 'pending', clock.now, clock.now, clock.now
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-    AS u (s, d, m, t, j, user_id, event)
+    AS u (s, d, m, t, j, user_id, event), clock
   ON CONFLICT (source, destination, message_id) DO NOTHING`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
-  // statement; from then on the lease (lease_until) keeps other relays off. A delivery parked
-  // behind paused circuits only gets the time it waited back: its window's start moves on by it.
+  // statement; from then on the lease (lease_until) keeps other relays off. $1 source, $2 clock,
+  // $3 limit, $4 owner, $5 the lease's length (ms). Returns the instant judged at, so the store can
+  // give first_attempt_at to the relay on its own clock. A delivery parked behind paused circuits
+  // only gets the time it waited back: its window's start moves on by it (paused_at is written by
+  // park on the relay's clock: a skewed relay shifts that gift by its skew, never a lease).
   claim: `
-  WITH ${RELAXED}
-  UPDATE deliveries d SET lease_until = $5, lease_owner = $4,
-    first_attempt_at = d.first_attempt_at + coalesce(greatest(0, $2 - d.paused_at), 0), paused_at = NULL
+  WITH ${RELAXED}, ${CLOCK('$2')}
+  UPDATE deliveries d SET lease_until = clock.now + $5::bigint, lease_owner = $4,
+    first_attempt_at = d.first_attempt_at + coalesce(greatest(0, clock.now - d.paused_at), 0), paused_at = NULL
   FROM (
     SELECT id FROM deliveries
-    WHERE source = $1 AND status = 'pending' AND next_attempt_at <= $2
-      AND (lease_until IS NULL OR lease_until <= $2)
+    WHERE source = $1 AND status = 'pending' AND next_attempt_at <= ${NOW}
+      AND (lease_until IS NULL OR lease_until <= ${NOW})
     ORDER BY next_attempt_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED
-  ) due, relaxed
+  ) due, relaxed, clock
   WHERE d.id = due.id
-  RETURNING d.id, d.source, d.destination, d.message, d.attempts, d.first_attempt_at, d.next_attempt_at`,
-  // The later of: the next delivery not yet due, and the end of the first live lease on a due one.
-  // (A delivery not yet due is never leased: a claim takes only due ones, and recording ends the lease.)
+  RETURNING d.id, d.source, d.destination, d.message, d.attempts, d.first_attempt_at, d.next_attempt_at, clock.now AS clock_now`,
+  // How long until the source's next delivery is claimable (ms, 0 or less: already), by the
+  // database's clock: the first one no live lease holds, or the end of the first live lease on a due
+  // one. (A delivery not yet due is never leased: a claim takes only due ones, and recording ends
+  // the lease.) One due and free is counted too: it became due (or was released) since the claim,
+  // which judged at an earlier instant. $1 source, $2 clock.
   nextDue: `
+  WITH ${CLOCK('$2')}
   SELECT least(
     (SELECT next_attempt_at FROM deliveries
-     WHERE source = $1 AND status = 'pending' AND next_attempt_at > $2
+     WHERE source = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ${NOW})
      ORDER BY next_attempt_at LIMIT 1),
     (SELECT min(lease_until) FROM deliveries
-     WHERE source = $1 AND status = 'pending' AND next_attempt_at <= $2 AND lease_until > $2)
-  ) AS at`,
+     WHERE source = $1 AND status = 'pending' AND next_attempt_at <= ${NOW} AND lease_until > ${NOW})
+  ) - ${NOW} AS wait`,
+  // $1 owner, $2 ids, $3 the lease's length from now (ms), $4 clock.
   renew: `
-  WITH ${RELAXED}
-  UPDATE deliveries SET lease_until = $3 FROM relaxed
+  WITH ${RELAXED}, ${CLOCK('$4')}
+  UPDATE deliveries SET lease_until = clock.now + $3::bigint FROM relaxed, clock
   WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`,
   release: `
   UPDATE deliveries SET lease_until = NULL, lease_owner = NULL
   WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`,
   // A whole batch of outcomes: the deliveries' new state (only those still pending: one recorded
   // already by a relay whose lease ran out keeps its state) and every request into the attempts log.
+  // Times are durations from the database's clock: how long ago the attempt started ($3, $8) and
+  // how long until the delivery is due again ($4: 0 when it is not pending); $6 clock.
   record: `
-  WITH ${RELAXED}, outcome AS (
+  WITH ${RELAXED}, ${CLOCK('$6')}, outcome AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
-      AS o (id, status, at, next_attempt_at, error)
+      AS o (id, status, ago, due_in, error)
   ), updated AS (
     UPDATE deliveries d SET
-      status = outcome.status, attempts = d.attempts + 1, first_attempt_at = coalesce(d.first_attempt_at, outcome.at),
-      next_attempt_at = outcome.next_attempt_at, last_error = outcome.error, updated_at = $6,
+      status = outcome.status, attempts = d.attempts + 1,
+      first_attempt_at = coalesce(d.first_attempt_at, clock.now - outcome.ago),
+      next_attempt_at = clock.now + outcome.due_in, last_error = outcome.error, updated_at = clock.now,
       lease_until = NULL, lease_owner = NULL
-    FROM outcome, relaxed
+    FROM outcome, relaxed, clock
     WHERE d.id = outcome.id AND d.status = 'pending'
     RETURNING d.id
   )
   INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers)
-  SELECT * FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[], $14::text[])`,
+  SELECT a.id, clock.now - a.ago, a.url, a.status, a.error, a.ms, a.response_body, a.request_headers
+  FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[], $14::text[])
+    AS a (id, ago, url, status, error, ms, response_body, request_headers), clock`,
   failUnconfigured: `UPDATE deliveries SET status = 'failed', last_error = 'source "' || source || '" is no longer configured',
          updated_at = $1, lease_until = NULL, lease_owner = NULL
        WHERE status = 'pending' AND NOT (source = ANY($2::text[]))`,
@@ -203,16 +228,19 @@ export const POSTGRES_STATEMENTS = {
   RETURNING *`,
   renewProbes: `
   UPDATE circuits SET probe_lease_until = $3::bigint WHERE probe_owner = $1::text AND url = ANY($2::text[])`,
-  // SKIP LOCKED: a delivery another relay is claiming right now is not waited for.
+  // SKIP LOCKED: a delivery another relay is claiming right now is not waited for. Leases by the
+  // database's clock, as claim: $1 sources, $2 destinations, $3 owner, $4 the lease's length (ms), $5 clock.
   claimProbe: `
-  UPDATE deliveries SET lease_until = $4::bigint, lease_owner = $3::text
+  WITH ${CLOCK('$5')}
+  UPDATE deliveries SET lease_until = clock.now + $4::bigint, lease_owner = $3::text
+  FROM clock
   WHERE id = (
     SELECT id FROM deliveries
     WHERE status = 'pending' AND (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-      AND (lease_until IS NULL OR lease_until <= $5::bigint)
+      AND (lease_until IS NULL OR lease_until <= ${NOW})
     ORDER BY next_attempt_at, id LIMIT 1
     FOR UPDATE SKIP LOCKED)
-  RETURNING id, source, destination, message, attempts, first_attempt_at`,
+  RETURNING id, source, destination, message, attempts, first_attempt_at, clock.now AS clock_now`,
   // Behind paused circuits only, the window is not cut short and the wait is noted (paused_at): the
   // next claim gives that time back to the window.
   // $1 ids, $2 owner, $3 urls, $4 now, $5 until, $6 window, $7 error.
@@ -251,10 +279,12 @@ export const POSTGRES_STATEMENTS = {
 
   // PostgreSQL only: relays syncing the same audience at once take turns (SQLite has one writer).
   lockAudience: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
+  // PostgreSQL only: the database's clock, epoch ms with fractions, for a relay's offset to it.
+  databaseNow: 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now',
 } as const
 
 /** The statements only PostgreSQL has (see the comment above them), left out when the dialects are compared. */
-export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = ['lockAudience']
+export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = ['lockAudience', 'databaseNow']
 
 // The conditions of a filter after `first`, its parameters numbered from `$start` in the order
 // filterValues lists them (the routes take two: their sources and their destinations).

@@ -24,7 +24,11 @@ export class SqliteCircuits implements CircuitStore {
   readonly #succeed: (url: string, routes: readonly Route[], now: number) => SucceedResult
   readonly #resume: (url: string, routes: readonly Route[], now: number) => { wasPaused: boolean; woken: number }
 
-  constructor(sql: StatementCache) {
+  /** The process's clock, which judges and writes probe claims' leases. */
+  readonly #now: () => number
+
+  constructor(sql: StatementCache, now: () => number = Date.now) {
+    this.#now = now
     this.#sql = sql
     sql.get(SQL.giveBackProbes).run()
     this.#succeed = sql.db.transaction((url: string, routes: readonly Route[], now: number) => {
@@ -92,13 +96,10 @@ export class SqliteCircuits implements CircuitStore {
     this.#sql.get(SQL.renewProbes(urls.length)).run(leaseUntil, owner, ...urls)
   }
 
-  async claimProbe(
-    routes: readonly Route[],
-    owner: string,
-    now: number,
-    leaseUntil: number,
-  ): Promise<DueDelivery | undefined> {
+  async claimProbe(routes: readonly Route[], owner: string, leaseMs: number): Promise<DueDelivery | undefined> {
     if (routes.length === 0) return undefined
+    const now = this.#now()
+    const leaseUntil = now + leaseMs
     const row = this.#sql
       .get(SQL.claimProbe(routes.length))
       .get(leaseUntil, owner, ...routes.flatMap((r) => [r.source, r.destination]), now) as ClaimedRow | undefined

@@ -89,7 +89,7 @@ export class SqliteStore implements Store {
     this.#sql = sql
     // One file, one relay: a lease still standing was taken by this relay's previous run.
     sql.get(SQL.voidLeases).run()
-    this.circuits = new SqliteCircuits(sql)
+    this.circuits = new SqliteCircuits(sql, now)
 
     this.#enqueueAll = db.transaction((deliveries: readonly NewDelivery[]) => {
       const now = this.#now()
@@ -123,9 +123,12 @@ export class SqliteStore implements Store {
         }
       }
     })
-    this.#claimAll = db.transaction((request: ClaimRequest) =>
-      toDueDeliveries(sql.get(SQL.claim).all(request) as ClaimedRow[]),
-    )
+    this.#claimAll = db.transaction(({ source, limit, owner, leaseMs }: ClaimRequest) => {
+      // One file, one machine: the process's clock is the only one, judging and writing leases.
+      const now = this.#now()
+      const rows = sql.get(SQL.claim).all({ source, limit, owner, now, leaseUntil: now + leaseMs }) as ClaimedRow[]
+      return toDueDeliveries(rows)
+    })
     this.#syncAll = db.transaction(
       (
         source: string,
@@ -156,17 +159,21 @@ export class SqliteStore implements Store {
     return request.limit <= 0 ? [] : this.#claimAll(request)
   }
 
-  async renew(owner: string, ids: readonly number[], leaseUntil: number): Promise<void> {
-    this.#forIds(ids, SQL.renew, [leaseUntil, owner])
+  async renew(owner: string, ids: readonly number[], leaseMs: number): Promise<void> {
+    this.#forIds(ids, SQL.renew, [this.#now() + leaseMs, owner])
   }
 
   async release(owner: string, ids: readonly number[]): Promise<void> {
     this.#forIds(ids, SQL.release, [owner])
   }
 
-  async nextDueAt(source: string, now: number): Promise<number | undefined> {
-    const row = this.#sql.get(SQL.nextDue).get(source, now) as { at: number | null }
-    return row.at ?? undefined
+  async nextDueIn(source: string): Promise<number | undefined> {
+    const row = this.#sql.get(SQL.nextDue).get(source) as { at: number | null }
+    return row.at === null ? undefined : row.at - this.#now()
+  }
+
+  async databaseNow(): Promise<number> {
+    return this.#now()
   }
 
   /**

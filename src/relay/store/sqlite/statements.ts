@@ -30,9 +30,11 @@ export const SQLITE_STATEMENTS = {
           AND (lease_until IS NULL OR lease_until <= @now)
         ORDER BY next_attempt_at, id LIMIT @limit)
       RETURNING id, source, destination, message, attempts, first_attempt_at, next_attempt_at`,
+  // When the source's next delivery is claimable: its due time or the end of its lease, whichever
+  // is later (already past for one that became due, or was released, since the last claim).
   nextDue: `
       SELECT MIN(max(next_attempt_at, coalesce(lease_until, 0))) AS at FROM deliveries
-      WHERE source = ? AND status = 'pending' AND max(next_attempt_at, coalesce(lease_until, 0)) > ?`,
+      WHERE source = ? AND status = 'pending'`,
   renew: (ids: number) =>
     `UPDATE deliveries SET lease_until = ? WHERE lease_owner = ? AND status = 'pending' AND id IN (${marks(ids)})`,
   release: (ids: number) =>
