@@ -5,6 +5,7 @@ import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../webhooks/
 import type { Destination } from './delivery/destination'
 import { guardedAgent } from './delivery/ssrf'
 import { Worker } from './delivery/worker'
+import { routesByUrl } from './delivery/worker-options'
 import { describeStore } from './config/database-value'
 import { configWarnings, privateNetworkWarnings } from './config/startup-warnings'
 import { RelayConfigError } from './errors'
@@ -139,10 +140,15 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const adminToken = new AdminToken(resolved.adminToken)
     const authLimiter = new AuthLimiter({ trustProxy: resolved.trustProxy })
     const wake = () => worker.wake()
+    // Each webhook URL with the routes that send there: the admin API's and the page's endpoints.
+    const webhooks = routesByUrl(destinations)
+    const circuitChanged = (url: string) => worker.refreshCircuits([url])
     const router = createRouter({
       store,
       sources,
       wake,
+      webhooks,
+      circuitChanged,
       writeKeys: new WriteKeys(resolved.sources.map((s, index) => [s.writeKey, sources[index]!] as const)),
       adminToken,
       authLimiter,
@@ -155,7 +161,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
           adminToken,
           scrapeTokens: [resolved.metricsToken, resolved.adminToken],
         }),
-        ...pageRoutes({ store, sources, wake, adminToken, authLimiter, health, metrics }),
+        ...pageRoutes({ store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter, health, metrics }),
       ],
       observeIngest: {
         answered: (source, outcome) => {
@@ -176,7 +182,8 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
           Math.min(30_000, Math.floor(Math.min(resolved.headersTimeout, resolved.requestTimeout) / 4)),
         ),
       },
-      router,
+      // Ingest requests are timed from arrival to answer (tracklet_ingest_request_duration_seconds).
+      metrics.console.timeIngest(router),
     )
     const url = await listen(server, resolved)
     // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.

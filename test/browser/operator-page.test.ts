@@ -76,7 +76,7 @@ describe.skipIf(!runBrowserTests)(
       expect(status).toBe('delivered')
       expect(receiver.received).toHaveLength(2)
       // Both attempts are listed: the 404 and the 200.
-      expect(await page.locator('table tbody tr').allTextContents()).toEqual([
+      expect(await page.locator('table.attempts tbody tr').allTextContents()).toEqual([
         expect.stringContaining('HTTP 404'),
         expect.stringContaining('HTTP 200'),
       ])

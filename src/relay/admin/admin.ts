@@ -2,19 +2,10 @@ import { describe } from '../../shared/validate'
 import { HttpError } from '../http/http-error'
 import { findNul } from '../ingest/storable'
 import type { RoutedSource } from '../sources'
-import {
-  type AudienceChange,
-  DELIVERY_STATUSES,
-  type DeliveryStatus,
-  type DeliveryView,
-  type Store,
-} from '../store/store'
+import type { AudienceChange, Store } from '../store/store'
 import { syncAudience } from './audiences'
 import { requestDeletion } from './deletions'
-
-/** The delivery log's page size when none is asked for, and the largest allowed. */
-export const DEFAULT_PAGE_SIZE = 50
-export const MAX_PAGE_SIZE = 500
+import type { WebhookRoutes } from './webhook-urls'
 
 /** What the admin API works on. */
 export interface AdminContext {
@@ -22,6 +13,11 @@ export interface AdminContext {
   sources: readonly RoutedSource[]
   /** New deliveries were committed: wake the worker. */
   wake: () => void
+  /** Each configured webhook URL with the routes that send there: the endpoints, and `url` filters. */
+  webhooks: WebhookRoutes
+  /** An operator paused or resumed `url`: this relay's worker reads its circuit again at once. */
+  circuitChanged?: (url: string) => Promise<void>
+  now?: () => number
 }
 
 /** `POST /v1/deletions { userId }`: a delete message to every source with Webhooks. */
@@ -69,29 +65,6 @@ export async function handleAudienceSync(
   return change
 }
 
-/** `GET /v1/deliveries?status=&source=&limit=&after=`: a page of the delivery log, oldest first. */
-export async function handleDeliveryLog(
-  context: AdminContext,
-  query: URLSearchParams,
-): Promise<{ deliveries: DeliveryView[]; next: string | null }> {
-  const status = query.get('status') ?? undefined
-  if (status !== undefined && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
-    throw new HttpError(
-      400,
-      'ERR_INVALID_QUERY',
-      `status must be one of ${DELIVERY_STATUSES.join(', ')}, got ${JSON.stringify(status)}`,
-    )
-  }
-  const limit = positiveInteger(query, 'limit', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-  const after = positiveInteger(query, 'after', 0, Number.MAX_SAFE_INTEGER)
-  const source = query.get('source') ?? undefined
-  if (source !== undefined) refuseNul('ERR_INVALID_QUERY', 'source', source)
-  const deliveries = await context.store.list({ status: status as DeliveryStatus | undefined, source, after, limit })
-  // A full page may have more after it: `next` is the cursor to pass as `after`.
-  const next = deliveries.length === limit ? String(deliveries[deliveries.length - 1]!.id) : null
-  return { deliveries, next }
-}
-
 /** `POST /v1/deliveries/:id/retry`: a dead-lettered delivery, due again with a fresh window. */
 export async function handleRetry(context: AdminContext, id: string): Promise<{ id: number; status: 'pending' }> {
   const numeric = /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN
@@ -111,18 +84,4 @@ export async function handleRetry(context: AdminContext, id: string): Promise<{ 
 export function refuseNul(code: string, name: string, text: string): void {
   const problem = findNul(name, text)
   if (problem !== undefined) throw new HttpError(400, code, problem)
-}
-
-function positiveInteger(query: URLSearchParams, key: string, fallback: number, max: number): number {
-  const raw = query.get(key)
-  if (raw === null) return fallback
-  const value = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN
-  if (!(value >= 1 && value <= max) && !(key === 'after' && value === 0)) {
-    throw new HttpError(
-      400,
-      'ERR_INVALID_QUERY',
-      `${key} must be an integer from ${key === 'after' ? 0 : 1} to ${max}, got ${JSON.stringify(raw)}`,
-    )
-  }
-  return value
 }

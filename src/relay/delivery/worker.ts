@@ -111,6 +111,14 @@ export class Worker {
     return this.#breaker?.circuits() ?? []
   }
 
+  /**
+   * Reads the circuits of `urls` from the store now, not at the next poll: an operator paused or
+   * resumed them through this relay, and its next request must already know.
+   */
+  async refreshCircuits(urls: readonly string[]): Promise<void> {
+    await this.#breaker?.refresh(urls)
+  }
+
   /** New deliveries were committed (or retries became due): look for work on every lane. */
   wake(): void {
     for (const lane of this.#lanes.values()) this.#schedulePump(lane)

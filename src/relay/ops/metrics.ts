@@ -8,6 +8,7 @@ import type { Store } from '../store/store'
 import { CLOCK_OFFSET_WARN_MS } from './clock-offset'
 import { HttpError } from '../http/http-error'
 import type { StoreHealth } from './health'
+import { ConsoleMetrics } from './console-metrics'
 import { EventRates } from './rates'
 
 /** What the metrics read at scrape time besides their own counters. */
@@ -81,6 +82,8 @@ export class RelayMetrics {
   readonly #storeWritable: Gauge
   readonly #circuitState: Gauge<'url' | 'state'>
   readonly #urlInFlight: Gauge<'url'>
+  /** Issue 20's series: ingest durations, answers by status class, build info. */
+  readonly console: ConsoleMetrics
   /** Recent events, for the operator page's rates. */
   readonly #rates: EventRates<'ingested' | AttemptOutcomeLabel>
 
@@ -165,6 +168,12 @@ export class RelayMetrics {
           this.#attempts.inc({ source: source.name, destination, outcome }, 0)
       }
     }
+    this.console = new ConsoleMetrics(
+      registers,
+      options.sources.flatMap((source) =>
+        source.destinations.map((destination) => ({ source: source.name, destination })),
+      ),
+    )
     this.#exposed = Registry.merge([processMetrics(), this.#own])
   }
 
@@ -193,6 +202,7 @@ export class RelayMetrics {
       this.#attempts.inc({ ...labels, outcome })
       this.#rates.add(outcome)
       this.#duration.observe(labels, Math.max(0, attempt.ms) / 1000)
+      this.console.attemptSettled(attempt)
     } catch (error) {
       log.error(`metrics: could not count an attempt: ${(error as Error).message}`, { event: 'internal-error' })
     }

@@ -213,10 +213,16 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
           { userId: 'u', event: 'E', messageId: id },
           { authorization: `Basic ${Buffer.from('wk-web:').toString('base64')}` },
         )
+      // Newest first, a page at a time: `next` is the cursor of the next page, null on the last.
       const page1 = (await adminGet(`${relay.url}/v1/deliveries?limit=2`)).body
-      expect(page1.deliveries.map((d: any) => d.messageId)).toEqual(['gone', 'p1'])
-      const page2 = (await adminGet(`${relay.url}/v1/deliveries?limit=2&after=${page1.next}`)).body
-      expect(page2.deliveries.map((d: any) => d.messageId)).toEqual(['p2', 'p3'])
+      expect(page1.deliveries.map((d: any) => d.messageId)).toEqual(['p3', 'p2'])
+      const page2 = (await adminGet(`${relay.url}/v1/deliveries?limit=2&cursor=${page1.next}`)).body
+      expect(page2.deliveries.map((d: any) => d.messageId)).toEqual(['p1', 'gone'])
+      expect(page2.next).toBeNull()
+      // The old oldest-first cursor is gone, and said so rather than ignored.
+      expect((await adminGet(`${relay.url}/v1/deliveries?after=1`)).body.error.message).toMatch(
+        /^unknown parameter "after"/,
+      )
     })
 
     it('refuses an unknown status filter and an oversized page', async () => {

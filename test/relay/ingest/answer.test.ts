@@ -46,9 +46,10 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
       },
     })
     const stored = (await adminGet(`${running.relay.url}/v1/deliveries`)).body.deliveries
+    // The log is newest first.
     expect(stored.map((d: any) => [d.messageId, d.message.event])).toEqual([
-      ['a', 'First'],
       ['b', 'Signed Up'],
+      ['a', 'First'],
     ])
   })
 })

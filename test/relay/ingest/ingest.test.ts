@@ -194,9 +194,10 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
         batch: [track({ messageId: 'stored-1' }), track({ messageId: 'stored-2' })],
       })
       const { body } = await adminGet(`${running.relay.url}/v1/deliveries`)
+      // The log is newest first.
       expect(body.deliveries.map((d: any) => [d.messageId, d.status])).toEqual([
-        ['stored-1', 'pending'],
         ['stored-2', 'pending'],
+        ['stored-1', 'pending'],
       ])
     })
 

@@ -50,7 +50,7 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
       },
     })
     const stored = (await adminGet(`${running.relay.url}/v1/deliveries`)).body.deliveries.map((d: any) => d.messageId)
-    expect(stored).toEqual(['ok-1', 'ok-2'])
+    expect(stored).toEqual(['ok-2', 'ok-1']) // the log is newest first
     expect(await healthz(running.relay.url)).toBe(200)
   })
 

@@ -98,7 +98,7 @@ describe.each(STORE_KINDS)('retention on the %s store', (kind: StoreKind) => {
     await waitFor(async () => {
       const { body } = await adminGet(`${relay!.url}/v1/deliveries`)
       const statuses = body.deliveries.map((d: { messageId: string; status: string }) => `${d.messageId}:${d.status}`)
-      return statuses.join() === 'ok:delivered,dead:failed' ? true : undefined
+      return statuses.join() === 'dead:failed,ok:delivered' ? true : undefined // newest first
     }, 'one delivered and one dead-lettered')
     const log = await waitFor(async () => {
       const { body } = await adminGet(`${relay!.url}/v1/deliveries`)

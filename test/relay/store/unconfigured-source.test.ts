@@ -38,7 +38,7 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
       receiver = await startReceiver()
       relay = await startRelay(receiver.url, { database }, kind)
       const { body } = await adminGet(`${relay.url}/v1/deliveries`)
-      const [old, current] = body.deliveries
+      const [current, old] = body.deliveries // newest first
       expect(old).toMatchObject({
         messageId: 'm-old',
         status: 'failed',

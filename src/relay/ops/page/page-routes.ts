@@ -3,16 +3,20 @@ import { type AdminContext, handleRetry } from '../../admin/admin'
 import type { AdminToken } from '../../http/auth'
 import type { AuthLimiter } from '../../http/auth-limiter'
 import { HttpError } from '../../http/http-error'
-import { refuseNul } from '../../admin/admin'
 import type { Handler, Route } from '../../http/route'
 import { log } from '../../log'
-import { DELIVERY_STATUSES, type DeliveryStatus } from '../../store/store'
 import type { StoreHealth } from '../health'
 import type { RelayMetrics } from '../metrics'
 import type { Html } from './html'
 import { checkSameOrigin, isSecure, readForm } from './requests'
 import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } from './sessions'
 import { PAGE_CSS } from './style'
+import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../../admin/store-unavailable'
+import { consoleRoutes } from './console-routes'
+import { outagePage } from './outage-view'
+import { readOverview } from './overview'
+import type { EndpointView } from '../../store/endpoints'
+import type { DeliveryView } from '../../store/store'
 import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
 
 /** What the operator page works on. */
@@ -25,8 +29,8 @@ export interface PageContext extends AdminContext {
   now?: () => number
 }
 
-/** Deliveries per page of the overview. */
-const PAGE_SIZE = 50
+/** How often the overview (and the outage page) reloads by itself, seconds, unless `?refresh=off`. */
+export const REFRESH_SECONDS = 10
 
 // No script runs on the page at all, inline or not; styles come from /ui/page.css only; forms post
 // only here; no other site may frame it.
@@ -45,9 +49,12 @@ const SECURITY_HEADERS = {
  * dead letters. Signed in with the admin token, which sets an HttpOnly, SameSite=Strict session
  * cookie; every POST needs the session's CSRF token and a same-origin `Origin`.
  */
-export function pageRoutes(context: PageContext): Route[] {
-  const sessions = new Sessions(context.now)
-  const now = context.now ?? Date.now
+export function pageRoutes(pageContext: PageContext): Route[] {
+  const sessions = new Sessions(pageContext.now)
+  const now = pageContext.now ?? Date.now
+  // Every store call of the page: a failure of the store itself shows the outage page.
+  const storeCalls = new StoreCalls(now)
+  const context = { ...pageContext, store: storeCalls.watch(pageContext.store) }
   const sourceNames = context.sources.map((s) => s.name)
 
   // Renders an HttpError as a page, not JSON: the reader is a person.
@@ -57,6 +64,11 @@ export function pageRoutes(context: PageContext): Route[] {
       try {
         await handler(req, res, params, url)
       } catch (error) {
+        if (error instanceof StoreUnavailableError && !res.headersSent) {
+          logStoreUnavailable(req.method, url.pathname, error)
+          const session = sessions.find(req.headers.cookie)
+          if (session !== undefined) return sendHtml(res, 503, outage(session.csrfToken, error.reason, url))
+        }
         if (!(error instanceof HttpError) || res.headersSent) throw error
         log.debug(`${req.method} ${url.pathname} → ${error.status} ${error.code}`, {
           event: 'request-refused',
@@ -73,6 +85,19 @@ export function pageRoutes(context: PageContext): Route[] {
         )
       }
     }
+
+  const outage = (csrfToken: string, reason: string, url: URL): Html => {
+    const health = context.health.report()
+    const failingSince = health.ok ? [] : health.failing.map((f) => Date.parse(f.since))
+    return outagePage({
+      csrfToken,
+      reason,
+      health,
+      lastHealthy: failingSince.length > 0 ? Math.min(...failingSince) : storeCalls.lastAnswered,
+      refreshSeconds: refreshOf(url),
+      now: now(),
+    })
+  }
 
   // The session of a state-changing request, checked for origin and CSRF token.
   const postedSession = (req: IncomingMessage, form: URLSearchParams): Session => {
@@ -101,15 +126,8 @@ export function pageRoutes(context: PageContext): Route[] {
       handler: page(async (req, res, _params, url) => {
         const session = sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
-        const filter = {
-          status: statusFilter(url.searchParams.get('status')),
-          source: sourceFilter(url.searchParams.get('source')),
-        }
-        const before = cursor(url.searchParams.get('before'))
-        const [backlog, deliveries] = await Promise.all([
-          context.store.backlog(),
-          context.store.listNewest({ ...filter, before, limit: PAGE_SIZE }),
-        ])
+        const overview = await readOverview(context, url.searchParams, now())
+        const retried = overview.query.get('retried')
         sendHtml(
           res,
           200,
@@ -117,11 +135,19 @@ export function pageRoutes(context: PageContext): Route[] {
             csrfToken: session.csrfToken,
             health: context.health.report(),
             sources: sourceNames,
-            backlog,
+            backlog: overview.backlog,
             rates: context.metrics.recentRates(),
-            filter,
-            deliveries,
-            olderThan: deliveries.length === PAGE_SIZE ? deliveries.at(-1)!.id : undefined,
+            troubled: overview.troubled,
+            query: overview.query,
+            urls: overview.urls,
+            deliveries: overview.page.deliveries,
+            next: overview.page.next,
+            retryAll: overview.retryAll,
+            notice:
+              retried === undefined
+                ? undefined
+                : `Queued again: ${retried} dead letters, attempted now with a fresh retry window.`,
+            refreshSeconds: refreshOf(url),
             now: now(),
           }),
         )
@@ -142,6 +168,7 @@ export function pageRoutes(context: PageContext): Route[] {
             csrfToken: session.csrfToken,
             health: context.health.report(),
             delivery,
+            endpoints: await endpointsOf(context, delivery, now()),
             notice: url.searchParams.has('retried')
               ? 'Queued again: it is attempted now, with a fresh retry window.'
               : undefined,
@@ -197,6 +224,7 @@ export function pageRoutes(context: PageContext): Route[] {
         redirect(res, '/', { 'set-cookie': cookie('', 0, isSecure(req)) })
       }),
     },
+    ...consoleRoutes({ context, sessions, page, postedSession, showSignIn, now }),
     {
       method: 'GET',
       pattern: /^\/ui\/page\.css$/,
@@ -213,7 +241,8 @@ export function pageRoutes(context: PageContext): Route[] {
   ]
 }
 
-function sendHtml(res: ServerResponse, status: number, body: Html, headers: Record<string, string> = {}): void {
+/** Answers `body` as an HTML page, with the page's security headers. */
+export function sendHtml(res: ServerResponse, status: number, body: Html, headers: Record<string, string> = {}): void {
   res.writeHead(status, {
     ...SECURITY_HEADERS,
     'content-type': 'text/html; charset=utf-8',
@@ -223,8 +252,8 @@ function sendHtml(res: ServerResponse, status: number, body: Html, headers: Reco
   res.end(body.text)
 }
 
-// After a POST, a 303 to a page: reloading it never posts again.
-function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
+/** After a POST, a 303 to a page: reloading it never posts again. */
+export function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
   res.writeHead(303, { ...SECURITY_HEADERS, location, 'content-length': 0, ...headers })
   res.end()
 }
@@ -241,23 +270,22 @@ function localPath(value: string): string {
   return url.origin === 'http://relay.invalid' ? `${url.pathname}${url.search}` : '/'
 }
 
-function statusFilter(value: string | null): DeliveryStatus | undefined {
-  if (value === null || value === '') return undefined
-  if (!DELIVERY_STATUSES.includes(value as DeliveryStatus))
-    throw new HttpError(400, 'ERR_INVALID_QUERY', `status must be one of ${DELIVERY_STATUSES.join(', ')}`)
-  return value as DeliveryStatus
+/** `?refresh=off` turns the page's reloading off; anything else there is a mistake, said so. */
+export function refreshOf(url: URL): number | undefined {
+  const value = url.searchParams.get('refresh')
+  if (value === null) return REFRESH_SECONDS
+  if (value === 'off') return undefined
+  throw new HttpError(
+    400,
+    'ERR_INVALID_QUERY',
+    `refresh can only be "off" (the page reloads every ${REFRESH_SECONDS} s without it)`,
+  )
 }
 
-// Any name: deliveries of a source no longer configured can still be looked at.
-function sourceFilter(value: string | null): string | undefined {
-  if (value === null || value === '') return undefined
-  if (value.length > 200) throw new HttpError(400, 'ERR_INVALID_QUERY', 'source must be a source name')
-  refuseNul('ERR_INVALID_QUERY', 'source', value)
-  return value
-}
-
-function cursor(value: string | null): number | undefined {
-  if (value === null) return undefined
-  if (!/^\d{1,15}$/.test(value)) throw new HttpError(400, 'ERR_INVALID_QUERY', 'before must be a delivery id')
-  return Number(value)
+// The endpoints a delivery goes to: the URLs its source's destination sends to.
+async function endpointsOf(context: PageContext, delivery: DeliveryView, now: number): Promise<EndpointView[]> {
+  const endpoints = [...context.webhooks]
+    .filter(([, routes]) => routes.some((r) => r.source === delivery.source && r.destination === delivery.destination))
+    .map(([url, routes]) => ({ url, routes }))
+  return endpoints.length === 0 ? [] : context.store.endpoints({ endpoints, now })
 }

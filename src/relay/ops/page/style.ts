@@ -70,4 +70,16 @@ pre.json { background: #0f1628; color: #dfe6ff; padding: 14px 16px; border-radiu
 .signin h1 { margin-bottom: 4px; }
 .signin form { display: grid; gap: 14px; margin-top: 18px; }
 .signin input { width: 100%; }
+.circuit { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px; font-weight: 600; }
+.circuit.closed { background: var(--ok-bg); color: var(--ok); }
+.circuit.open, .circuit.half-open { background: var(--bad-bg); color: var(--bad); }
+.circuit.paused { background: var(--warn-bg); color: var(--warn); }
+td .body, pre.body { white-space: pre-wrap; overflow-wrap: anywhere; margin: 4px 0 0; font-size: 12px; }
+pre.body { background: #f6f7fa; border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; max-height: 220px; overflow: auto; }
+details.exchange summary { cursor: pointer; color: var(--accent); font-size: 12px; }
+input[type=search] { font: inherit; padding: 5px 8px; border: 1px solid #c9cfdb; border-radius: 6px; min-width: 240px; }
+label.search { flex-basis: 100%; }
+a.button { display: inline-block; padding: 5px 12px; border-radius: 6px; background: var(--bad); color: #fff; }
+a.button:hover { text-decoration: none; opacity: .9; }
+p.bulk { margin: 0 0 10px; }
 `

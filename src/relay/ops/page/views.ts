@@ -3,6 +3,9 @@ import type { BacklogRow, DeliveryStatus, DeliveryView } from '../../store/store
 import type { HealthReport } from '../health'
 import type { RecentRates } from '../metrics'
 import { redactUrlsInText } from '../redact'
+import type { EndpointView } from '../../store/endpoints'
+import { endpointsTable } from './endpoints-view'
+import { filterForm, overviewLink } from './filter-form'
 import { type Html, html } from './html'
 
 /** Everything the dashboard shows. */
@@ -12,10 +15,21 @@ export interface DashboardView {
   sources: readonly string[]
   backlog: readonly BacklogRow[]
   rates: RecentRates
-  filter: { status: DeliveryStatus | undefined; source: string | undefined }
+  /** Every endpoint whose circuit is not closed (open, half-open, paused): shown first. */
+  troubled: readonly EndpointView[]
+  /** The page's query as the user wrote it, empty values dropped (the filters, `q`, `refresh`). */
+  query: ReadonlyMap<string, string>
+  /** The webhook URLs by origin and path, for the filter. */
+  urls: readonly string[]
   deliveries: readonly DeliveryView[]
-  /** The cursor of the next (older) page, when there may be one. */
-  olderThan: number | undefined
+  /** The cursor of the next (older) page, when there is one. */
+  next: string | undefined
+  /** How many dead letters "Retry all" would queue: only on a list of dead letters. */
+  retryAll: number | undefined
+  /** What the last action did, when it was one. */
+  notice: string | undefined
+  /** Seconds until the page reloads by itself; `undefined` when the user turned that off. */
+  refreshSeconds: number | undefined
   now: number
 }
 
@@ -26,11 +40,16 @@ const STATUS_LABELS: Record<DeliveryStatus, string> = {
 }
 
 /** The whole document around a page's body. */
-export function layout(title: string, body: Html, header?: { csrfToken: string; health: HealthReport }): Html {
+export function layout(
+  title: string,
+  body: Html,
+  header?: { csrfToken: string; health: HealthReport; refreshSeconds?: number | undefined },
+): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+${header?.refreshSeconds !== undefined && html`<meta http-equiv="refresh" content="${header.refreshSeconds}">`}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>${title} · Tracklet relay</title>
@@ -76,30 +95,43 @@ export function signInPage(options: { open: boolean; error?: string | undefined;
   )
 }
 
-/** The overview: health, rates, the outbox per source, and recent deliveries. */
+/** The overview: health, troubled endpoints, rates, the outbox per source, and the deliveries found. */
 export function dashboardPage(view: DashboardView): Html {
   return layout(
     'Overview',
     html`<main>
 ${healthNotice(view.health)}
-<h2>Last ${view.rates.minutes} minutes</h2>
+${view.notice !== undefined && html`<p class="notice" role="status">${view.notice}</p>`}
+${refreshNote(view)}
+${
+  view.troubled.length > 0 &&
+  html`<h2>Endpoints not delivering <span class="muted">· every relay sharing this store</span></h2>
+${endpointsTable(view.troubled, view.csrfToken, view.now)}`
+}
+<p><a href="/ui/endpoints">All endpoints →</a></p>
+<h2>Last ${view.rates.minutes} minutes <span class="muted">· this relay only</span></h2>
 <div class="tiles">
   ${tile('Ingested', view.rates.ingested, 'msg/min')}
   ${tile('Delivered', view.rates.delivered, '/min')}
   ${tile('Retried', view.rates.retried, '/min')}
   ${tile('Dead-lettered', view.rates.deadLettered, '/min', view.rates.deadLettered > 0)}
 </div>
-<h2>Outbox</h2>
+<h2>Outbox <span class="muted">· every relay sharing this store</span></h2>
 ${outboxTable(view)}
-<h2 id="deliveries">Recent deliveries</h2>
-${filterForm(view)}
+<h2 id="deliveries">Recent deliveries <span class="muted">· every relay sharing this store</span></h2>
+${filterForm({ query: view.query, sources: view.sources, urls: view.urls, refreshOff: view.refreshSeconds === undefined })}
+${
+  view.retryAll !== undefined &&
+  view.retryAll > 0 &&
+  html`<p class="bulk"><a class="button" href="/ui/retry${overviewLink(view.query, { q: undefined, refresh: undefined, cursor: undefined, retried: undefined }, false).slice(1)}">Retry all ${view.retryAll}</a></p>`
+}
 ${deliveryTable(view)}
 ${
-  view.olderThan !== undefined &&
-  html`<div class="pager"><a href="${pageLink(view.filter, view.olderThan)}">Older deliveries →</a></div>`
+  view.next !== undefined &&
+  html`<div class="pager"><a href="${overviewLink(view.query, { cursor: view.next })}">Older deliveries →</a></div>`
 }
 </main>`,
-    view,
+    { csrfToken: view.csrfToken, health: view.health, refreshSeconds: view.refreshSeconds },
   )
 }
 
@@ -108,10 +140,13 @@ export function deliveryPage(view: {
   csrfToken: string
   health: HealthReport
   delivery: DeliveryView
+  /** The endpoints it goes to: while one is not closed, its circuit decides the next attempt. */
+  endpoints: readonly EndpointView[]
   notice: string | undefined
   now: number
 }): Html {
   const d = view.delivery
+  const held = d.status === 'pending' ? view.endpoints.filter((e) => e.state !== 'closed') : []
   return layout(
     `Delivery ${d.id}`,
     html`<main>
@@ -126,23 +161,36 @@ ${d.status === 'failed' && retryForm(d.id, view.csrfToken, 'Retry now')}
   <dt>Message</dt><dd><span class="mono">${d.messageId}</span> · ${describeMessage(d)}</dd>
   <dt>Written</dt><dd>${when(d.createdAt, view.now)}</dd>
   <dt>Updated</dt><dd>${when(d.updatedAt, view.now)}</dd>
-  ${d.nextAttemptAt !== null && html`<dt>Next attempt</dt><dd>${when(d.nextAttemptAt, view.now)}</dd>`}
+  ${
+    d.nextAttemptAt !== null &&
+    html`<dt>Next attempt</dt><dd>${
+      held.length > 0
+        ? html`when its endpoint answers a probe: ${held.map((e, i) => html`${i > 0 && ', '}<span class="mono">${e.url}</span> is ${e.state}${e.nextProbeAt !== undefined && html`, next probe ${when(new Date(e.nextProbeAt).toISOString(), view.now)}`}`)}`
+        : when(d.nextAttemptAt, view.now)
+    }</dd>`
+  }
   ${d.lastError !== null && html`<dt>Last error</dt><dd class="error">${redactUrlsInText(d.lastError)}</dd>`}
 </dl>
+${
+  view.endpoints.length > 0 &&
+  html`<h2>Its endpoints</h2>
+${endpointsTable(view.endpoints, view.csrfToken, view.now)}`
+}
 <h2>Attempts (${d.attempts.length} ${d.attempts.length === 1 ? 'request' : 'requests'})</h2>
 ${
   d.attempts.length === 0
     ? html`<p class="muted">No attempt yet.</p>`
-    : html`<table>
-  <thead><tr><th>At</th><th>URL</th><th>Result</th><th class="num">Duration</th></tr></thead>
+    : html`<table class="attempts">
+  <thead><tr><th>At</th><th>URL</th><th>Result</th><th class="num">Duration</th><th>What was said</th></tr></thead>
   <tbody>${d.attempts.map(
     (a) => html`<tr>
     <td>${when(a.at, view.now)}</td>
     <td class="mono">${redactUrl(a.url)}</td>
     <td${a.error !== undefined || (a.status ?? 0) >= 300 ? html` class="error"` : ''}>${
-      a.error !== undefined ? redactUrlsInText(a.error) : `HTTP ${a.status ?? '?'}`
-    }</td>
+      a.status !== undefined ? html`<strong>HTTP ${a.status}</strong>` : ''
+    }${a.error !== undefined && html`${a.status !== undefined ? ' · ' : ''}${redactUrlsInText(a.error)}`}</td>
     <td class="num">${a.ms} ms</td>
+    <td>${exchange(a)}</td>
   </tr>`,
   )}</tbody>
 </table>`
@@ -166,10 +214,20 @@ export function errorPage(status: number, message: string, signedIn: boolean): H
   )
 }
 
+// Whether the page reloads by itself, with the link that turns it on or off (the same view).
+function refreshNote(view: DashboardView): Html {
+  const here = overviewLink(view.query, { refresh: view.refreshSeconds === undefined ? undefined : 'off' }, false)
+  return html`<p class="muted refresh">${
+    view.refreshSeconds === undefined
+      ? html`Not reloading by itself. <a href="${here}">Reload every few seconds</a>`
+      : html`Reloads every ${view.refreshSeconds} s. <a href="${here}">Stop reloading</a>`
+  }</p>`
+}
+
 function healthBadge(health: HealthReport): Html {
   return health.ok
     ? html`<span class="health ok">store healthy</span>`
-    : html`<span class="health bad">store refuses writes</span>`
+    : html`<span class="health bad" title="${health.reason}">store unavailable: ${truncate(health.reason, 90)}</span>`
 }
 
 function healthNotice(health: HealthReport): Html | undefined {
@@ -199,30 +257,17 @@ function outboxTable(view: DashboardView): Html {
     <td class="num">${
       failed === undefined
         ? 0
-        : html`<a href="${pageLink({ status: 'failed', source }, undefined)}">${failed.count}</a>`
+        : html`<a href="${overviewLink(
+            new Map([
+              ['status', 'failed'],
+              ['source', source],
+            ]),
+          )}">${failed.count}</a>`
     }</td>
     <td class="num">${failed === undefined ? '–' : age(view.now - failed.oldestCreatedAt)}</td>
   </tr>`
   })}</tbody>
 </table>`
-}
-
-function filterForm(view: DashboardView): Html {
-  const option = (value: string, label: string, selected: boolean) =>
-    html`<option value="${value}"${selected ? html` selected` : ''}>${label}</option>`
-  return html`<form class="filters" method="get" action="/">
-  <label>Status <select name="status">
-    ${option('', 'any', view.filter.status === undefined)}
-    ${(['pending', 'delivered', 'failed'] as const).map((s) => option(s, STATUS_LABELS[s], view.filter.status === s))}
-  </select></label>
-  <label>Source <select name="source">
-    ${option('', 'any', view.filter.source === undefined)}
-    ${[...new Set([...view.sources, ...(view.filter.source === undefined ? [] : [view.filter.source])])].map((s) =>
-      option(s, s, view.filter.source === s),
-    )}
-  </select></label>
-  <button type="submit" class="secondary">Filter</button>
-</form>`
 }
 
 function deliveryTable(view: DashboardView): Html {
@@ -237,11 +282,32 @@ function deliveryTable(view: DashboardView): Html {
     <td>${describeMessage(d)}</td>
     <td>${statusBadge(d.status)}</td>
     <td class="num">${d.attempts.length}</td>
-    <td class="error">${d.lastError === null ? '' : truncate(redactUrlsInText(d.lastError), 140)}</td>
+    <td class="error">${d.lastError === null ? '' : lastError(d.lastError)}</td>
     <td>${d.status === 'failed' && retryForm(d.id, view.csrfToken, 'Retry')}</td>
   </tr>`,
   )}</tbody>
 </table>`
+}
+
+// A long error is cut, but never its HTTP status: it is what says who broke (`…/hooks/down: HTTP 500`).
+function lastError(error: string): Html {
+  const status = /\bHTTP (\d{3})\b/.exec(error)?.[1]
+  return html`${status !== undefined && html`<strong>HTTP ${status}</strong> · `}${truncate(redactUrlsInText(error), 140)}`
+}
+
+// What the receiver answered (the start of its body) and the headers sent (secrets shown as present).
+function exchange(attempt: DeliveryView['attempts'][number]): Html | undefined {
+  const headers = Object.entries(attempt.requestHeaders ?? {})
+  if (attempt.responseBody === undefined && headers.length === 0) return undefined
+  return html`${
+    attempt.responseBody !== undefined &&
+    html`<details class="exchange" open><summary>Response body</summary><pre class="body">${attempt.responseBody === '' ? '(empty)' : attempt.responseBody}</pre></details>`
+  }${
+    headers.length > 0 &&
+    html`<details class="exchange"><summary>Request headers</summary><pre class="body">${headers
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\n')}</pre></details>`
+  }`
 }
 
 function retryForm(id: number, csrfToken: string, label: string): Html {
@@ -264,19 +330,8 @@ function describeMessage(d: DeliveryView): Html {
     : html`${d.type}`
 }
 
-function pageLink(
-  filter: { status?: string | undefined; source?: string | undefined },
-  before: number | undefined,
-): string {
-  const query = new URLSearchParams()
-  if (filter.status !== undefined) query.set('status', filter.status)
-  if (filter.source !== undefined) query.set('source', filter.source)
-  if (before !== undefined) query.set('before', String(before))
-  const text = query.toString()
-  return `/${text === '' ? '' : `?${text}`}#deliveries`
-}
-
-function when(iso: string, now: number): Html {
+/** A time as `<time>`, relative to `now` (`3 min ago`, `in 5 s`), its ISO form in the title. */
+export function when(iso: string, now: number): Html {
   const ms = Date.parse(iso)
   const delta = now - ms
   const relative = delta >= 0 ? `${age(delta)} ago` : `in ${age(-delta)}`
@@ -295,6 +350,7 @@ function formatRate(value: number): string {
   return value >= 100 ? Math.round(value).toLocaleString('en') : value.toFixed(1)
 }
 
-function truncate(text: string, max: number): string {
+/** `text` cut to `max` characters, with an ellipsis when cut. */
+export function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text
 }
