@@ -5,13 +5,11 @@ import {
   audienceChange,
   type ClaimedRow,
   type DeliveryRow,
-  type FailureRow,
   outcomeColumns,
   REPLAY_CHUNK,
   requestDetails,
   searchKeys,
   toDeliveryViews,
-  toFailure,
   toDueDeliveries,
 } from '../rows'
 import type {
@@ -30,14 +28,7 @@ import type {
   RetryMatchingResult,
   Store,
 } from '../store'
-import {
-  type EndpointQuery,
-  type EndpointView,
-  LAST_FAILURE_LOOKBACK_MS,
-  RECENT_MS,
-  rankOffset,
-  toEndpointView,
-} from '../endpoints'
+import type { EndpointQuery, EndpointView } from '../endpoints'
 import { deadLetterFilter, filterFields, findPage, nothingMatched } from '../filter'
 import {
   DEFAULT_POOL_SETTINGS,
@@ -47,6 +38,7 @@ import {
   type PoolSettings,
   type PostgresPool,
 } from './pool'
+import { endpointViews } from './endpoint-views'
 import { PostgresCircuits } from './postgres-circuits'
 import { migrate } from './schema'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
@@ -267,41 +259,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  async endpoints(query: EndpointQuery): Promise<EndpointView[]> {
-    const { now } = query
-    const since = now - RECENT_MS
-    const circuits = new Map((await this.circuits.get(query.endpoints.map((e) => e.url))).map((c) => [c.url, c]))
-    return Promise.all(
-      query.endpoints.map(async ({ url, routes }) => {
-        const [pending, recent, failure] = await Promise.all([
-          this.#pool.query<{ count: number }>(SQL.pendingFor, [
-            routes.map((r) => r.source),
-            routes.map((r) => r.destination),
-          ]),
-          this.#pool.query<{ total: number; delivered: number }>(SQL.recentRequests, [url, since]),
-          this.#pool.query<FailureRow>(SQL.lastFailure, [url, now - LAST_FAILURE_LOOKBACK_MS]),
-        ])
-        const { total, delivered } = recent.rows[0]!
-        const latency = async (p: number) => {
-          if (total === 0) return undefined
-          const { rows } = await this.#pool.query<{ ms: number }>(SQL.latencyAt, [url, since, rankOffset(p, total)])
-          return rows[0]?.ms
-        }
-        const [p50, p99] = await Promise.all([latency(0.5), latency(0.99)])
-        const lastFailure = failure.rows[0]
-        return toEndpointView({
-          url,
-          routes,
-          circuit: circuits.get(url),
-          pending: pending.rows[0]!.count,
-          delivered,
-          failed: total - delivered,
-          p50,
-          p99,
-          lastFailure: lastFailure === undefined ? undefined : toFailure(lastFailure),
-        })
-      }),
-    )
+  endpoints(query: EndpointQuery): Promise<EndpointView[]> {
+    return endpointViews(this.#pool, this.circuits, query)
   }
 
   async syncAudience(
