@@ -82,7 +82,7 @@ export class Worker {
         // A recorded failure may be due again soon: let each lane re-arm its timer.
         else for (const source of new Set(written.map((w) => w.source))) this.#schedulePump(this.#lanes.get(source)!)
       },
-      settled: () => this.#checkIdle(),
+      settled: () => this.#idle.check(),
     })
     const breaker = options.breaker
     if (breaker !== undefined) {
@@ -97,7 +97,7 @@ export class Worker {
         probe: (url) => this.#probe(url),
         parked: (ids) => this.#leases.settled(ids),
         release: (ids) => this.#leases.release(ids),
-        settled: () => this.#checkIdle(),
+        settled: () => this.#idle.check(),
       })
       this.#breaker.start()
     }
@@ -155,14 +155,14 @@ export class Worker {
 
   #pump(lane: Lane): void {
     if (this.#stopping || this.#outcomes.failing) {
-      this.#checkIdle()
+      this.#idle.check()
       return
     }
     if (lane.buffer.length < this.#concurrency) {
       void this.#claim(lane)
     } else {
       this.#startAttempts(lane)
-      this.#checkIdle()
+      this.#idle.check()
     }
   }
 
@@ -209,7 +209,7 @@ export class Worker {
     const again = lane.endClaim(sleep)
     this.#startAttempts(lane)
     if (again) this.#schedulePump(lane)
-    this.#checkIdle()
+    this.#idle.check()
   }
   // Starts what the lane's slots allow. With a breaker, each delivery goes where the circuits and
   // the per-URL limits let it: one that must wait for a URL keeps its place, and the others pass.
@@ -344,9 +344,5 @@ export class Worker {
       if (lane.running > 0 || lane.busy) return false
     }
     return true
-  }
-
-  #checkIdle(): void {
-    this.#idle.check()
   }
 }
