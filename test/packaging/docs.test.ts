@@ -54,6 +54,11 @@ describe('README.md, as npm shows it', () => {
       expect(named).toContain(`docs/${doc}.md`)
     }
   })
+
+  it("names the same metrics as docs/operations.md, whose table a metrics test ties to the relay's own", () => {
+    const metricNames = (document: string) => new Set(read(document).match(/\btracklet_[a-z_]+/g))
+    expect([...metricNames('README.md')].sort()).toEqual([...metricNames('docs/operations.md')].sort())
+  })
 })
 
 describe('docs/ and CONTRIBUTING.md', () => {
