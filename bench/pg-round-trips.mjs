@@ -5,9 +5,9 @@ import pg from 'pg'
 
 // Each kind by a fragment of its SQL (src/relay/store/postgres/postgres-store.ts).
 const KINDS = [
-  ['claim', 'SET lease_until = $5'],
+  ['claim', 'SET lease_until = clock.now + $5'],
   ['record', 'outcome AS ('],
-  ['renew', 'SET lease_until = $3'],
+  ['renew', 'SET lease_until = clock.now + $3'],
   ['release', 'SET lease_until = NULL, lease_owner = NULL\n  WHERE id = ANY'],
   ['nextDue', 'SELECT least('],
   ['enqueue', 'INSERT INTO deliveries'],

@@ -6,6 +6,7 @@ import type { Integrations, MessageType } from '../../shared/message'
 import { findWireMessageProblem } from '../../shared/validate'
 import type { RoutedSource } from '../sources'
 import { isDataError } from '../store/data-error'
+import { searchKeysOf } from '../store/rows'
 import type { NewDelivery } from '../store/store'
 import { withBatchDefaults } from './batch-defaults'
 import { eventTime } from './event-time'
@@ -122,6 +123,8 @@ export async function ingest(
       return
     }
     const integrations = message['integrations'] as Integrations | undefined
+    // The message is at hand: the store need not parse its JSON again for what it is found by.
+    const keys = searchKeysOf(message)
     for (const destination of source.destinations) {
       if (!isDestinationEnabled(integrations, destination)) continue
       deliveries.push({
@@ -130,6 +133,7 @@ export async function ingest(
         messageId: message['messageId'] as string,
         type: message['type'] as string,
         json: serialized.json,
+        searchKeys: keys,
       })
     }
   })

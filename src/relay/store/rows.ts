@@ -11,6 +11,7 @@ import type {
   DueDelivery,
   NewDelivery,
   RequestRecord,
+  SearchKeys,
 } from './store'
 
 // How both stores turn rows into what the relay works with, and work out what to write: written
@@ -124,19 +125,22 @@ export function outcomeColumns(
  * The `userId` and `event` a delivery is searched by: as given, or read from its JSON (a message
  * that is not an object, or a field that is not a string or a number, has none).
  */
-export function searchKeys(delivery: NewDelivery): { userId: string | null; event: string | null } {
-  if (delivery.userId !== undefined || delivery.event !== undefined) {
-    return { userId: delivery.userId ?? null, event: delivery.event ?? null }
-  }
+export function searchKeys(delivery: NewDelivery): SearchKeys {
+  if (delivery.searchKeys !== undefined) return delivery.searchKeys
   let message: unknown
   try {
     message = JSON.parse(delivery.json)
   } catch {
     return { userId: null, event: null }
   }
-  if (typeof message !== 'object' || message === null) return { userId: null, event: null }
-  const { userId, event } = message as { userId?: unknown; event?: unknown }
-  return { userId: keyOf(userId), event: keyOf(event) }
+  return typeof message === 'object' && message !== null
+    ? searchKeysOf(message as Record<string, unknown>)
+    : { userId: null, event: null }
+}
+
+/** A message's search keys, from the message itself. */
+export function searchKeysOf(message: Readonly<Record<string, unknown>>): SearchKeys {
+  return { userId: keyOf(message['userId']), event: keyOf(message['event']) }
 }
 
 function keyOf(value: unknown): string | null {

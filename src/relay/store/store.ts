@@ -177,10 +177,17 @@ export interface NewDelivery {
   type: string
   /** The message's JSON, serialised once at ingest. */
   json: string
-  /** The message's `userId`, kept for searching; read from `json` when not given. */
-  userId?: string | undefined
-  /** The message's `event`, kept for searching; read from `json` when not given. */
-  event?: string | undefined
+  /**
+   * The message's `userId` and `event` (`null` where it has none), kept for searching. Ingest gives
+   * them, having the message at hand; when absent the store reads them from `json`.
+   */
+  searchKeys?: SearchKeys | undefined
+}
+
+/** What a delivery is found by, besides its ids: its message's `userId` and `event`. */
+export interface SearchKeys {
+  userId: string | null
+  event: string | null
 }
 
 /** A due delivery, as the worker attempts it. */

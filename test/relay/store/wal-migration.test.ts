@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { MIGRATIONS } from '../../../src/relay/store/postgres/schema'
+import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../../src/relay/store/sqlite/schema'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
 import { openTestStore } from '../../support/stores'
 
@@ -41,5 +46,44 @@ describe('the WAL migration', () => {
     } finally {
       await store.close()
     }
+  })
+
+  it('upgrades a SQLite file of schema 4 in place: one unique index serves duplicates and message-id search', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tracklet-index-migration-'))
+    const path = join(dir, 'old.db')
+    const db = new Database(path)
+    for (const text of SQLITE_MIGRATIONS.slice(0, 4)) db.exec(text)
+    db.pragma('user_version = 4')
+    db.exec(`INSERT INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
+             VALUES ('web', 'Webhooks', 'm1', 'track', '{"messageId":"m1"}', 'pending', 1, 1, 1)`)
+    db.close()
+    const store = await openTestStore('sqlite', Date.now, path)
+    try {
+      const again = {
+        source: 'web',
+        destination: 'Webhooks',
+        messageId: 'm1',
+        type: 'track',
+        json: '{"messageId":"m1"}',
+      }
+      expect(await store.enqueue([again, { ...again, messageId: 'm2', json: '{"messageId":"m2"}' }])).toBe(1)
+      expect((await store.listNewest({ messageId: 'm1', limit: 10 })).map((d) => d.status)).toEqual(['pending'])
+    } finally {
+      await store.close()
+    }
+    const upgraded = new Database(path, { readonly: true })
+    const indexes = upgraded
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'deliveries'")
+      .pluck()
+      .all()
+    const plan = upgraded.prepare("EXPLAIN QUERY PLAN SELECT id FROM deliveries WHERE message_id = 'm1'").all() as {
+      detail: string
+    }[]
+    upgraded.close()
+    rmSync(dir, { recursive: true, force: true })
+    expect(indexes).toContain('deliveries_message_route')
+    expect(indexes).not.toContain('deliveries_message_id')
+    expect(indexes).not.toContain('deliveries_message')
+    expect(plan.map((step) => step.detail).join(' ')).toContain('deliveries_message_route')
   })
 })

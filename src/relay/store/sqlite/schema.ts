@@ -111,6 +111,14 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE circuits;
   ALTER TABLE circuits_paused RENAME TO circuits;
   `,
+  // One index fewer for every insert, as on PostgreSQL: the duplicate check's unique index leads
+  // with message_id, so it also serves searches by message id (INSERT OR IGNORE skips a duplicate
+  // whichever unique index finds it).
+  `
+  CREATE UNIQUE INDEX deliveries_message_route ON deliveries (message_id, source, destination);
+  DROP INDEX deliveries_message;
+  DROP INDEX deliveries_message_id;
+  `,
 ]
 
 /** Options of {@link openSqliteDatabase}. */
