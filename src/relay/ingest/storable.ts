@@ -44,22 +44,30 @@ export function findUnstorable(message: Record<string, unknown>): string | undef
   return undefined
 }
 
-/** Where in `value` a non-finite number is (`properties.price`, `items[2]`), or `undefined`. */
+/**
+ * Where in `value` a non-finite number is (`properties.price`, `items[2]`), or `undefined`. Every
+ * message is checked, and almost none has one: the walk builds no path until it finds one.
+ */
 function nonFinitePath(value: unknown, path: string): string | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path
-  if (typeof value !== 'object' || value === null) return undefined
+  if (!hasNonFinite(value)) return undefined
+  if (typeof value === 'number') return path
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = nonFinitePath(value[i], `${path}[${i}]`)
-      if (found !== undefined) return found
-    }
-    return undefined
+    const index = value.findIndex(hasNonFinite)
+    return nonFinitePath(value[index], `${path}[${index}]`)
   }
-  for (const [key, child] of Object.entries(value)) {
-    const found = nonFinitePath(child, path === '' ? key : `${path}.${key}`)
-    if (found !== undefined) return found
+  const [key, child] = Object.entries(value as object).find(([, v]) => hasNonFinite(v))!
+  return nonFinitePath(child, path === '' ? key : `${path}.${key}`)
+}
+
+function hasNonFinite(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value)
+  if (typeof value !== 'object' || value === null) return false
+  if (Array.isArray(value)) {
+    for (const item of value) if (hasNonFinite(item)) return true
+    return false
   }
-  return undefined
+  for (const key in value) if (hasNonFinite((value as Record<string, unknown>)[key])) return true
+  return false
 }
 
 function codePoint(code: number): string {
