@@ -3,7 +3,7 @@ import { expect, it } from 'vitest'
 import { createRelay } from '../../src/relay/index'
 import { freshPostgresDatabase } from '../support/postgres'
 import { ADMIN_TOKEN, post, startReceiver, track, WRITE_KEY } from '../relay/helpers'
-import { startTcpProxy } from '../relay/ops/tcp-proxy'
+import { startTcpProxy } from '../support/tcp-proxy'
 import { launchChromium } from './chromium'
 
 const docs = (name: string) => fileURLToPath(new URL(`../../docs/${name}`, import.meta.url))

@@ -15,7 +15,7 @@ import {
   waitFor,
   waitForDelivery,
 } from '../relay/helpers'
-import { startTcpProxy } from '../relay/ops/tcp-proxy'
+import { startTcpProxy } from '../support/tcp-proxy'
 import { launchChromium, runBrowserTests, SKIP_REASON } from './chromium'
 
 // The operator's console at failure time (issue 20), in a real browser. The views are also

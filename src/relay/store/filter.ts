@@ -19,7 +19,7 @@ export const EQUALITY_COLUMNS = {
 } as const satisfies Partial<Record<FilterField, string>>
 
 // Every field, in the order statements list their conditions (and PostgreSQL numbers its parameters).
-const FIELD_ORDER: readonly FilterField[] = [
+export const FIELD_ORDER: readonly FilterField[] = [
   'status',
   'source',
   'messageId',

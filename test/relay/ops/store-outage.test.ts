@@ -4,7 +4,7 @@ import { addLogSink, type LogEvent } from '../../../src/relay/log'
 import { freshPostgresDatabase } from '../../support/postgres'
 import { ADMIN_TOKEN, admin, adminGet, post, type Receiver, startReceiver, track, WRITE_KEY, waitFor } from '../helpers'
 import { PageClient } from './page-client'
-import { startTcpProxy, type TcpProxy } from './tcp-proxy'
+import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy'
 
 // A real outage: the relay reaches PostgreSQL through a TCP proxy the test cuts (every connection
 // drops, new ones are refused) and restores.

@@ -1,6 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { createServer as createTcpServer, type Server as TcpServer, type Socket, connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,6 +9,7 @@ import { MIGRATIONS } from '../../../src/relay/store/postgres/schema'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
 import { freePort } from '../../support/postgres-server.mjs'
 import { type RelayProcess, useCli } from '../../support/cli-process'
+import { startTcpProxy } from '../../support/tcp-proxy'
 import { ADMIN_TOKEN, admin, adminGet, post, track, waitFor, WRITE_KEY } from '../helpers'
 
 // Several relays on one PostgreSQL database: real relay processes (the built CLI) or relays in
@@ -269,32 +269,3 @@ describe('a relay and its PostgreSQL database', () => {
     expect(receiver.sent.has('during-1')).toBe(false) // refused, so never promised
   })
 })
-
-/** A TCP proxy to PostgreSQL whose connections a test can cut, as a network outage would. */
-async function startTcpProxy(targetPort: number) {
-  const sockets = new Set<Socket>()
-  let server: TcpServer | undefined
-  const port = await freePort()
-  const listen = () =>
-    new Promise<void>((resolve) => {
-      server = createTcpServer((client) => {
-        const upstream = connect(targetPort, '127.0.0.1')
-        for (const s of [client, upstream]) {
-          sockets.add(s)
-          s.on('close', () => sockets.delete(s))
-          s.on('error', () => {})
-        }
-        client.pipe(upstream).pipe(client)
-        client.on('close', () => upstream.destroy())
-        upstream.on('close', () => client.destroy())
-      })
-      server.listen(port, '127.0.0.1', resolve)
-    })
-  const cut = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy()
-      server?.close(() => resolve())
-    })
-  await listen()
-  return { port, cut, restore: listen, close: cut }
-}

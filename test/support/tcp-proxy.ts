@@ -1,5 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net'
-import { freePort } from '../../support/postgres-server.mjs'
+import { freePort } from './postgres-server.mjs'
 
 /** A TCP proxy a test can cut (every connection drops, new ones are refused) and restore. */
 export interface TcpProxy {
