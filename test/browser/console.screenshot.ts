@@ -1,27 +1,15 @@
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
-import { createRelay } from '../../src/relay/index'
-import { freshPostgresDatabase } from '../support/postgres'
-import { ADMIN_TOKEN, post, startReceiver, track, WRITE_KEY } from '../relay/helpers'
-import { startTcpProxy } from '../support/tcp-proxy'
+import { ADMIN_TOKEN, post, track } from '../relay/helpers'
+import { relayBehindProxy } from '../relay/fixtures/relay'
 import { launchChromium } from './chromium'
 
 const docs = (name: string) => fileURLToPath(new URL(`../../docs/${name}`, import.meta.url))
 
 // The store-down page: a relay on PostgreSQL through a proxy that is then cut.
 it('writes docs/operator-page-store-down.png', async () => {
-  const target = new URL(await freshPostgresDatabase())
-  const proxy = await startTcpProxy(Number(target.port))
-  const database = new URL(target)
-  database.port = String(proxy.port)
-  const receiver = await startReceiver()
-  const relay = await createRelay({
-    port: 0,
-    database: database.toString(),
-    adminToken: ADMIN_TOKEN,
-    allowPrivateNetworks: true,
-    sources: [{ name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiver.url }] } } }],
-  })
+  const cleanups: (() => unknown)[] = []
+  const { relay, proxy } = await relayBehindProxy(cleanups)
   const browser = await launchChromium()
   try {
     expect((await post(`${relay.url}/v1/track`, track())).status).toBe(200)
@@ -37,9 +25,6 @@ it('writes docs/operator-page-store-down.png', async () => {
     await page.screenshot({ path: docs('operator-page-store-down.png') })
   } finally {
     await browser.close()
-    await proxy.restore()
-    await relay.close()
-    await proxy.close()
-    await receiver.close()
+    for (const cleanup of cleanups.reverse()) await cleanup()
   }
 })

@@ -1,8 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createRelay, type Relay } from '../../src/relay/index'
-import { freshPostgresDatabase } from '../support/postgres'
+import type { Relay } from '../../src/relay/index'
 import {
   ADMIN_TOKEN,
   adminGet,
@@ -11,11 +10,10 @@ import {
   startReceiver,
   startRelay,
   track,
-  WRITE_KEY,
   waitFor,
   waitForDelivery,
 } from '../relay/helpers'
-import { startTcpProxy } from '../support/tcp-proxy'
+import { relayBehindProxy } from '../relay/fixtures/relay'
 import { launchChromium, runBrowserTests, SKIP_REASON } from './chromium'
 
 // The operator's console at failure time (issue 20), in a real browser. The views are also
@@ -185,24 +183,7 @@ describe.skipIf(!runBrowserTests)(
     })
 
     it('shows the store-down page while PostgreSQL is unreachable, then the overview again', async () => {
-      const target = new URL(await freshPostgresDatabase())
-      const proxy = await startTcpProxy(Number(target.port))
-      cleanups.push(() => proxy.close())
-      const database = new URL(target)
-      database.port = String(proxy.port)
-      const receiver = await startReceiver()
-      cleanups.push(() => receiver.close())
-      const relay = await createRelay({
-        port: 0,
-        database: database.toString(),
-        adminToken: ADMIN_TOKEN,
-        allowPrivateNetworks: true,
-        sources: [
-          { name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiver.url }] } } },
-        ],
-      })
-      cleanups.push(() => relay.close())
-      cleanups.push(() => proxy.restore()) // runs first: the relay closes on a reachable database
+      const { relay, proxy } = await relayBehindProxy(cleanups)
       expect((await post(`${relay.url}/v1/track`, track())).status).toBe(200)
       const page = await newPage()
       await signIn(page, relay)

@@ -2,10 +2,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { buildCli } from '../support/build-cli'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { freshPostgresDatabase } from '../support/postgres'
-import { listeningUrl, runTracklet, startTracklet, stopAll } from '../support/cli-process'
+import { listeningUrl, runTracklet, startTracklet, stopAll, useCli } from '../support/cli-process'
 
 // Issue 18, point 4: no secret in any output, on any path. The built relay is started with each
 // kind of broken config and database value, each holding a known secret, and everything it
@@ -13,15 +12,13 @@ import { listeningUrl, runTracklet, startTracklet, stopAll } from '../support/cl
 
 const SECRET = 'Sekr3t-9f2c7e'
 
-let cli: Awaited<ReturnType<typeof buildCli>>
+// Built once for the file; registered before the afterEach below, which (run first) stops what a
+// test left running with SIGTERM before useCli's own teardown kills anything still there.
+const cli = useCli()
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-secrets-'))
 
-beforeAll(async () => {
-  cli = await buildCli()
-}, 60_000)
 afterEach(stopAll)
 afterAll(async () => {
-  await cli?.remove()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -136,7 +133,7 @@ describe('nothing the relay prints holds a secret', () => {
       ['relay', '--config', path],
       ['relay', '--check', '--config', path],
     ]) {
-      const result = await runTracklet(cli.cliPath, args, env)
+      const result = await runTracklet(cli.path, args, env)
       expect(result.code).toBe(1)
       expect(result.stderr).toMatch(/^tracklet relay: /)
       expectNoSecret(result.stdout + result.stderr)
@@ -156,7 +153,7 @@ describe('nothing the relay prints holds a secret', () => {
     // --check opens nothing: a well-formed URL of a server that is not there passes it.
     const wellFormed = /^postgres(ql)?:\/\/\S+$/i.test(database)
     for (const [args, env] of runs) {
-      const result = await runTracklet(cli.cliPath, args, env)
+      const result = await runTracklet(cli.path, args, env)
       expect(result.code).toBe(args.includes('--check') && wellFormed ? 0 : 1)
       expect(result.stdout + result.stderr).toMatch(/^tracklet relay: /)
       expectNoSecret(result.stdout + result.stderr)
@@ -164,12 +161,7 @@ describe('nothing the relay prints holds a secret', () => {
   })
 
   it('a misspelt flag given a secret', async () => {
-    const result = await runTracklet(cli.cliPath, [
-      'relay',
-      '--config',
-      'x.json',
-      `--databse=postgres://u:${SECRET}@h/db`,
-    ])
+    const result = await runTracklet(cli.path, ['relay', '--config', 'x.json', `--databse=postgres://u:${SECRET}@h/db`])
     expect(result.code).toBe(2)
     expectNoSecret(result.stdout + result.stderr)
   })
@@ -196,7 +188,7 @@ describe('nothing the relay prints holds a secret', () => {
           },
         ],
       })
-      const relay = startTracklet(cli.cliPath, ['relay', '--config', config], {
+      const relay = startTracklet(cli.path, ['relay', '--config', config], {
         DATABASE_URL: database.href,
         LOG_FORMAT: format,
         ADMIN_TOKEN: SECRET.slice(0, 12),

@@ -1,29 +1,26 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { buildCli } from '../support/build-cli'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { newDatabase, STORE_KINDS, type StoreKind } from '../support/stores'
 import { waitFor } from '../support/wait-for'
 import { ADMIN_TOKEN, adminGet, post, type Receiver, startReceiver, track, WRITE_KEY } from '../relay/helpers'
-import { listeningUrl, runTracklet, startTracklet, stopAll, type TrackletProcess } from '../support/cli-process'
+import { listeningUrl, runTracklet, startTracklet, stopAll, type TrackletProcess, useCli } from '../support/cli-process'
 
 // `tracklet relay --workers N` as an operator runs it: the built command, a primary and its
 // worker processes on one port and one store, delivering to a real receiver.
 
-let cli: Awaited<ReturnType<typeof buildCli>>
+// Built once for the file; registered before the afterEach below, which (run first) stops what a
+// test left running with SIGTERM before useCli's own teardown kills anything still there.
+const cli = useCli()
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-relay-workers-'))
 let receiver: Receiver
 
-beforeAll(async () => {
-  cli = await buildCli()
-}, 60_000)
 afterEach(async () => {
   await stopAll()
   await receiver?.close()
 })
 afterAll(async () => {
-  await cli?.remove()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -83,7 +80,7 @@ function receivedIds(): string[] {
 
 describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
   it('delivers every message exactly once with 2 workers on one port and one store', async () => {
-    const run = startTracklet(cli.cliPath, ['relay', '--config', await configFor(kind), '--workers', '2'])
+    const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'])
     const url = await listeningUrl(run)
     expect(run.stdout()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ \(.*, 2 workers\)\n/)
     expect(workerPids(run).size).toBe(2)
@@ -101,7 +98,7 @@ describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
   it('restarts a worker killed with SIGKILL, and every acknowledged message still arrives', async () => {
     // The least lease: the work of the killed worker is taken up by the others soon.
     const config = await configFor(kind, 1000)
-    const run = startTracklet(cli.cliPath, ['relay', '--config', config, '--workers', '2'])
+    const run = startTracklet(cli.path, ['relay', '--config', config, '--workers', '2'])
     const url = await listeningUrl(run)
     const before = await waitFor(() => (workerPids(run).size === 2 ? workerPids(run) : undefined), 'two workers')
     const killed = before.get(1)!
@@ -126,7 +123,7 @@ describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
   })
 
   it('stops every worker on SIGTERM to the primary, and exits 0', async () => {
-    const run = startTracklet(cli.cliPath, ['relay', '--config', await configFor(kind), '--workers', '2'])
+    const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'])
     await listeningUrl(run)
     const pids = [...(await waitFor(() => (workerPids(run).size === 2 ? workerPids(run) : undefined))).values()]
     run.child.kill('SIGTERM')
@@ -142,10 +139,10 @@ describe('tracklet relay --workers: what it refuses', () => {
     receiver = await startReceiver()
     const config = writeConfig({ database: ':memory:', sources: [{ name: 'web', writeKey: WRITE_KEY }] })
     const refusal = `tracklet relay: --workers (workers): 3 workers need one store they all open: ":memory:" is a database of one process's own (use a SQLite file or a postgres:// URL)\n`
-    const result = await runTracklet(cli.cliPath, ['relay', '--config', config, '--workers', '3'])
+    const result = await runTracklet(cli.path, ['relay', '--config', config, '--workers', '3'])
     expect(result).toMatchObject({ code: 1, stderr: refusal })
     // --check says so too, rather than calling the config valid.
-    const checked = await runTracklet(cli.cliPath, ['relay', '--config', config, '--workers', '3', '--check'])
+    const checked = await runTracklet(cli.path, ['relay', '--config', config, '--workers', '3', '--check'])
     expect(checked).toMatchObject({ code: 1, stdout: '', stderr: refusal })
   })
 
@@ -159,7 +156,7 @@ describe('tracklet relay --workers: what it refuses', () => {
   ])('refuses %j with a clear message', async (flags, code, message) => {
     receiver = await startReceiver()
     const config = writeConfig({ database: join(dir, 'never.db'), sources: [{ name: 'web', writeKey: WRITE_KEY }] })
-    const result = await runTracklet(cli.cliPath, ['relay', '--config', config, ...flags])
+    const result = await runTracklet(cli.path, ['relay', '--config', config, ...flags])
     expect(result).toMatchObject({ code, stderr: message })
   })
 
@@ -171,7 +168,7 @@ describe('tracklet relay --workers: what it refuses', () => {
       database: join(dir, 'taken.db'),
       sources: [{ name: 'web', writeKey: WRITE_KEY }],
     })
-    const result = await runTracklet(cli.cliPath, ['relay', '--config', config, '--workers', '2'])
+    const result = await runTracklet(cli.path, ['relay', '--config', config, '--workers', '2'])
     expect(result.code).toBe(1)
     expect(result.stderr).toMatch(/error worker \d \(pid \d+\) exited before it listened \(exit code 1\): stopping/)
     expect(result.stdout).toBe('')

@@ -3,22 +3,19 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { waitFor } from '../support/wait-for'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { buildCli } from '../support/build-cli'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { newDatabase, STORE_KINDS } from '../support/stores'
-import { listeningUrl, runTracklet, startTracklet, stopAll } from '../support/cli-process'
+import { listeningUrl, runTracklet, startTracklet, stopAll, useCli } from '../support/cli-process'
 
 // `tracklet relay` as an operator runs it: the built command, in its own process.
 
-let cli: Awaited<ReturnType<typeof buildCli>>
+// Built once for the file; registered before the afterEach below, which (run first) stops what a
+// test left running with SIGTERM before useCli's own teardown kills anything still there.
+const cli = useCli()
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-relay-cli-'))
 
-beforeAll(async () => {
-  cli = await buildCli()
-}, 60_000)
 afterEach(stopAll)
 afterAll(async () => {
-  await cli?.remove()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -52,7 +49,7 @@ describe('tracklet relay --check', () => {
         },
       ],
     })
-    const result = await runTracklet(cli.cliPath, ['relay', '--check', '--config', config], { WEB_WRITE_KEY: 'wk-env' })
+    const result = await runTracklet(cli.path, ['relay', '--check', '--config', config], { WEB_WRITE_KEY: 'wk-env' })
     expect(result.code).toBe(0)
     expect(result.stdout).toBe(
       `tracklet relay: the config is valid (3 sources, sqlite store at ${database}, 3 warnings)\n`,
@@ -71,7 +68,7 @@ describe('tracklet relay --check', () => {
       port: 'eighty',
       sources: [{ name: 'web', writeKey: '${WEB_WRITE_KEY}', destination: {} }],
     })
-    const result = await runTracklet(cli.cliPath, ['relay', '--config', config, '--check'])
+    const result = await runTracklet(cli.path, ['relay', '--config', config, '--check'])
     expect(result.code).toBe(1)
     expect(result.stdout).toBe('')
     expect(result.stderr.split('\n').filter(Boolean)).toEqual([
@@ -83,7 +80,7 @@ describe('tracklet relay --check', () => {
 
   it('checks the command line too, naming where a bad value came from', async () => {
     const config = writeConfig('check-flags', { adminToken: ADMIN_TOKEN, sources: [source] })
-    const result = await runTracklet(cli.cliPath, ['relay', '--config', config, '--check', '--port', '70000'], {
+    const result = await runTracklet(cli.path, ['relay', '--config', config, '--check', '--port', '70000'], {
       DATABASE_URL: 'postgress://tracklet:pw@db/tracklet',
     })
     expect(result.code).toBe(1)
@@ -104,7 +101,7 @@ describe('tracklet relay --port --host', () => {
       adminToken: ADMIN_TOKEN,
       sources: [source],
     })
-    const relay = startTracklet(cli.cliPath, ['relay', '--config', config, '--port', '0', '--host', '127.0.0.1'])
+    const relay = startTracklet(cli.path, ['relay', '--config', config, '--port', '0', '--host', '127.0.0.1'])
     const url = await listeningUrl(relay)
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(url).not.toBe('http://127.0.0.1:1')
@@ -112,12 +109,12 @@ describe('tracklet relay --port --host', () => {
   })
 
   it('refuse a port that is not a number, in one line', async () => {
-    const result = await runTracklet(cli.cliPath, ['relay', '--config', 'x.json', '--port', 'http'])
+    const result = await runTracklet(cli.path, ['relay', '--config', 'x.json', '--port', 'http'])
     expect(result).toMatchObject({
       code: 2,
       stderr: 'tracklet relay: --port must be a whole number from 0 to 65535, got "http" (see tracklet relay --help)\n',
     })
-    const misspelt = await runTracklet(cli.cliPath, ['relay', '--config', 'x.json', '--prot', '1'])
+    const misspelt = await runTracklet(cli.path, ['relay', '--config', 'x.json', '--prot', '1'])
     expect(misspelt.stderr).toBe(
       'tracklet relay: unknown flag --prot (did you mean `--port`?) (see tracklet relay --help)\n',
     )
@@ -128,7 +125,7 @@ describe.each(STORE_KINDS)('which database (%s)', (kind) => {
   it('DATABASE_URL is used only when the config names no database; the start-up line says which and where', async () => {
     const database = await newDatabase(kind, dir, `from-env-${kind}.db`)
     const config = writeConfig(`no-database-${kind}`, { port: 0, adminToken: ADMIN_TOKEN, sources: [source] })
-    const relay = startTracklet(cli.cliPath, ['relay', '--config', config], { DATABASE_URL: database })
+    const relay = startTracklet(cli.path, ['relay', '--config', config], { DATABASE_URL: database })
     await listeningUrl(relay)
     const where =
       kind === 'sqlite'
@@ -145,7 +142,7 @@ describe.each(STORE_KINDS)('which database (%s)', (kind) => {
   it("the config's database beats DATABASE_URL; --database beats both", async () => {
     const database = await newDatabase(kind, dir, `named-${kind}.db`)
     const named = writeConfig(`named-${kind}`, { port: 0, database, adminToken: ADMIN_TOKEN, sources: [source] })
-    const fromConfig = startTracklet(cli.cliPath, ['relay', '--config', named], { DATABASE_URL: UNREACHABLE_POSTGRES })
+    const fromConfig = startTracklet(cli.path, ['relay', '--config', named], { DATABASE_URL: UNREACHABLE_POSTGRES })
     await listeningUrl(fromConfig)
     expect(fromConfig.stdout()).not.toContain('from DATABASE_URL')
     await stopAll()
@@ -156,7 +153,7 @@ describe.each(STORE_KINDS)('which database (%s)', (kind) => {
       adminToken: ADMIN_TOKEN,
       sources: [source],
     })
-    const fromFlag = startTracklet(cli.cliPath, ['relay', '--config', elsewhere, '--database', database], {
+    const fromFlag = startTracklet(cli.path, ['relay', '--config', elsewhere, '--database', database], {
       DATABASE_URL: UNREACHABLE_POSTGRES,
     })
     await listeningUrl(fromFlag)

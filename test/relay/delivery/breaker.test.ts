@@ -20,7 +20,7 @@ import {
 } from './breaker-helpers'
 import { ADMIN_TOKEN, adminGet, post, startRelay, track, waitFor } from '../helpers'
 import type { Worker } from '../../../src/relay/delivery/worker'
-import { testWorker } from '../fixtures/worker'
+import { runUntilIdle, testWorker } from '../fixtures/worker'
 import { parseExposition, sampleValue } from '../ops/prometheus'
 
 const cleanups: (() => Promise<void>)[] = []
@@ -41,11 +41,6 @@ function track_(store: SqliteStore, ...workers: Worker[]) {
   })
 }
 
-async function run(worker: Worker): Promise<void> {
-  worker.wake()
-  await worker.idle()
-}
-
 describe('the circuit breaker', () => {
   it('opens after a run of failures and stops sending to the URL', async () => {
     const down = await receiver()
@@ -61,7 +56,7 @@ describe('the circuit breaker', () => {
     track_(setup.store, worker)
     await setup.enqueue('web', 50)
 
-    await run(worker)
+    await runUntilIdle(worker)
     // The threshold, plus at most what was in flight when the third failure came back.
     expect(down.requests.length).toBeGreaterThanOrEqual(POLICY.failureThreshold)
     expect(down.requests.length).toBeLessThanOrEqual(POLICY.failureThreshold + POLICY.maxInFlightPerUrl)
@@ -72,7 +67,7 @@ describe('the circuit breaker', () => {
     // Ten minutes on, every retry is due: none goes out while the circuit is open.
     const sent = down.requests.length
     clock.advance(10 * 60 * 1000)
-    await run(worker)
+    await runUntilIdle(worker)
     expect(down.requests).toHaveLength(sent)
     const log = await setup.log()
     expect(log.map((d) => d.status)).toEqual(Array(50).fill('pending'))
@@ -93,7 +88,7 @@ describe('the circuit breaker', () => {
     const worker = setup.worker()
     track_(setup.store, worker)
     await setup.enqueue('web', 30)
-    await run(worker)
+    await runUntilIdle(worker)
     const failed = down.requests.length
     expect(worker.circuits()[0]!.state).toBe('open')
 
@@ -118,12 +113,12 @@ describe('the circuit breaker', () => {
     const worker = setup.worker()
     track_(setup.store, worker)
     await setup.enqueue('down', 10)
-    await run(worker)
+    await runUntilIdle(worker)
     expect(worker.circuits().find((c) => c.url === down.url)!.state).toBe('open')
 
     const before = down.requests.length
     await setup.enqueue('both', 10)
-    await run(worker)
+    await runUntilIdle(worker)
     expect(down.requests).toHaveLength(before)
     expect(up.requests.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `both-${i}`).sort())
     const both = (await setup.log()).filter((d) => d.source === 'both')
@@ -151,7 +146,7 @@ describe('the circuit breaker across a restart', () => {
     }
     const first = await start()
     await first.store.enqueue(Array.from({ length: 10 }, (_, i) => delivery('web', `a-${i}`)))
-    await run(first.worker)
+    await runUntilIdle(first.worker)
     await first.worker.stop(100)
     await first.store.close()
     const sent = down.requests.length
@@ -160,7 +155,7 @@ describe('the circuit breaker across a restart', () => {
     track_(second.store, second.worker)
     await second.store.enqueue(Array.from({ length: 10 }, (_, i) => delivery('web', `b-${i}`)))
     await second.worker.idle() // it reads the circuits as it starts
-    await run(second.worker)
+    await runUntilIdle(second.worker)
     expect(down.requests).toHaveLength(sent)
     expect(second.worker.circuits()[0]!.state).toBe('open')
     const fresh = (await second.store.list({ after: 0, limit: 100 })).filter((d) => d.messageId.startsWith('b-'))
@@ -187,7 +182,7 @@ describe('the circuit breaker’s log', () => {
     const worker = setup.worker()
     track_(setup.store, worker)
     await setup.enqueue('web', 10)
-    await run(worker)
+    await runUntilIdle(worker)
     down.respond((_req, res) => void res.writeHead(200).end())
     clock.advance(POLICY.probeInterval)
     await waitFor(async () => ((await setup.log()).every((d) => d.status === 'delivered') ? true : undefined))

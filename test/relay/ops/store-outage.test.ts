@@ -1,10 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { createRelay, type Relay } from '../../../src/relay/index'
-import { addLogSink, type LogEvent } from '../../../src/relay/log'
-import { freshPostgresDatabase } from '../../support/postgres'
-import { ADMIN_TOKEN, admin, adminGet, post, type Receiver, startReceiver, track, WRITE_KEY, waitFor } from '../helpers'
+import { admin, adminGet, post, track, waitFor } from '../helpers'
+import { relayBehindProxy } from '../fixtures/relay'
 import { PageClient } from './page-client'
-import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy'
 
 // A real outage: the relay reaches PostgreSQL through a TCP proxy the test cuts (every connection
 // drops, new ones are refused) and restores.
@@ -14,31 +11,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-async function relayBehindProxy(): Promise<{ relay: Relay; proxy: TcpProxy; receiver: Receiver; logged: LogEvent[] }> {
-  const target = new URL(await freshPostgresDatabase())
-  const proxy = await startTcpProxy(Number(target.port))
-  cleanups.push(() => proxy.close())
-  cleanups.push(() => proxy.restore()) // runs first: the relay closes on a reachable database
-  const database = new URL(target)
-  database.port = String(proxy.port)
-  const receiver = await startReceiver()
-  cleanups.push(() => receiver.close())
-  const relay = await createRelay({
-    port: 0,
-    database: database.toString(),
-    adminToken: ADMIN_TOKEN,
-    allowPrivateNetworks: true,
-    sources: [{ name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiver.url }] } } }],
-  })
-  cleanups.push(() => relay.close())
-  const logged: LogEvent[] = []
-  cleanups.push(addLogSink((event) => logged.push(event)))
-  return { relay, proxy, receiver, logged }
-}
-
 describe('the admin API and the operator page while PostgreSQL is unreachable', () => {
   it('answers every admin endpoint 503 ERR_STORE_UNAVAILABLE with one log line each, and recovers by itself', async () => {
-    const { relay, proxy, logged } = await relayBehindProxy()
+    const { relay, proxy, logged } = await relayBehindProxy(cleanups)
     expect((await post(`${relay.url}/v1/batch`, { batch: [track({ messageId: 'before' })] })).status).toBe(200)
     expect((await adminGet(`${relay.url}/v1/deliveries`)).status).toBe(200)
 
@@ -74,7 +49,7 @@ describe('the admin API and the operator page while PostgreSQL is unreachable', 
   })
 
   it('shows a readable 503 page (red badge with the reason, what still works, when last healthy), then the overview again', async () => {
-    const { relay, proxy } = await relayBehindProxy()
+    const { relay, proxy } = await relayBehindProxy(cleanups)
     const page = new PageClient(relay.url)
     await page.signIn()
     expect((await page.get('/')).status).toBe(200)

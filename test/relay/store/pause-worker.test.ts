@@ -3,6 +3,7 @@ import type { Worker } from '../../../src/relay/delivery/worker'
 import type { SqliteStore } from '../../../src/relay/store/sqlite/sqlite-store'
 import { waitFor } from '../../support/wait-for'
 import { breakerSetup, type CountingReceiver, countingReceiver, frozenClock } from '../delivery/breaker-helpers'
+import { runUntilIdle } from '../fixtures/worker'
 
 // A paused webhook URL as a worker meets it: no request (not even a probe) however long the pause
 // lasts, its deliveries waiting past the four-hour window without being dead-lettered, and a
@@ -27,11 +28,6 @@ function stopAfter(store: SqliteStore, worker: Worker) {
   })
 }
 
-async function run(worker: Worker): Promise<void> {
-  worker.wake()
-  await worker.idle()
-}
-
 describe('a paused webhook URL', () => {
   it('gets no request while paused, loses none of its deliveries past the window, and drains on resume', async () => {
     const hook = await receiver()
@@ -42,11 +38,11 @@ describe('a paused webhook URL', () => {
     stopAfter(setup.store, worker)
     await setup.enqueue('web', 5)
 
-    await run(worker)
+    await runUntilIdle(worker)
     // Five hours, looked at every few minutes: more than the four-hour window.
     for (let hour = 0; hour < 5 * 12; hour++) {
       clock.advance(5 * 60_000)
-      await run(worker)
+      await runUntilIdle(worker)
     }
     expect(hook.requests).toEqual([])
     const waiting = await setup.log()

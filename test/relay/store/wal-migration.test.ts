@@ -6,7 +6,18 @@ import Database from 'better-sqlite3'
 import { MIGRATIONS } from '../../../src/relay/store/postgres/schema'
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../../src/relay/store/sqlite/schema'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
+import type { Store } from '../../../src/relay/store/store'
 import { openTestStore } from '../../support/stores'
+
+const M1 = `INSERT INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
+  VALUES ('web', 'Webhooks', 'm1', 'track', '{"messageId":"m1"}', 'pending', 1, 1, 1)`
+
+// After the upgrade, the one index left still skips m1 sent again, and finds it by message id.
+async function expectDeduplicatedAndFound(store: Store): Promise<void> {
+  const again = { source: 'web', destination: 'Webhooks', messageId: 'm1', type: 'track', json: '{"messageId":"m1"}' }
+  expect(await store.enqueue([again, { ...again, messageId: 'm2', json: '{"messageId":"m2"}' }])).toBe(1)
+  expect((await store.listNewest({ messageId: 'm1', limit: 10 })).map((d) => d.status)).toEqual(['pending'])
+}
 
 // A PostgreSQL database written before the WAL diet (schema 3) is brought up to date in place:
 // its deliveries keep being deduplicated and found by message id through the one index left for
@@ -17,22 +28,10 @@ describe('the WAL migration', () => {
     for (const text of MIGRATIONS.slice(0, 3)) await sql(url, text)
     await sql(url, 'CREATE TABLE tracklet_schema (version integer NOT NULL)')
     await sql(url, 'INSERT INTO tracklet_schema (version) VALUES (3)')
-    await sql(
-      url,
-      `INSERT INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
-       VALUES ('web', 'Webhooks', 'm1', 'track', '{"messageId":"m1"}', 'pending', 1, 1, 1)`,
-    )
+    await sql(url, M1)
     const store = await openTestStore('postgres', Date.now, url)
     try {
-      const again = {
-        source: 'web',
-        destination: 'Webhooks',
-        messageId: 'm1',
-        type: 'track',
-        json: '{"messageId":"m1"}',
-      }
-      expect(await store.enqueue([again, { ...again, messageId: 'm2', json: '{"messageId":"m2"}' }])).toBe(1)
-      expect((await store.listNewest({ messageId: 'm1', limit: 10 })).map((d) => d.status)).toEqual(['pending'])
+      await expectDeduplicatedAndFound(store)
       const indexes = await sql<{ indexname: string }>(
         url,
         "SELECT indexname FROM pg_indexes WHERE tablename = 'deliveries'",
@@ -54,20 +53,11 @@ describe('the WAL migration', () => {
     const db = new Database(path)
     for (const text of SQLITE_MIGRATIONS.slice(0, 4)) db.exec(text)
     db.pragma('user_version = 4')
-    db.exec(`INSERT INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
-             VALUES ('web', 'Webhooks', 'm1', 'track', '{"messageId":"m1"}', 'pending', 1, 1, 1)`)
+    db.exec(M1)
     db.close()
     const store = await openTestStore('sqlite', Date.now, path)
     try {
-      const again = {
-        source: 'web',
-        destination: 'Webhooks',
-        messageId: 'm1',
-        type: 'track',
-        json: '{"messageId":"m1"}',
-      }
-      expect(await store.enqueue([again, { ...again, messageId: 'm2', json: '{"messageId":"m2"}' }])).toBe(1)
-      expect((await store.listNewest({ messageId: 'm1', limit: 10 })).map((d) => d.status)).toEqual(['pending'])
+      await expectDeduplicatedAndFound(store)
     } finally {
       await store.close()
     }
