@@ -83,7 +83,8 @@ describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
     const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'])
     const url = await listeningUrl(run)
     expect(run.stdout()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ \(.*, 2 workers\)\n/)
-    expect(workerPids(run).size).toBe(2)
+    // The primary's log (each worker's start) is written off the event loop: it may follow stdout's line.
+    await waitFor(() => (workerPids(run).size === 2 ? true : undefined), 'both workers to log their start')
 
     const sent = await sendBatches(url, 20, 10, 'once')
     await waitFor(() => (new Set(receivedIds()).size === sent.length ? true : undefined), 'every message delivered')
