@@ -196,16 +196,26 @@ function batchBodies(prefix) {
   return bodies
 }
 
-/** POSTs each body `inFlight` at a time with undici keep-alive; resolves with the messages refused. */
-async function postBatches(url, bodies, inFlight) {
+/**
+ * POSTs each body `inFlight` at a time with undici keep-alive; resolves with the messages refused.
+ * With `perSecond`, starts at most that many bodies a second (evenly spaced), so the relay is
+ * offered a steady load below what it could take.
+ */
+async function postBatches(url, bodies, inFlight, perSecond) {
   const agent = new Agent({ connections: inFlight, keepAliveTimeout: 30_000 })
   const authorization = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`
   let next = 0
   let failed = 0
+  const started = performance.now()
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
       while (next < bodies.length) {
-        const body = bodies[next++]
+        const index = next++
+        const body = bodies[index]
+        if (perSecond !== undefined) {
+          const due = started + (index * 1000) / perSecond
+          if (due > performance.now()) await new Promise((resolve) => setTimeout(resolve, due - performance.now()))
+        }
         const response = await request(url, {
           method: 'POST',
           dispatcher: agent,
@@ -322,6 +332,10 @@ async function measurePathsAlone() {
   await delivering.stop()
   return { ingest, delivery }
 }
+// The paced phase of the workers bench: this many messages at this rate (messages a second).
+const WORKERS_PACED = Number(process.env.BENCH_WORKERS_PACED ?? 10_000)
+const WORKERS_RATE = Number(process.env.BENCH_WORKERS_RATE ?? 2_000)
+
 // `tracklet relay --workers N`, both paths at once: N messages POSTed on a few connections (the
 // primary hands each connection to one worker in turn), until the last one is delivered.
 async function measureWorkers(counts) {
@@ -340,15 +354,32 @@ async function measureWorkers(counts) {
     const acknowledgedAt = performance.now()
     await phase.all
     const after = relay.usage()
+    const serverBurst = await serverCost?.stop()
+
+    // Then a steady load well below what one relay takes (no core is short): what each message
+    // costs when the workers do not compete with each other and the rest for the cores.
+    const pacedBodies = batchBodies('workers-paced').slice(0, Math.ceil(WORKERS_PACED / FLUSH_AT))
+    const pacedPhase = receiver.expect(pacedBodies.length * FLUSH_AT)
+    const serverPaced = server ? await measureServer(server) : undefined
+    const pacedBefore = relay.usage()
+    const pacedFailed = await postBatches(`${relay.url}/v1/batch`, pacedBodies, 4, WORKERS_RATE / FLUSH_AT)
+    await pacedPhase.all
+    const pacedAfter = relay.usage()
     results.push({
       k,
+      paced: {
+        messages: pacedBodies.length * FLUSH_AT,
+        failed: pacedFailed,
+        cpuUsPerMessage: ((pacedAfter.cpuMs - pacedBefore.cpuMs) * 1000) / (pacedBodies.length * FLUSH_AT),
+        server: await serverPaced?.stop(),
+      },
       ingestMs: acknowledgedAt - started,
       deliveredMs: phase.lastAt - started,
       failed,
       cpuUsPerMessage: ((after.cpuMs - before.cpuMs) * 1000) / N,
       primaryCpuUsPerMessage: ((after.primaryCpuMs - before.primaryCpuMs) * 1000) / N,
       processes: after.processes,
-      server: await serverCost?.stop(),
+      server: serverBurst,
     })
     await relay.stop()
   }
@@ -427,10 +458,10 @@ console.log(
 console.log(
   `  baseline   raw delivery, signed POSTs with undici keep-alive, ${IN_FLIGHT} in flight: ${fmt(rawRate)} msgs/s, ${Math.round(raw.cpuUs / N)} µs CPU each`,
 )
-const perMessage = (cost) =>
+const perMessage = (cost, count = N) =>
   cost === undefined
     ? ''
-    : `; PostgreSQL ${Math.round((cost.cpuMs * 1000) / N)} µs CPU and ${fmt(Math.round(cost.walBytes / N))} bytes of WAL per message`
+    : `; PostgreSQL ${Math.round((cost.cpuMs * 1000) / count)} µs CPU and ${fmt(Math.round(cost.walBytes / count))} bytes of WAL per message`
 const rawCpuUs = raw.cpuUs / N
 if (alone) {
   console.log('  each path alone, 1 relay:')
@@ -462,6 +493,10 @@ for (const run of workerRuns) {
   )
   console.log(
     `    relay      CPU ${Math.round(run.cpuUsPerMessage)} µs per delivered message, ingest included, all processes (${(run.cpuUsPerMessage / rawCpuUs).toFixed(2)}× the raw sender's${run === first ? '' : `, ${(run.cpuUsPerMessage / first.cpuUsPerMessage).toFixed(2)}× --workers ${first.k}`})${run.k > 1 ? `, of which the primary ${run.primaryCpuUsPerMessage.toFixed(1)} µs` : ''}${perMessage(run.server)}`,
+  )
+  const paced = run.paced
+  console.log(
+    `    paced      ${fmt(paced.messages)} more at ${fmt(WORKERS_RATE)} msgs/s (cores to spare): relay CPU ${Math.round(paced.cpuUsPerMessage)} µs per delivered message${run === first ? '' : ` (${(paced.cpuUsPerMessage / first.paced.cpuUsPerMessage).toFixed(2)}× --workers ${first.k})`}${perMessage(paced.server, paced.messages)}${paced.failed ? `, ${paced.failed} failed` : ''}`,
   )
 }
 for (const run of runs) {

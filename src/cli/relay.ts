@@ -2,10 +2,10 @@ import cluster from 'node:cluster'
 import { env, stderr, stdout } from 'node:process'
 import { describeStore } from '../relay/config/database-value'
 import { RELAY_DEFAULTS } from '../relay/config/defaults'
-import { configWarnings, privateNetworkWarnings } from '../relay/config/startup-warnings'
+import { configWarnings, logStartupWarnings, privateNetworkWarnings } from '../relay/config/startup-warnings'
 import { validateRelayOptions } from '../relay/config/validate'
 import { createRelay, loadRelayConfig, type Relay, RelayConfigError, type RelayOptions } from '../relay/index'
-import { type LogFormat, logFormatFrom, plural } from '../relay/log'
+import { type LogFormat, logFormatFrom, plural, useLogLevel } from '../relay/log'
 import { nonBlockingStderr, writeLogTo } from '../relay/log-sink'
 import { isPostgresUrl, openStore } from '../relay/store/open-store'
 import { parseRelayArgs, type RelayArgs } from './relay-args'
@@ -132,11 +132,16 @@ async function runPrimary(
     return failed(error, origins)
   }
   const stopLogging = writeLogTo(nonBlockingStderr(), format)
+  const resolved = validateRelayOptions(options)
+  const releaseLogLevel = useLogLevel(resolved.logLevel)
+  // Once for all the workers (each is a relay of its own, which would print them again).
+  void logStartupWarnings(resolved)
   try {
     // Once, before any worker runs: the schema brought up to date, and on SQLite the leases of
     // the previous run cleared (each worker leaves the others' leases alone).
     await (await openStore(database)).close()
   } catch (error) {
+    releaseLogLevel()
     await stopLogging()
     return failed(error, origins)
   }
@@ -145,6 +150,7 @@ async function runPrimary(
       stdout.write(`tracklet relay listening on ${url} (${storeLine(options, origins)}, ${workers} workers)\n`),
     stopping: (signal) => stdout.write(`tracklet relay: ${signal} received, closing ${workers} workers\n`),
   })
+  releaseLogLevel()
   await stopLogging()
   return end.kind === 'stopped' && end.clean ? EXIT_OK : EXIT_FAILED
 }

@@ -7,7 +7,7 @@ import { guardedAgent } from './delivery/ssrf'
 import { Worker } from './delivery/worker'
 import { routesByUrl } from './delivery/worker-options'
 import { describeStore } from './config/database-value'
-import { configWarnings, privateNetworkWarnings } from './config/startup-warnings'
+import { logStartupWarnings } from './config/startup-warnings'
 import { RelayConfigError } from './errors'
 import { AdminToken, WriteKeys } from './http/auth'
 import { AuthLimiter } from './http/auth-limiter'
@@ -79,10 +79,8 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
   }
   const forgetSecrets = redactFromLog(secretsOf(resolved))
   const releaseLogLevel = useLogLevel(resolved.logLevel)
-  const warn = (warning: string) => log.warn(warning, { event: 'config-warning' })
-  for (const warning of configWarnings(resolved)) warn(warning)
-  // Not awaited: a host name's lookup must not hold up the start.
-  void privateNetworkWarnings(resolved).then((warnings) => warnings.forEach(warn))
+  // A worker of `tracklet relay --workers N` leaves them to its primary, which logs them once.
+  if (!process.sharedByProcesses) void logStartupWarnings(resolved)
   const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
   let opened: Store | undefined
   // A probe runs only after a write failed, so only once the store is open.

@@ -161,6 +161,21 @@ describe('tracklet relay --workers: what it refuses', () => {
     expect(result).toMatchObject({ code, stderr: message })
   })
 
+  it('prints each start-up warning once, not once per worker', async () => {
+    receiver = await startReceiver()
+    // No admin token, and a source with no destination: two warnings.
+    const config = writeConfig({
+      port: 0,
+      database: join(dir, 'warned.db'),
+      sources: [{ name: 'web', writeKey: WRITE_KEY }],
+    })
+    const run = startTracklet(cli.path, ['relay', '--config', config, '--workers', '3'])
+    await listeningUrl(run)
+    await waitFor(() => (workerPids(run).size === 3 ? true : undefined), 'all three workers to log their start')
+    expect(run.stderr().match(/adminToken is not set/g)).toHaveLength(1)
+    expect(run.stderr().match(/sources\[0\] \(web\) has no destination/g)).toHaveLength(1)
+  })
+
   it('stops, and exits 1, when the workers cannot start (the port is taken)', async () => {
     receiver = await startReceiver()
     const port = Number(new URL(receiver.url).port)

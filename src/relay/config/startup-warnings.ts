@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { classifyAddress, type Resolve } from '../delivery/ssrf'
 import type { ResolvedRelayOptions } from '../options'
+import { log } from '../log'
 import { MIN_ADMIN_TOKEN_LENGTH } from './defaults'
 
 // A name that does not resolve this fast gets no warning: the check must not hold up a start.
@@ -70,4 +71,15 @@ async function addressesOf(host: string, resolve: Resolve): Promise<string[]> {
   } finally {
     clearTimeout(timer)
   }
+}
+
+/**
+ * Logs every start-up warning at `warn` (event `config-warning`): the config's at once, the
+ * private-network ones when the host names are looked up (not awaited: a lookup must not hold up
+ * the start). Resolves once all are logged.
+ */
+export function logStartupWarnings(options: ResolvedRelayOptions): Promise<void> {
+  const warn = (warning: string) => log.warn(warning, { event: 'config-warning' })
+  for (const warning of configWarnings(options)) warn(warning)
+  return privateNetworkWarnings(options).then((warnings) => warnings.forEach(warn))
 }
