@@ -360,6 +360,7 @@ async function measureWorkers(counts) {
     // costs when the workers do not compete with each other and the rest for the cores.
     const pacedBodies = batchBodies('workers-paced').slice(0, Math.ceil(WORKERS_PACED / FLUSH_AT))
     const pacedPhase = receiver.expect(pacedBodies.length * FLUSH_AT)
+    if (server) await resetStatements(database)
     const serverPaced = server ? await measureServer(server) : undefined
     const pacedBefore = relay.usage()
     const pacedFailed = await postBatches(`${relay.url}/v1/batch`, pacedBodies, 4, WORKERS_RATE / FLUSH_AT)
@@ -372,6 +373,7 @@ async function measureWorkers(counts) {
         failed: pacedFailed,
         cpuUsPerMessage: ((pacedAfter.cpuMs - pacedBefore.cpuMs) * 1000) / (pacedBodies.length * FLUSH_AT),
         server: await serverPaced?.stop(),
+        statements: server ? await countStatements(database) : undefined,
       },
       ingestMs: acknowledgedAt - started,
       deliveredMs: phase.lastAt - started,
@@ -463,6 +465,10 @@ const perMessage = (cost, count = N) =>
     ? ''
     : `; PostgreSQL ${Math.round((cost.cpuMs * 1000) / count)} µs CPU and ${fmt(Math.round(cost.walBytes / count))} bytes of WAL per message`
 const rawCpuUs = raw.cpuUs / N
+function roundTrips(statements, count) {
+  const delivering = DELIVERY_KINDS.reduce((sum, kind) => sum + statements[kind], 0)
+  return `round trips per delivered message: ${(delivering / count).toFixed(4)} (${DELIVERY_KINDS.map((kind) => `${kind} ${statements[kind]}`).join(', ')}); ingest ${(statements.enqueue / count).toFixed(4)} per message`
+}
 if (alone) {
   console.log('  each path alone, 1 relay:')
   const ingestRate = (N - alone.ingest.failed) / (alone.ingest.ms / 1000)
@@ -498,6 +504,7 @@ for (const run of workerRuns) {
   console.log(
     `    paced      ${fmt(paced.messages)} more at ${fmt(WORKERS_RATE)} msgs/s (cores to spare): relay CPU ${Math.round(paced.cpuUsPerMessage)} µs per delivered message${run === first ? '' : ` (${(paced.cpuUsPerMessage / first.paced.cpuUsPerMessage).toFixed(2)}× --workers ${first.k})`}${perMessage(paced.server, paced.messages)}${paced.failed ? `, ${paced.failed} failed` : ''}`,
   )
+  if (paced.statements) console.log(`               ${roundTrips(paced.statements, paced.messages)}`)
 }
 for (const run of runs) {
   const label = `${run.k} relay${run.k === 1 ? '' : 's'}`
@@ -510,12 +517,7 @@ for (const run of runs) {
   console.log(
     `    delivery   first call to last delivery: ${fmt(deliveryRate)} msgs/s (${(deliveryRate / rawRate).toFixed(2)}× raw delivery${run.k > 1 ? `, ${(deliveryRate / rate(N, runs[0].deliveredMs)).toFixed(2)}× ${runs[0].k} relay` : ''})`,
   )
-  if (run.statements) {
-    const delivering = DELIVERY_KINDS.reduce((sum, kind) => sum + run.statements[kind], 0)
-    console.log(
-      `    round trips per delivered message: ${(delivering / N).toFixed(4)} (${DELIVERY_KINDS.map((kind) => `${kind} ${run.statements[kind]}`).join(', ')}); ingest ${(run.statements.enqueue / N).toFixed(4)} per message`,
-    )
-  }
+  if (run.statements) console.log(`    ${roundTrips(run.statements, N)}`)
   console.log(
     `    latency    call → webhook, burst p50 ${percentile(run.burstLatency, 50)} ms, p99 ${percentile(run.burstLatency, 99)} ms; paced 2,000 at ~1,000/s p50 ${percentile(run.pacedLatency, 50)} ms, p99 ${percentile(run.pacedLatency, 99)} ms`,
   )
