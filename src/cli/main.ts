@@ -1,4 +1,5 @@
 import { argv, exit, stderr, stdout } from 'node:process'
+import { didYouMean } from '../shared/nearest-name'
 import { asksForHelp, MAIN_HELP, RELAY_HELP, VERSION_TEXT } from './help'
 
 // `tracklet <command> [--flags]`. Each command lives in its own module, loaded only when named,
@@ -6,6 +7,10 @@ import { asksForHelp, MAIN_HELP, RELAY_HELP, VERSION_TEXT } from './help'
 
 /** Exit code of a bad command line (as each command uses too). */
 const EXIT_USAGE = 2
+
+// What `tracklet` itself takes, for the nearest-name hint of a misspelling.
+const COMMANDS = ['send', 'relay', 'help']
+const MAIN_FLAGS = ['--help', '--version']
 
 async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args
@@ -28,7 +33,9 @@ async function main(args: string[]): Promise<number> {
     case undefined:
       return usageError('no command given')
     default:
-      return usageError(command.startsWith('-') ? `unknown flag: ${command}` : `unknown command: ${command}`)
+      return command.startsWith('-')
+        ? mistake(`unknown flag: ${command}${didYouMean(command, MAIN_FLAGS)}`)
+        : mistake(`unknown command: ${command}${didYouMean(command, COMMANDS)}`)
   }
 }
 
@@ -41,7 +48,7 @@ async function helpFor(command: string | undefined): Promise<number> {
     case 'relay':
       return printed(RELAY_HELP)
     default:
-      return usageError(`no help for unknown command: ${command}`)
+      return mistake(`no help for unknown command: ${command}${didYouMean(command, COMMANDS)}`)
   }
 }
 
@@ -52,6 +59,12 @@ function printed(text: string): number {
 
 function usageError(problem: string): number {
   stderr.write(`tracklet: ${problem}\n\n${MAIN_HELP}\n`)
+  return EXIT_USAGE
+}
+
+/** A misspelt command or flag: one line, with the nearest name, as `tracklet send` answers. */
+function mistake(problem: string): number {
+  stderr.write(`tracklet: ${problem} (see tracklet --help)\n`)
   return EXIT_USAGE
 }
 

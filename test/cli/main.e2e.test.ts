@@ -83,18 +83,30 @@ describe('tracklet (the built command)', () => {
     expect(viaHelp.stdout).toBe((await tracklet(['send', '--help'])).stdout)
   })
 
-  it('exits 2 with the usage on stderr for an unknown command, an unknown flag or none', async () => {
+  it('exits 2 with the usage on stderr when no command is given', async () => {
+    const result = await tracklet([])
+    expect(result.code).toBe(2)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toMatch(/^tracklet: no command given\n\nusage: tracklet <command> \[flags\]\n/)
+  })
+
+  it('exits 2 with one line naming the nearest command or flag for a misspelt one', async () => {
     const cases: Array<[string[], string]> = [
-      [['sned'], 'tracklet: unknown command: sned'],
-      [['--bogus'], 'tracklet: unknown flag: --bogus'],
-      [[], 'tracklet: no command given'],
-      [['help', 'sned'], 'tracklet: no help for unknown command: sned'],
+      [['sned'], 'tracklet: unknown command: sned (did you mean `send`?) (see tracklet --help)\n'],
+      [['rely'], 'tracklet: unknown command: rely (did you mean `relay`?) (see tracklet --help)\n'],
+      [['deploy'], 'tracklet: unknown command: deploy (see tracklet --help)\n'],
+      [['--verison'], 'tracklet: unknown flag: --verison (did you mean `--version`?) (see tracklet --help)\n'],
+      [['--bogus'], 'tracklet: unknown flag: --bogus (see tracklet --help)\n'],
+      [['help', 'sned'], 'tracklet: no help for unknown command: sned (did you mean `send`?) (see tracklet --help)\n'],
     ]
-    for (const [args, problem] of cases) {
+    for (const [args, stderr] of cases) {
       const result = await tracklet(args)
-      expect(result.code).toBe(2)
-      expect(result.stdout).toBe('')
-      expect(result.stderr).toMatch(new RegExp(`^${problem}\\n\\nusage: tracklet <command> \\[flags\\]\\n`))
+      expect({ args, code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
+        args,
+        code: 2,
+        stdout: '',
+        stderr,
+      })
     }
   })
 })
