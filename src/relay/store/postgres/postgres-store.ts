@@ -108,7 +108,13 @@ export class PostgresStore implements Store {
 
   async enqueue(deliveries: readonly NewDelivery[]): Promise<number> {
     if (deliveries.length === 0) return 0
-    return insertDeliveries(this.#pool, deliveries, this.#clock())
+    try {
+      return await insertDeliveries(this.#pool, deliveries, this.#clock(), 'enqueue')
+    } catch (error) {
+      // Another relay wrote one of these messages between the look and the insert.
+      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error
+      return insertDeliveries(this.#pool, deliveries, this.#clock(), 'enqueueRacing')
+    }
   }
 
   async claim(request: ClaimRequest): Promise<DueDelivery[]> {
@@ -281,7 +287,7 @@ export class PostgresStore implements Store {
       if (change.added.length > 0) await client.query(SQL.addMembers, [source, audience, change.added])
       if (change.removed.length > 0) await client.query(SQL.removeMembers, [source, audience, change.removed])
       const deliveries = announce(change)
-      if (deliveries.length > 0) await insertDeliveries(client, deliveries, this.#clock())
+      if (deliveries.length > 0) await insertDeliveries(client, deliveries, this.#clock(), 'enqueueRacing')
       return change
     })
   }
@@ -343,11 +349,15 @@ function prepared(name: PreparedStatement, values: unknown[]): QueryConfig {
 // The statements whose text is fixed (not made from a filter), which alone can be prepared by name.
 type PreparedStatement = { [K in PostgresStatement]: (typeof SQL)[K] extends string ? K : never }[PostgresStatement]
 
+// PostgreSQL's error code for a row a unique index refused.
+const UNIQUE_VIOLATION = '23505'
+
 // Writes new deliveries in one statement (on the pool, or on a transaction's connection).
 async function insertDeliveries(
   db: { query: (config: QueryConfig) => Promise<{ rowCount: number | null }> },
   deliveries: readonly NewDelivery[],
   clock: number | null,
+  statement: 'enqueue' | 'enqueueRacing',
 ): Promise<number> {
   const sources: string[] = []
   const destinations: string[] = []
@@ -367,7 +377,7 @@ async function insertDeliveries(
     messages.push(d.json)
   }
   const { rowCount } = await db.query(
-    prepared('enqueue', [sources, destinations, messageIds, types, messages, userIds, events, clock]),
+    prepared(statement, [sources, destinations, messageIds, types, messages, userIds, events, clock]),
   )
   return rowCount ?? 0
 }

@@ -121,6 +121,18 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX deliveries_message;
   DROP INDEX deliveries_message_id;
   `,
+  // Less WAL per message again, where pg_walinspect showed it going (bench/pg-wal-breakdown.mjs,
+  // docs/postgres.md). Recording an outcome changes the status, so its new row version is never
+  // HOT and gets an entry in every index whose predicate it meets: a status index over every
+  // delivery took one at ingest and one at each outcome. Only dead letters (few) keep one now;
+  // pending ones are found through deliveries_due, delivered ones (most) by id. And no search reads
+  // attempts by id (they are found by delivery and by URL, ordered by id after), so the primary
+  // key's index went with every request recorded for nothing; the identity keeps them in order.
+  `
+  DROP INDEX deliveries_status;
+  CREATE INDEX deliveries_failed ON deliveries (id) WHERE status = 'failed';
+  ALTER TABLE attempts DROP CONSTRAINT attempts_pkey;
+  `,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -30,14 +30,34 @@ const NOW = '(SELECT now FROM clock)'
 export const POSTGRES_STATEMENTS = {
   // The outbox.
   // Due at once by the database's clock: a relay whose clock is ahead would otherwise write them due later.
+  // A message already written (same message id, source and destination), or given twice in the
+  // batch, is skipped by looking first: ON CONFLICT would write a speculative insert's confirm
+  // record for every row (a twentieth of ingest's WAL) to catch what is almost never there. Two
+  // relays writing the same new message at once still meet at the unique index: the loser's
+  // statement fails (23505) and its batch is written again by enqueueRacing.
   enqueue: `
+  WITH ${CLOCK('$8')}, given AS (
+    SELECT *, row_number() OVER (PARTITION BY m, s, d ORDER BY n) AS copy
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+      WITH ORDINALITY AS u (s, d, m, t, j, user_id, event, n)
+  )
+  INSERT INTO deliveries
+    (source, destination, message_id, type, message, user_id, event, status, next_attempt_at, created_at, updated_at)
+  SELECT s, d, m, t, j, user_id, event, 'pending', clock.now, clock.now, clock.now
+  FROM given, clock
+  WHERE copy = 1
+    AND NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = m AND x.source = s AND x.destination = d)
+  ORDER BY n`,
+  // enqueue's batch when it met another relay writing the same message (and an audience sync's
+  // announcements, in a transaction a failed statement would end): the unique index decides.
+  enqueueRacing: `
   WITH ${CLOCK('$8')}
   INSERT INTO deliveries
     (source, destination, message_id, type, message, user_id, event, status, next_attempt_at, created_at, updated_at)
   SELECT s, d, m, t, j, user_id, event, 'pending', clock.now, clock.now, clock.now
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
     AS u (s, d, m, t, j, user_id, event), clock
-  ON CONFLICT (source, destination, message_id) DO NOTHING`,
+  ON CONFLICT (message_id, source, destination) DO NOTHING`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
   // statement; from then on the lease (lease_until) keeps other relays off. $1 source, $2 clock,
@@ -284,7 +304,11 @@ export const POSTGRES_STATEMENTS = {
 } as const
 
 /** The statements only PostgreSQL has (see the comment above them), left out when the dialects are compared. */
-export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = ['lockAudience', 'databaseNow']
+export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = [
+  'enqueueRacing',
+  'lockAudience',
+  'databaseNow',
+]
 
 // The conditions of a filter after `first`, its parameters numbered from `$start` in the order
 // filterValues lists them (the routes take two: their sources and their destinations).

@@ -1,0 +1,61 @@
+import pg from 'pg'
+import { describe, expect, it } from 'vitest'
+import { freshPostgresDatabase, sql } from '../../support/postgres'
+import { openTestStore } from '../../support/stores'
+import { waitFor } from '../../support/wait-for'
+
+const delivery = (messageId: string) => ({
+  source: 'web',
+  destination: 'Webhooks',
+  messageId,
+  type: 'track',
+  json: JSON.stringify({ messageId }),
+})
+
+// PostgreSQL only: several relays share the database (a SQLite file has one writer). The store
+// looks for a message already written before inserting it; another relay may write the same new
+// message between the look and the insert.
+describe('enqueue on PostgreSQL, racing another relay', () => {
+  it('writes a message the other relay wrote meanwhile once, and keeps the rest of the batch', async () => {
+    const url = await freshPostgresDatabase()
+    const store = await openTestStore('postgres', Date.now, url)
+    const other = new pg.Client({ connectionString: url })
+    await other.connect()
+    try {
+      // The other relay's ingest has written m1 and not yet committed: this relay's look cannot see it.
+      await other.query('BEGIN')
+      await other.query(
+        `INSERT INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
+         VALUES ('web', 'Webhooks', 'm1', 'track', '{"messageId":"m1"}', 'pending', 1, 1, 1)`,
+      )
+      const written = store.enqueue([delivery('m1'), delivery('m2')])
+      // This relay's insert of m1 waits on the unique index for the other transaction's end.
+      await waitFor(async () => {
+        const [row] = await sql<{ waiting: number }>(
+          url,
+          "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        return row!.waiting > 0 ? true : undefined
+      }, 'the insert to wait for the other relay')
+      await other.query('COMMIT')
+
+      expect(await written).toBe(1)
+      const log = await store.listNewest({ limit: 10 })
+      expect(log.map((d) => d.messageId).sort()).toEqual(['m1', 'm2'])
+    } finally {
+      await other.end()
+      await store.close()
+    }
+  })
+
+  it('writes a message given twice in one batch once, in the batch’s order', async () => {
+    const store = await openTestStore('postgres', Date.now, await freshPostgresDatabase())
+    try {
+      expect(await store.enqueue([delivery('m1'), delivery('m2'), delivery('m1'), delivery('m0')])).toBe(3)
+      const log = await store.listNewest({ limit: 10 })
+      expect(log.map((d) => d.messageId)).toEqual(['m0', 'm2', 'm1'])
+    } finally {
+      await store.close()
+    }
+  })
+})
