@@ -22,6 +22,8 @@
 //     workers together, from /proc; on PostgreSQL the server's CPU and WAL per message too)
 //   BENCH_MESSAGES=100000 BENCH_FLUSH_AT=100 npm run bench:relay
 //   BENCH_PROFILE=.tmp/profiles npm run bench:relay      (a --cpu-prof per relay process)
+//   BENCH_WAL_DETAIL=1 npm run bench:relay -- --store postgres   (each phase's WAL by relation and
+//     kind of record, read back with pg_walinspect: bench/pg-wal-breakdown.mjs)
 //   (BENCH_CLIENTS, BENCH_CONCURRENCY and BENCH_MAX_IN_FLIGHT_PER_URL set those relay options)
 import { fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -35,6 +37,7 @@ import { Analytics } from '../dist/index.js'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
 import { deliveryBaseline } from './delivery-baseline.mjs'
 import { measureServer } from './pg-server-cost.mjs'
+import { printWalBreakdown, startWalBreakdown } from './pg-wal-breakdown.mjs'
 import { startWorkersRelay } from './relay-workers.mjs'
 import { countStatements, DELIVERY_KINDS, resetStatements } from './pg-round-trips.mjs'
 import { postgresInsertBaseline, sqliteInsertBaseline } from './store-baselines.mjs'
@@ -264,6 +267,14 @@ const newDatabase = async () =>
   server ? server.createDatabase(`bench_${databases++}`) : join(dir, `relay-${databases++}.db`)
 const baselineDatabase = server ? await server.createDatabase('baseline') : undefined
 
+// BENCH_WAL_DETAIL=1 (PostgreSQL): where each phase's WAL goes, by relation and kind of record.
+const walDetails = []
+async function walDetail(title, database, count = N) {
+  if (!server || !process.env.BENCH_WAL_DETAIL) return { stop: async () => {} }
+  const breakdown = await startWalBreakdown(server, database)
+  return { stop: async () => walDetails.push([title, await breakdown.stop(), count]) }
+}
+
 async function insertBaselines() {
   if (STORE === 'sqlite') return { one: sqliteInsertBaseline(dir, N, BATCH, message) }
   return {
@@ -304,6 +315,7 @@ async function measurePathsAlone() {
     leaseTimeout: LEASE_MS,
   })
   const serverIngest = server ? await measureServer(server) : undefined
+  const walIngest = await walDetail('ingest only', database)
   const bodies = batchBodies('alone')
   const cpuBefore = await ingesting.usage()
   const started = performance.now()
@@ -314,6 +326,7 @@ async function measurePathsAlone() {
     cpuUs: ((await ingesting.usage()) - cpuBefore) * 1000,
     server: await serverIngest?.stop(),
   }
+  await walIngest.stop()
   await ingesting.kill()
   holding.close()
   if (server) await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 200))
@@ -321,6 +334,7 @@ async function measurePathsAlone() {
   const phase = receiver.expect(N)
   const delivering = await startRelay(receiver.url, database, 'delivery-only')
   const serverDelivery = server ? await measureServer(server) : undefined
+  const walDelivery = await walDetail('delivery only', database)
   const deliveryCpuBefore = await delivering.usage()
   const deliveryStarted = performance.now()
   await phase.all
@@ -329,6 +343,7 @@ async function measurePathsAlone() {
     cpuUs: ((await delivering.usage()) - deliveryCpuBefore) * 1000,
     server: await serverDelivery?.stop(),
   }
+  await walDelivery.stop()
   await delivering.stop()
   return { ingest, delivery }
 }
@@ -397,6 +412,7 @@ for (const k of WORKER_COUNTS ? [] : RELAY_COUNTS) {
   const relays = await Promise.all(Array.from({ length: k }, (_, i) => startRelay(receiver.url, database, i)))
   if (server) await resetStatements(database)
   const serverBoth = server ? await measureServer(server) : undefined
+  const walBoth = await walDetail(`both paths, ${k} relay${k === 1 ? '' : 's'} (the burst)`, database)
 
   // Throughput: N messages as fast as one SDK client per relay takes them, split evenly.
   const burst = receiver.expect(N)
@@ -415,6 +431,7 @@ for (const k of WORKER_COUNTS ? [] : RELAY_COUNTS) {
   await burst.all
   const statements = server ? await countStatements(database) : undefined
   const serverCost = await serverBoth?.stop()
+  await walBoth.stop()
 
   // Latency without a backlog: 2,000 messages at about 1,000 a second, default batching (flushAt 20).
   const PACED = 2000
@@ -526,3 +543,4 @@ for (const run of runs) {
   )
   if (run.serverCost) console.log(`    server     burst${perMessage(run.serverCost)}`)
 }
+for (const [title, breakdown, count] of walDetails) printWalBreakdown(title, breakdown, count)
