@@ -1,5 +1,6 @@
 // The operator's searches among 1,000,000 deliveries, on each store: by messageId, by userId (with
-// and without a status), a dead-letter count for a bulk replay, and the unfiltered first page.
+// and without a status), by status alone, dead-letter counts for a bulk replay, the unfiltered
+// first page, and the backlog /metrics and the overview read.
 // Each search runs through the store's own methods (find, retryMatching with dryRun), the
 // statements the admin API will use; the target is under 100 ms each.
 //
@@ -157,6 +158,19 @@ async function measure(kind, stores, server) {
       await time('status failed, page 2 (find, 50, cursor)', async () => {
         const first = await store.find({ status: 'failed', limit: 50 })
         await store.find({ status: 'failed', limit: 50, cursor: first.next })
+      }),
+      await time('status pending, page 2 (find, 50, cursor)', async () => {
+        const first = await store.find({ status: 'pending', limit: 50 })
+        await store.find({ status: 'pending', limit: 50, cursor: first.next })
+      }),
+      await time('status delivered (find, 50)', async () => {
+        await store.find({ status: 'delivered', limit: 50 })
+      }),
+      await time('all dead letters (retryMatching dryRun)', async () => {
+        await store.retryMatching({}, { dryRun: true })
+      }),
+      await time('backlog (metrics, overview)', async () => {
+        await store.backlog()
       }),
     ]
     return { kind, fillMs, results }

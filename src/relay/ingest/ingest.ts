@@ -76,6 +76,7 @@ export async function ingest(
   let filtered = 0
   // The batch index of each accepted messageId: a second message with one is stored only once.
   const acceptedIds = new Map<unknown, number>()
+  const receivedAtText = receivedAt.toISOString()
   messages.forEach((raw, index) => {
     const problem = findWireMessageProblem(raw)
     if (problem !== undefined) {
@@ -93,7 +94,7 @@ export async function ingest(
     }
     message['messageId'] ??= randomUUID()
     message['timestamp'] = eventTime(message, sentAt, receivedAt)
-    message['receivedAt'] = receivedAt.toISOString()
+    message['receivedAt'] = receivedAtText
     const serialized = serialize(message)
     if (!serialized.ok) {
       refused.push({ index, reason: `the message ${serialized.problem}`, kind: 'invalid' })

@@ -57,6 +57,10 @@ describe('jsonDepth', () => {
     ['{"a":[1,{"b":2}]}', 3],
     ['["[[[", "\\"[[["]', 1],
     ['[[]][[[]]]', 3],
+    // An escaped backslash ends with the string's quote; an escaped quote does not.
+    ['["\\\\", [["x"]]]', 3],
+    ['["\\\\\\"[[[", ["]"]]', 2],
+    ['[["never closed [[[', 2],
   ])('%s is %d deep', (text, depth) => {
     expect(jsonDepth(text)).toBe(depth)
   })
