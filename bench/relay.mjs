@@ -21,11 +21,13 @@
 //     N on a fresh store: both paths at once, msgs/s and CPU per message of the primary and its
 //     workers together, from /proc; on PostgreSQL the server's CPU and WAL per message too)
 //   BENCH_MESSAGES=100000 BENCH_FLUSH_AT=100 npm run bench:relay
+//   BENCH_IDS=random npm run bench:relay                  (UUID message ids, as the SDK makes them)
 //   BENCH_PROFILE=.tmp/profiles npm run bench:relay      (a --cpu-prof per relay process)
 //   BENCH_WAL_DETAIL=1 npm run bench:relay -- --store postgres   (each phase's WAL by relation and
 //     kind of record, read back with pg_walinspect: bench/pg-wal-breakdown.mjs)
 //   (BENCH_CLIENTS, BENCH_CONCURRENCY and BENCH_MAX_IN_FLIGHT_PER_URL set those relay options)
 import { fork } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -67,6 +69,13 @@ function message(i) {
     properties: { orderId: `o-${i}`, revenue: 9.99, currency: 'EUR', items: ['a', 'b'] },
   }
 }
+
+// Message ids: `<phase>-<n>` by default (ordered, as earlier figures were taken), or with
+// BENCH_IDS=random a random UUID each, as the SDK makes them: the duplicate check's unique index
+// then takes each insert at a random place in it, which costs the store more.
+const RANDOM_IDS = process.env.BENCH_IDS === 'random'
+if (!RANDOM_IDS && (process.env.BENCH_IDS ?? 'ordered') !== 'ordered') throw new Error('BENCH_IDS is ordered or random')
+const messageId = (prefix, n) => (RANDOM_IDS ? randomUUID() : `${prefix}-${n}`)
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
@@ -192,7 +201,7 @@ function batchBodies(prefix) {
   for (let i = 0; i < N; i += FLUSH_AT) {
     const batch = []
     for (let j = i; j < Math.min(N, i + FLUSH_AT); j++) {
-      batch.push({ type: 'track', messageId: `${prefix}-${j}`, timestamp: new Date().toISOString(), ...message(j) })
+      batch.push({ type: 'track', messageId: messageId(prefix, j), timestamp: new Date().toISOString(), ...message(j) })
     }
     bodies.push(JSON.stringify({ batch, sentAt: new Date().toISOString() }))
   }
@@ -245,7 +254,7 @@ async function send(analytics, count, prefix, pace) {
     if (++settled === count) done(performance.now())
   }
   for (let i = 0; i < count; i++) {
-    analytics.track({ ...message(i), messageId: `${prefix}-${i}` }, settle)
+    analytics.track({ ...message(i), messageId: messageId(prefix, i) }, settle)
     // Yield now and then so sending overlaps with the calls, as in a live application.
     if (i % pace.every === pace.every - 1)
       await new Promise((resolve) => (pace.ms > 0 ? setTimeout(resolve, pace.ms) : setImmediate(resolve)))
@@ -465,7 +474,7 @@ const bestInsertMs = Math.min(...Object.values(insertsBefore), ...Object.values(
 const insertRate = N / (bestInsertMs / 1000)
 const rawRate = rate(N, raw.ms)
 console.log(
-  `tracklet relay bench: ${STORE} store, ${fmt(N)} messages, SDK flushAt ${FLUSH_AT}, Node ${process.version}, ${availableParallelism()} CPUs`,
+  `tracklet relay bench: ${STORE} store, ${fmt(N)} messages (${RANDOM_IDS ? 'random' : 'ordered'} ids), SDK flushAt ${FLUSH_AT}, Node ${process.version}, ${availableParallelism()} CPUs`,
 )
 const describeInserts = (b) =>
   Object.entries(b)
