@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { DeliverableMessage } from '../shared/message'
 import { serialize } from '../shared/json'
 import { WebhookMessageError } from './errors'
-import { formatMessage } from './format'
+import { formatMessage, formatStoredMessage, type WebhookBody } from './format'
 import { post, type DeliveryAttempt } from './post'
 import {
   resolveWebhooks,
@@ -11,6 +11,7 @@ import {
   type WebhookSettings,
 } from './settings'
 import { shownHeaders } from './shown-headers'
+import { SEND_STORED, type SendsStored } from './stored'
 import { sign } from './sign'
 import { signStandardWebhook } from './standard-webhooks'
 import { isRetryableFailure, isSuccess } from './retry-rule'
@@ -94,8 +95,25 @@ export class WebhookDestination {
    * @throws {WebhookMessageError} (rejects) when the message cannot be formatted or serialised;
    * such a message will never be deliverable, so retrying it is pointless.
    */
-  async send(message: DeliverableMessage, options?: { urls?: readonly string[] }): Promise<DeliveryResult> {
-    const serialized = serialize(formatMessage(message))
+  send(message: DeliverableMessage, options?: { urls?: readonly string[] }): Promise<DeliveryResult> {
+    return this.#send(message, formatMessage, options)
+  }
+
+  // The relay's way in (SEND_STORED), set on the prototype rather than declared, so the public
+  // type does not show it: a message it validated at ingest is not checked again.
+  static {
+    const sendStored: SendsStored[typeof SEND_STORED] = function (this: WebhookDestination, message, options) {
+      return this.#send(message, formatStoredMessage, options)
+    }
+    Object.defineProperty(WebhookDestination.prototype, SEND_STORED, { value: sendStored })
+  }
+
+  async #send(
+    message: DeliverableMessage,
+    format: (message: DeliverableMessage) => WebhookBody,
+    options: { urls?: readonly string[] } | undefined,
+  ): Promise<DeliveryResult> {
+    const serialized = serialize(format(message))
     if (!serialized.ok) throw new WebhookMessageError(serialized.problem)
     const body = Buffer.from(serialized.json, 'utf8')
     const signed = this.#signatureHeaders(body, message)
