@@ -243,7 +243,7 @@ describe('formatStoredMessage: what the relay sends from its outbox', () => {
     { ...common, type: 'group', userId: 'u', groupId: 'g' },
     { type: 'delete', userId: 'u', timestamp: '2026-01-02T03:04:05.1234567Z' },
     { ...common, type: 'track', userId: 'u', event: 'E', receivedAt: '2026-01-02T03:04:06.000Z' } as never,
-    { ...common, type: 'track', userId: 'u', event: 'E', timestamp: new Date(Date.UTC(2026, 0, 2)) },
+    { ...common, type: 'track', userId: 'u', event: 'E', timestamp: new Date(Date.UTC(2026, 0, 2)) } as never,
   ]
 
   it.each(stored.map((message) => [message.type, message] as const))(
