@@ -159,7 +159,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.#attempt !== undefined) {
       // The answer came; its body broke off (the timeout, a reset): keep what came before.
       const doing = this.#kept === undefined ? 'discarding' : 'reading'
-      debug('%s the response body of %s failed: %s', doing, redactUrl(req.url), describeError(error).error)
+      if (debug.enabled) {
+        debug('%s the response body of %s failed: %s', doing, redactUrl(req.url), describeError(error).error)
+      }
       this.#answered()
       return
     }
@@ -167,7 +169,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const described = this.#timedOut
       ? { error: `timed out after ${req.timeout} ms without a response`, code: TIMEOUT_CODE }
       : describeError(error)
-    debug('POST %s failed after %d ms: %s', redactUrl(req.url), ms, described.error)
+    if (debug.enabled) debug('POST %s failed after %d ms: %s', redactUrl(req.url), ms, described.error)
     this.#settle({ url: req.url, ...described, ms, requestHeaders: req.shownHeaders() })
   }
 
