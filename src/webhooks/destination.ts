@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { DeliverableMessage } from '../shared/message'
 import { serialize } from '../shared/json'
 import { WebhookMessageError } from './errors'
-import { formatMessage } from './format'
+import { formatMessage, formatStoredMessage, type WebhookBody } from './format'
 import { post, type DeliveryAttempt } from './post'
 import {
   resolveWebhooks,
@@ -11,6 +11,7 @@ import {
   type WebhookSettings,
 } from './settings'
 import { shownHeaders } from './shown-headers'
+import { SEND_STORED, type SendsStored } from './stored'
 import { sign } from './sign'
 import { signStandardWebhook } from './standard-webhooks'
 import { isRetryableFailure, isSuccess } from './retry-rule'
@@ -39,6 +40,18 @@ const OWN_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'Content-Type': 'application/json',
 })
 
+/** One webhook as each request to it needs it. */
+interface Target {
+  readonly url: string
+  readonly origin: string
+  /** Path and query. */
+  readonly path: string
+  /** The destination's own headers and the configured ones, without the signatures. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The configured headers alone (their values are redacted when a failed attempt shows them). */
+  readonly configured: Readonly<Record<string, string>>
+}
+
 /**
  * The Webhooks destination: POSTs each message, formatted as the platform does and optionally
  * signed, to up to five customer URLs.
@@ -52,6 +65,8 @@ export class WebhookDestination {
   readonly #config: ResolvedWebhooks
   /** The configured URLs, in order. */
   readonly urls: readonly string[]
+  /** Each webhook as its requests need it, worked out once. */
+  readonly #targets: readonly Target[]
 
   /**
    * @throws {WebhookConfigError} (`code: 'ERR_WEBHOOK_CONFIG'`) for any invalid setting or
@@ -60,6 +75,13 @@ export class WebhookDestination {
   constructor(settings: WebhookSettings, options?: WebhookDestinationOptions) {
     this.#config = resolveWebhooks(settings, options)
     this.urls = Object.freeze(this.#config.webhooks.map((webhook) => webhook.url))
+    this.#targets = this.#config.webhooks.map(({ url, target, headers }) => ({
+      url,
+      origin: target.origin,
+      path: `${target.pathname}${target.search}`,
+      headers: Object.freeze({ ...OWN_HEADERS, ...headers }),
+      configured: headers,
+    }))
   }
 
   /**
@@ -73,31 +95,51 @@ export class WebhookDestination {
    * @throws {WebhookMessageError} (rejects) when the message cannot be formatted or serialised;
    * such a message will never be deliverable, so retrying it is pointless.
    */
-  async send(message: DeliverableMessage, options?: { urls?: readonly string[] }): Promise<DeliveryResult> {
-    const serialized = serialize(formatMessage(message))
+  send(message: DeliverableMessage, options?: { urls?: readonly string[] }): Promise<DeliveryResult> {
+    return this.#send(message, formatMessage, options)
+  }
+
+  // The relay's way in (SEND_STORED), set on the prototype rather than declared, so the public
+  // type does not show it: a message it validated at ingest is not checked again.
+  static {
+    const sendStored: SendsStored[typeof SEND_STORED] = function (this: WebhookDestination, message, options) {
+      return this.#send(message, formatStoredMessage, options)
+    }
+    Object.defineProperty(WebhookDestination.prototype, SEND_STORED, { value: sendStored })
+  }
+
+  async #send(
+    message: DeliverableMessage,
+    format: (message: DeliverableMessage) => WebhookBody,
+    options: { urls?: readonly string[] } | undefined,
+  ): Promise<DeliveryResult> {
+    const serialized = serialize(format(message))
     if (!serialized.ok) throw new WebhookMessageError(serialized.problem)
     const body = Buffer.from(serialized.json, 'utf8')
     const signed = this.#signatureHeaders(body, message)
-
-    const { timeout, dispatcher, responseBodyLimit } = this.#config
     const only = options?.urls
-    const webhooks =
-      only === undefined ? this.#config.webhooks : this.#config.webhooks.filter((webhook) => only.includes(webhook.url))
-    const attempts = await Promise.all(
-      webhooks.map((webhook) =>
-        post({
-          url: webhook.url,
-          target: webhook.target,
-          headers: { ...OWN_HEADERS, ...webhook.headers, ...signed },
-          body,
-          timeout,
-          dispatcher,
-          responseBodyLimit,
-          shownHeaders: () => shownHeaders(OWN_HEADERS, webhook.headers, signed),
-        }),
-      ),
-    )
+    const targets = only === undefined ? this.#targets : this.#targets.filter((target) => only.includes(target.url))
+    // One URL (the usual case) needs no Promise.all.
+    const attempts =
+      targets.length === 1
+        ? [await this.#post(targets[0]!, body, signed)]
+        : await Promise.all(targets.map((target) => this.#post(target, body, signed)))
     return summarise(attempts)
+  }
+
+  #post(target: Target, body: Buffer, signed: Record<string, string>): Promise<DeliveryAttempt> {
+    const { timeout, dispatcher, responseBodyLimit } = this.#config
+    return post({
+      url: target.url,
+      origin: target.origin,
+      path: target.path,
+      headers: { ...target.headers, ...signed },
+      body,
+      timeout,
+      dispatcher,
+      responseBodyLimit,
+      shownHeaders: () => shownHeaders(OWN_HEADERS, target.configured, signed),
+    })
   }
 
   #signatureHeaders(body: Buffer, message: DeliverableMessage): Record<string, string> {

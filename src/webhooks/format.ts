@@ -1,4 +1,11 @@
-import type { DeleteMessage, DeliverableMessage, JsonObject, Message } from '../shared/message'
+import {
+  type DeleteMessage,
+  type DeliverableMessage,
+  type JsonObject,
+  MESSAGE_TYPES,
+  type Message,
+  type MessageType,
+} from '../shared/message'
 import { toUtcTimestamp } from '../shared/timestamp'
 import { describe, findWireMessageProblem, isPlainObject } from '../shared/validate'
 import { WebhookMessageError } from './errors'
@@ -32,17 +39,57 @@ export function formatMessage(message: DeliverableMessage): WebhookBody {
   // Typed callers cannot pass anything else, but the relay's messages come off the wire and disk.
   const fields: unknown = message
   if (!isPlainObject(fields)) throw new WebhookMessageError(`a message must be an object, got ${describe(fields)}`)
-  const timestamp = toUtcTimestamp(fields['timestamp'])
-  if (timestamp === undefined) {
-    throw new WebhookMessageError(
-      `timestamp must be an ISO 8601 string with a time zone, got ${describe(fields['timestamp'])}`,
-    )
-  }
+  const timestamp = timestampOf(fields)
   if (fields['type'] === 'delete') return formatDelete(message as DeleteMessage, timestamp)
 
   const problem = findWireMessageProblem(message)
   if (problem !== undefined) throw new WebhookMessageError(problem)
   return formatCall(message as Message, timestamp)
+}
+
+/**
+ * {@link formatMessage} for a message the relay validated when it took it in and kept since (its
+ * outbox): the body is the same, but the message's fields are not checked again — only what the
+ * formatting itself stands on (an object, a known type, a timestamp naming an instant, a delete's
+ * userId), so a stored message that still cannot be formatted is refused as clearly.
+ *
+ * @throws {WebhookMessageError} when the message cannot be formatted.
+ */
+export function formatStoredMessage(message: DeliverableMessage): WebhookBody {
+  const fields: unknown = message
+  if (!isPlainObject(fields)) throw new WebhookMessageError(`a message must be an object, got ${describe(fields)}`)
+  const timestamp = timestampOf(fields)
+  const type = fields['type']
+  if (type === 'delete') return formatDelete(message as DeleteMessage, timestamp)
+  // The wire rules name the problem (an unknown type is the one the switch below cannot take).
+  if (!MESSAGE_TYPES.includes(type as MessageType)) throw new WebhookMessageError(findWireMessageProblem(message)!)
+  return formatCall(message as Message, timestamp)
+}
+
+function timestampOf(fields: Record<string, unknown>): string {
+  const timestamp = utcTimestampOf(fields['timestamp'])
+  if (timestamp === undefined) {
+    throw new WebhookMessageError(
+      `timestamp must be an ISO 8601 string with a time zone, got ${describe(fields['timestamp'])}`,
+    )
+  }
+  return timestamp
+}
+
+// What `toISOString()` writes for the years 0000–9999: the form the relay stores its times in.
+const CANONICAL_LENGTH = 24
+
+/**
+ * {@link toUtcTimestamp}, with a shortcut for a string already in its result's form (the relay
+ * stores timestamps so): it is its own answer when it reads back unchanged, which a day that does
+ * not exist (February 30th, rolled over to March) never does.
+ */
+function utcTimestampOf(value: unknown): string | undefined {
+  if (typeof value === 'string' && value.length === CANONICAL_LENGTH && value.endsWith('Z')) {
+    const ms = Date.parse(value)
+    if (!Number.isNaN(ms) && new Date(ms).toISOString() === value) return value
+  }
+  return toUtcTimestamp(value)
 }
 
 function formatDelete(message: DeleteMessage, timestamp: string): WebhookBody {
@@ -58,45 +105,45 @@ function formatCall(message: Message, timestamp: string): WebhookBody {
     // Exactly the platform's fields per type: a page's name and category, a screen's category and
     // properties are not in its table, and receivers written against it compare whole bodies.
     case 'page':
-      assign(body, { userId: message.userId })
+      put(body, 'userId', message.userId)
       body['properties'] = objectOrEmpty(message.properties)
       break
     case 'screen':
-      assign(body, { userId: message.userId, name: message.name })
+      put(body, 'userId', message.userId)
+      put(body, 'name', message.name)
       body['context'] = objectOrEmpty(message.context)
       break
     case 'identify':
-      assign(body, { userId: message.userId })
+      put(body, 'userId', message.userId)
       body['traits'] = objectOrEmpty(message.traits)
       break
     case 'track':
-      assign(body, { userId: message.userId, event: message.event })
+      put(body, 'userId', message.userId)
+      put(body, 'event', message.event)
       body['properties'] = objectOrEmpty(message.properties)
       break
     case 'alias':
       // The platform's keys, literally, with a space.
-      assign(body, { 'Previous ID': message.previousId, 'User ID': message.userId })
+      put(body, 'Previous ID', message.previousId)
+      put(body, 'User ID', message.userId)
       break
     case 'group':
-      assign(body, { userId: message.userId, groupId: message.groupId })
+      put(body, 'userId', message.userId)
+      put(body, 'groupId', message.groupId)
       body['traits'] = objectOrEmpty(message.traits)
       break
   }
-  assign(body, {
-    timestamp,
-    context: message.context,
-    anonymousId: message.anonymousId,
-    messageId: message.messageId,
-    receivedAt: toUtcTimestamp((message as { receivedAt?: unknown }).receivedAt),
-  })
+  put(body, 'timestamp', timestamp)
+  put(body, 'context', message.context)
+  put(body, 'anonymousId', message.anonymousId)
+  put(body, 'messageId', message.messageId)
+  put(body, 'receivedAt', utcTimestampOf((message as { receivedAt?: unknown }).receivedAt))
   return body
 }
 
-/** Copies the fields that are present (not `undefined`) and not already set. */
-function assign(body: WebhookBody, fields: Record<string, unknown>): void {
-  for (const [key, value] of Object.entries(fields)) {
-    if (value !== undefined && !(key in body)) body[key] = value
-  }
+/** Sets a field that is present (not `undefined`) and not already set. */
+function put(body: WebhookBody, key: string, value: unknown): void {
+  if (value !== undefined && !(key in body)) body[key] = value
 }
 
 // The table promises these objects on their types; an absent one is sent as `{}`, not left out.

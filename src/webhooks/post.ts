@@ -1,5 +1,6 @@
 import createDebug from 'debug'
-import { request, type Dispatcher } from 'undici'
+import type { IncomingHttpHeaders } from 'node:http'
+import { type Dispatcher, getGlobalDispatcher } from 'undici'
 import { redactUrl } from '../shared/redact-url'
 import { parseRetryAfter } from './retry-after'
 
@@ -39,7 +40,10 @@ export interface DeliveryAttempt {
 /** One POST, as the destination makes it. */
 export interface PostRequest {
   url: string
-  target: URL
+  /** The URL's origin (`https://hooks.example.com`), taken apart once with the settings. */
+  origin: string
+  /** The URL's path and query (`/tracklet?team=growth`). */
+  path: string
   headers: Record<string, string>
   body: Uint8Array
   timeout: number
@@ -61,72 +65,142 @@ const DRAIN_LIMIT_BYTES = 64 * 1024
  * timeout covers connecting and waiting for the response; on expiry the request is aborted, which
  * destroys its socket, so a receiver that never answers holds nothing.
  */
-export async function post(req: PostRequest): Promise<DeliveryAttempt> {
-  const started = performance.now()
-  const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(), req.timeout)
-  try {
-    const response = await request(req.target, {
-      method: 'POST',
-      headers: req.headers,
-      body: req.body,
-      signal: controller.signal,
-      ...(req.dispatcher === undefined ? {} : { dispatcher: req.dispatcher }),
-    })
-    const attempt: DeliveryAttempt = { url: req.url, status: response.statusCode, ms: elapsed(started) }
-    const failed = response.statusCode < 200 || response.statusCode >= 300
-    const retryAfterMs =
-      response.statusCode >= 300 ? parseRetryAfter(response.headers['retry-after'], Date.now()) : undefined
-    if (retryAfterMs !== undefined) attempt.retryAfterMs = retryAfterMs
-    if (failed) attempt.requestHeaders = req.shownHeaders()
-    if (failed && req.responseBodyLimit > 0) {
-      const start = await readStart(response.body, req.responseBodyLimit, req.url)
-      if (start !== '') attempt.responseBody = start
-    } else {
-      // Release the connection: drain a small body, destroy the socket under a large or slow one.
-      await response.body.dump({ limit: DRAIN_LIMIT_BYTES, signal: controller.signal }).catch((error: unknown) => {
-        debug('discarding the response body of %s failed: %s', redactUrl(req.url), describeError(error).error)
-      })
+export function post(req: PostRequest): Promise<DeliveryAttempt> {
+  return new Promise((resolve) => new Exchange(req, resolve).start())
+}
+
+// Every webhook request goes through here, so it is a dispatch handler of its own rather than
+// undici's `request()`: no AbortController and listener per request (the timer aborts through
+// the controller undici hands over), no response stream to drain; the body is counted as it comes.
+class Exchange implements Dispatcher.DispatchHandler {
+  readonly #req: PostRequest
+  readonly #resolve: (attempt: DeliveryAttempt) => void
+  readonly #started = performance.now()
+  #timer: NodeJS.Timeout | undefined
+  /** Undici's handle on the request once it is on a connection: what the timeout aborts. */
+  #controller: Dispatcher.DispatchController | undefined
+  #timedOut = false
+  #settled = false
+  /** Set once the response headers came: the attempt the body is read for. */
+  #attempt: DeliveryAttempt | undefined
+  /** The start of a failed answer's body (`undefined`: a 2xx or no limit, drained unread). */
+  #kept: Buffer[] | undefined
+  #keptBytes = 0
+  #seen = 0
+
+  constructor(req: PostRequest, resolve: (attempt: DeliveryAttempt) => void) {
+    this.#req = req
+    this.#resolve = resolve
+  }
+
+  start(): void {
+    const req = this.#req
+    this.#timer = setTimeout(expire, req.timeout, this)
+    try {
+      ;(req.dispatcher ?? getGlobalDispatcher()).dispatch(
+        { origin: req.origin, path: req.path, method: 'POST', headers: req.headers, body: req.body },
+        this,
+      )
+    } catch (error) {
+      this.onResponseError(undefined, error as Error)
     }
-    // Guarded: the common path should not parse the URL for a log line nobody reads.
-    if (debug.enabled) debug('POST %s → %d in %d ms', redactUrl(req.url), attempt.status, attempt.ms)
-    return attempt
-  } catch (error) {
-    const ms = elapsed(started)
-    const described = controller.signal.aborted
+  }
+
+  /** The timeout ran out: abort now, or as soon as undici starts the request (it is connecting). */
+  expire(): void {
+    this.#timedOut = true
+    this.#controller?.abort(new Error(`timed out after ${this.#req.timeout} ms`))
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller
+    if (this.#timedOut) controller.abort(new Error(`timed out after ${this.#req.timeout} ms`))
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // An informational answer (100 Continue): the real one follows.
+    if (statusCode < 200) return
+    const req = this.#req
+    const attempt: DeliveryAttempt = { url: req.url, status: statusCode, ms: elapsed(this.#started) }
+    if (statusCode >= 300) {
+      const retryAfterMs = parseRetryAfter(headers['retry-after'], Date.now())
+      if (retryAfterMs !== undefined) attempt.retryAfterMs = retryAfterMs
+      attempt.requestHeaders = req.shownHeaders()
+      if (req.responseBodyLimit > 0) this.#kept = []
+    }
+    this.#attempt = attempt
+    // Like a drain with a limit: a body announced larger than it is not read at all.
+    if (this.#kept === undefined && Number(headers['content-length']) > DRAIN_LIMIT_BYTES) {
+      this.#stopReading(controller)
+    }
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return
+    const kept = this.#kept
+    const limit = this.#req.responseBodyLimit
+    if (kept !== undefined && this.#keptBytes < limit) {
+      // A copy: a slice would hold the whole chunk in memory.
+      const piece = Buffer.from(chunk.subarray(0, limit - this.#keptBytes))
+      kept.push(piece)
+      this.#keptBytes += piece.length
+    }
+    this.#seen += chunk.length
+    if (this.#seen > DRAIN_LIMIT_BYTES) this.#stopReading(controller)
+  }
+
+  onResponseEnd(): void {
+    this.#answered()
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    if (this.#settled) return
+    const req = this.#req
+    if (this.#attempt !== undefined) {
+      // The answer came; its body broke off (the timeout, a reset): keep what came before.
+      const doing = this.#kept === undefined ? 'discarding' : 'reading'
+      if (debug.enabled) {
+        debug('%s the response body of %s failed: %s', doing, redactUrl(req.url), describeError(error).error)
+      }
+      this.#answered()
+      return
+    }
+    const ms = elapsed(this.#started)
+    const described = this.#timedOut
       ? { error: `timed out after ${req.timeout} ms without a response`, code: TIMEOUT_CODE }
       : describeError(error)
-    debug('POST %s failed after %d ms: %s', redactUrl(req.url), ms, described.error)
-    return { url: req.url, ...described, ms, requestHeaders: req.shownHeaders() }
-  } finally {
-    clearTimeout(timer)
+    if (debug.enabled) debug('POST %s failed after %d ms: %s', redactUrl(req.url), ms, described.error)
+    this.#settle({ url: req.url, ...described, ms, requestHeaders: req.shownHeaders() })
+  }
+
+  // Past the drain limit: the socket is destroyed rather than read on; the answer is what came.
+  #stopReading(controller: Dispatcher.DispatchController): void {
+    this.#answered()
+    controller.abort(new Error('the response body is past the drain limit'))
+  }
+
+  #answered(): void {
+    if (this.#settled) return
+    const attempt = this.#attempt!
+    if (this.#kept !== undefined) {
+      const start = new TextDecoder().decode(Buffer.concat(this.#kept, this.#keptBytes))
+      if (start !== '') attempt.responseBody = start
+    }
+    // Guarded: the common path should not parse the URL for a log line nobody reads.
+    if (debug.enabled) debug('POST %s → %d in %d ms', redactUrl(this.#req.url), attempt.status, attempt.ms)
+    this.#settle(attempt)
+  }
+
+  #settle(attempt: DeliveryAttempt): void {
+    this.#settled = true
+    clearTimeout(this.#timer)
+    this.#resolve(attempt)
   }
 }
 
-/**
- * Reads the first `limit` bytes of a body, copying no more than that, and reads on (discarding) to
- * {@link DRAIN_LIMIT_BYTES} so the connection can be reused; past that, stops, which destroys the
- * socket. A body that fails midway (the timeout, a reset) keeps what came before.
- */
-async function readStart(body: AsyncIterable<Buffer>, limit: number, url: string): Promise<string> {
-  const kept: Buffer[] = []
-  let keptBytes = 0
-  let seen = 0
-  try {
-    for await (const chunk of body) {
-      if (keptBytes < limit) {
-        // A copy: a slice would hold the whole chunk in memory.
-        const piece = Buffer.from(chunk.subarray(0, limit - keptBytes))
-        kept.push(piece)
-        keptBytes += piece.length
-      }
-      seen += chunk.length
-      if (seen > DRAIN_LIMIT_BYTES) break
-    }
-  } catch (error) {
-    debug('reading the response body of %s failed: %s', redactUrl(url), describeError(error).error)
-  }
-  return new TextDecoder().decode(Buffer.concat(kept, keptBytes))
+// One function for every request's timer (the request rides along as its argument): no closure each.
+function expire(exchange: Exchange): void {
+  exchange.expire()
 }
 
 function elapsed(started: number): number {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { formatStoredMessage } from '../../src/webhooks/format'
 import { formatMessage, WebhookMessageError, type DeliverableMessage, type Message } from '../../src/webhooks/index'
 
 const context = { ip: '203.0.113.7', library: { name: 'tracklet', version: '0.1.0' } }
@@ -229,5 +230,50 @@ describe('formatMessage and receivedAt', () => {
       receivedAt: '2026-01-01T00:00:01Z',
     } as never)
     expect(removal).toEqual({ type: 'delete', userId: 'u1', timestamp: '2026-01-01T00:00:00.000Z' })
+  })
+})
+
+describe('formatStoredMessage: what the relay sends from its outbox', () => {
+  const stored: DeliverableMessage[] = [
+    { ...common, type: 'page', userId: 'u', properties: { path: '/' } },
+    { ...common, type: 'screen', userId: 'u', name: 'Home' },
+    { ...common, type: 'identify', anonymousId: 'a', traits: { plan: 'pro' } },
+    { ...common, type: 'track', userId: 'u', event: 'E', timestamp: '2026-01-02T05:04:05+02:00' },
+    { ...common, type: 'alias', userId: 'u', previousId: 'p' },
+    { ...common, type: 'group', userId: 'u', groupId: 'g' },
+    { type: 'delete', userId: 'u', timestamp: '2026-01-02T03:04:05.1234567Z' },
+    { ...common, type: 'track', userId: 'u', event: 'E', receivedAt: '2026-01-02T03:04:06.000Z' } as never,
+    { ...common, type: 'track', userId: 'u', event: 'E', timestamp: new Date(Date.UTC(2026, 0, 2)) } as never,
+  ]
+
+  it.each(stored.map((message) => [message.type, message] as const))(
+    '%s: the same body, byte for byte, as formatMessage gives',
+    (_type, message) => {
+      expect(JSON.stringify(formatStoredMessage(message))).toBe(JSON.stringify(formatMessage(message)))
+    },
+  )
+
+  it.each<[string, unknown, RegExp]>([
+    ['an unknown type', { ...common, type: 'purchase', userId: 'u' }, /type must be one of/],
+    [
+      'a day that does not exist, written as the relay writes times',
+      { ...common, type: 'track', userId: 'u', event: 'E', timestamp: '2026-02-30T00:00:00.000Z' },
+      /timestamp must be an ISO 8601 string/,
+    ],
+    ['no timestamp', { type: 'identify', userId: 'u', messageId: 'm' }, /timestamp/],
+    ['a delete without userId', { type: 'delete', timestamp: common.timestamp }, /delete message needs userId/],
+    ['not an object', 'track', /must be an object/],
+  ])('refuses %s, which it cannot format, with a WebhookMessageError', (_case, message, problem) => {
+    const format = (): unknown => formatStoredMessage(message as DeliverableMessage)
+    expect(format).toThrow(WebhookMessageError)
+    expect(format).toThrow(problem)
+  })
+
+  it('sends a canonical receivedAt as it is, and normalises any other', () => {
+    const at = (receivedAt: string) =>
+      formatStoredMessage({ ...common, type: 'track', userId: 'u', event: 'E', receivedAt } as never)['receivedAt']
+    expect(at('2026-01-02T03:04:06.000Z')).toBe('2026-01-02T03:04:06.000Z')
+    expect(at('2026-01-02T05:04:06+02:00')).toBe('2026-01-02T03:04:06.000Z')
+    expect(at('2026-02-30T00:00:00.000Z')).toBeUndefined()
   })
 })

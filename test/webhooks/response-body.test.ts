@@ -81,6 +81,44 @@ describe('a failed request keeps what the receiver said', () => {
     await vi.waitFor(async () => expect(await hook.connections()).toBe(0))
   })
 
+  it('drains a moderate 2xx body unread so the connection is reused, and drops the socket under a huge one', async () => {
+    const moderate = await receiver(200, 'm'.repeat(10_000))
+    const webhooks = new WebhookDestination({ webhooks: [{ url: moderate.url }] })
+    for (let i = 0; i < 4; i++) expect((await webhooks.send(message)).attempts[0]).not.toHaveProperty('responseBody')
+    expect(await moderate.connections()).toBeLessThan(4)
+
+    // Announced larger than the drain limit, and sent without a length: neither is read to the end.
+    const huge = await receiver(200, Buffer.alloc(8 * 1024 * 1024, 'h'))
+    const chunked = await startReceiver((_req, res) => {
+      res.writeHead(200)
+      res.write(Buffer.alloc(128 * 1024, 'c'))
+    })
+    open.push(chunked)
+    for (const hook of [huge, chunked]) {
+      const result = await new WebhookDestination({ webhooks: [{ url: hook.url }] }).send(message)
+      expect(result).toMatchObject({ ok: true, attempts: [{ url: hook.url, status: 200 }] })
+      await vi.waitFor(async () => expect(await hook.connections()).toBe(0))
+    }
+  })
+
+  it('a failure whose body stalls keeps its status and the start that came, once the timeout runs out', async () => {
+    const hook = await startReceiver((_req, res) => {
+      res.writeHead(502)
+      res.write('upstream gone')
+    })
+    open.push(hook)
+    const webhooks = new WebhookDestination({ webhooks: [{ url: hook.url }] }, { timeout: 200 })
+
+    const result = await webhooks.send(message)
+
+    expect(result).toMatchObject({
+      ok: false,
+      retryable: true,
+      attempts: [{ url: hook.url, status: 502, responseBody: 'upstream gone' }],
+    })
+    await vi.waitFor(async () => expect(await hook.connections()).toBe(0))
+  })
+
   it('counts the limit in bytes: a character cut at the limit shows as U+FFFD', async () => {
     const hook = await receiver(500, 'é'.repeat(10))
     const webhooks = new WebhookDestination({ webhooks: [{ url: hook.url }] }, { responseBodyLimit: 5 })

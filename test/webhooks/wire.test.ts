@@ -63,6 +63,13 @@ describe('send: the request on the wire', () => {
     ])
   })
 
+  it('keeps the query string of a URL in the request target', async () => {
+    const hook = await receiver(answer(204))
+    const result = await new WebhookDestination({ webhooks: [{ url: `${hook.url}?team=growth&x=%20y` }] }).send(message)
+    expect(result.ok).toBe(true)
+    expect(hook.requests[0]?.url).toBe('/hook?team=growth&x=%20y')
+  })
+
   it('sends no X-Signature without a shared secret', async () => {
     const hook = await receiver(answer(204))
     await new WebhookDestination({ webhooks: [{ url: hook.url }] }).send(message)

@@ -1,3 +1,4 @@
+import { SEND_STORED, type SendsStored } from '../../webhooks/stored'
 import type { DueDelivery } from '../store/store'
 import type { AttemptResult, Destination } from './destination'
 
@@ -16,7 +17,14 @@ export async function sendAttempt(
   }
   try {
     const subset = urls !== undefined && urls.length < (destination.urls?.length ?? 0)
-    const result = await (subset ? destination.send(delivery.message, { urls }) : destination.send(delivery.message))
+    const options = subset ? { urls } : undefined
+    // The message was validated at ingest: the Webhooks destination formats it without checking it again.
+    const sendStored = (destination as Partial<SendsStored>)[SEND_STORED]
+    const result = await (sendStored !== undefined
+      ? sendStored.call(destination, delivery.message, options)
+      : subset
+        ? destination.send(delivery.message, options)
+        : destination.send(delivery.message))
     return { kind: 'sent', result }
   } catch (error) {
     // A destination reports delivery failures in its result; it throws only for a message it

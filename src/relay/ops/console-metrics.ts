@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { MESSAGE_TYPES } from '../../shared/message'
 import { LIBRARY_VERSION } from '../../shared/version'
-import type { SettledAttempt } from '../delivery/worker'
 
 // Issue 20's metrics (the operator's console), kept apart from metrics.ts so that other additions
 // there merge cleanly: how long ingest requests take, what receivers answer, and which build runs.
@@ -22,7 +21,8 @@ const INGEST_PATH = new RegExp(`^/v1/(?:batch|${MESSAGE_TYPES.join('|')})$`)
 /** The console's series, registered in a relay's own registry by {@link RelayMetrics}. */
 export class ConsoleMetrics {
   readonly #ingestDuration: Histogram<'status'>
-  readonly #requests: Counter<'source' | 'destination' | 'status_class'>
+  /** Webhook requests by the answer's class; fed by the attempt tally of {@link RelayMetrics}. */
+  readonly requests: Counter<'source' | 'destination' | 'status_class'>
 
   constructor(registers: Registry[], routes: readonly { source: string; destination: string }[]) {
     this.#ingestDuration = new Histogram({
@@ -32,7 +32,7 @@ export class ConsoleMetrics {
       buckets: INGEST_BUCKETS,
       registers,
     })
-    this.#requests = new Counter({
+    this.requests = new Counter({
       name: 'tracklet_webhook_requests_total',
       help: "Webhook requests of delivery attempts, by the receiver's answer: 2xx, 3xx, 4xx, 5xx, or error (no answer: a timeout, a refused connection).",
       labelNames: ['source', 'destination', 'status_class'],
@@ -47,7 +47,7 @@ export class ConsoleMetrics {
     buildInfo.set({ version: LIBRARY_VERSION }, 1)
     // Every series a configured route will have starts at 0, so rate() sees its first increase.
     for (const route of routes) {
-      for (const status_class of STATUS_CLASSES) this.#requests.inc({ ...route, status_class }, 0)
+      for (const status_class of STATUS_CLASSES) this.requests.inc({ ...route, status_class }, 0)
     }
   }
 
@@ -67,17 +67,6 @@ export class ConsoleMetrics {
         })
       }
       listener(req, res)
-    }
-  }
-
-  /** Counts the requests of a settled attempt by their answers' class. */
-  attemptSettled(attempt: SettledAttempt): void {
-    for (const request of attempt.outcome.requests) {
-      this.#requests.inc({
-        source: attempt.source,
-        destination: attempt.destination,
-        status_class: statusClass(request.status),
-      })
     }
   }
 }

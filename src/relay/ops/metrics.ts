@@ -10,6 +10,7 @@ import { HttpError } from '../http/http-error'
 import type { StoreHealth } from './health'
 import { ConsoleMetrics } from './console-metrics'
 import { EventRates } from './rates'
+import { AttemptTally, type AttemptOutcomeLabel } from './attempt-tally'
 
 /** What the metrics read at scrape time besides their own counters. */
 export interface RelayMetricsOptions {
@@ -21,8 +22,7 @@ export interface RelayMetricsOptions {
   now?: () => number
 }
 
-/** What a settled attempt became, as the `outcome` label says it. */
-export type AttemptOutcomeLabel = 'delivered' | 'retried' | 'dead_lettered'
+export type { AttemptOutcomeLabel }
 
 /** Events per minute over the last {@link RecentRates.minutes} minutes, for the operator page. */
 export interface RecentRates {
@@ -84,6 +84,8 @@ export class RelayMetrics {
   readonly #urlInFlight: Gauge<'url'>
   /** Issue 20's series: ingest durations, answers by status class, build info. */
   readonly console: ConsoleMetrics
+  /** Settled attempts not yet added to their series (a scrape adds them first). */
+  readonly #tally: AttemptTally
   /** Recent events, for the operator page's rates. */
   readonly #rates: EventRates<'ingested' | AttemptOutcomeLabel>
 
@@ -174,6 +176,11 @@ export class RelayMetrics {
         source.destinations.map((destination) => ({ source: source.name, destination })),
       ),
     )
+    this.#tally = new AttemptTally({
+      attempts: this.#attempts,
+      duration: this.#duration,
+      requests: this.console.requests,
+    })
     this.#exposed = Registry.merge([processMetrics(), this.#own])
   }
 
@@ -197,12 +204,9 @@ export class RelayMetrics {
   /** An attempt settled (the worker's `observe`). Never throws. */
   attemptSettled(attempt: SettledAttempt): void {
     try {
-      const labels = { source: attempt.source, destination: attempt.destination }
       const outcome = outcomeLabel(attempt)
-      this.#attempts.inc({ ...labels, outcome })
+      this.#tally.add(attempt, outcome)
       this.#rates.add(outcome)
-      this.#duration.observe(labels, Math.max(0, attempt.ms) / 1000)
-      this.console.attemptSettled(attempt)
     } catch (error) {
       log.error(`metrics: could not count an attempt: ${(error as Error).message}`, { event: 'internal-error' })
     }
@@ -224,6 +228,7 @@ export class RelayMetrics {
     await this.#readOutbox()
     this.#readCircuits()
     this.#storeWritable.set(this.#options.health.report().ok ? 1 : 0)
+    this.#tally.flush()
     return { contentType: this.#exposed.contentType, text: await this.#exposed.metrics() }
   }
 

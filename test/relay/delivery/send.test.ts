@@ -1,6 +1,8 @@
+import { MockAgent } from 'undici'
 import { describe, expect, it } from 'vitest'
 import type { Destination, SendOptions } from '../../../src/relay/delivery/destination'
 import { sendAttempt } from '../../../src/relay/delivery/send'
+import { WebhookDestination } from '../../../src/webhooks/index'
 import { dueDelivery } from '../fixtures/deliveries'
 
 const answered = { ok: true, retryable: false, attempts: [{ url: 'https://a.example/', status: 200, ms: 1 }] }
@@ -31,5 +33,55 @@ describe('one attempt', () => {
       kind: 'unsent',
       error: 'the destination threw: cannot format',
     })
+  })
+
+  it('through the Webhooks destination: a stored message is sent formatted, one it cannot format is unsent with why', async () => {
+    const agent = new MockAgent()
+    agent.disableNetConnect()
+    const bodies: unknown[] = []
+    agent
+      .get('https://hooks.example')
+      .intercept({ path: '/in', method: 'POST', body: (body) => bodies.push(JSON.parse(body)) > 0 })
+      .reply(200, 'ok')
+      .persist()
+    const webhooks = new WebhookDestination({ webhooks: [{ url: 'https://hooks.example/in' }] }, { dispatcher: agent })
+    try {
+      const sent = await sendAttempt(webhooks, dueDelivery(1), undefined)
+      expect(sent).toMatchObject({ kind: 'sent', result: { ok: true } })
+      expect(bodies).toEqual([
+        {
+          version: 1,
+          type: 'track',
+          userId: 'u',
+          event: 'E',
+          properties: {},
+          timestamp: '2026-01-01T00:00:00.000Z',
+          messageId: 'm1',
+        },
+      ])
+
+      const unknownType = {
+        ...dueDelivery(2),
+        message: { type: 'purchase', userId: 'u', timestamp: '2026-01-01T00:00:00.000Z' },
+      }
+      const noInstant = {
+        ...dueDelivery(3),
+        message: { ...dueDelivery(3).message, timestamp: '2026-02-30T00:00:00.000Z' },
+      }
+      expect(await sendAttempt(webhooks, unknownType as never, undefined)).toEqual({
+        kind: 'unsent',
+        error: expect.stringMatching(
+          /^the destination threw: Cannot format the message for the Webhooks destination: type must be one of .*, got "purchase"$/,
+        ),
+      })
+      expect(await sendAttempt(webhooks, noInstant, undefined)).toEqual({
+        kind: 'unsent',
+        error:
+          'the destination threw: Cannot format the message for the Webhooks destination: timestamp must be an ISO 8601 string with a time zone, got "2026-02-30T00:00:00.000Z"',
+      })
+      expect(bodies).toHaveLength(1)
+    } finally {
+      await agent.close()
+    }
   })
 })
