@@ -93,10 +93,32 @@ const LOWER_Z = 0x7a
 
 /**
  * A timestamp as ISO 8601 UTC with milliseconds (`2026-01-02T03:04:05.678Z`), from a `Date` or
- * an ISO 8601 string. Returns `undefined` for anything that does not name a real instant.
+ * an ISO 8601 string. Returns `undefined` for anything that does not name a real instant, and for
+ * an instant outside the years 0000–9999 (an offset can move `0000-01-01T00:00+01:00` into year
+ * −1, which `toISOString` writes `-000001-…`: a form no reader of these timestamps takes back).
  */
 export function toUtcTimestamp(value: unknown): string | undefined {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString()
-  if (typeof value === 'string' && isIsoTimestamp(value)) return new Date(value).toISOString()
-  return undefined
+  if (value instanceof Date) return inFourDigitYears(value)
+  if (typeof value !== 'string' || !isIsoTimestamp(value)) return undefined
+  // Already in the result's form (every timestamp the relay stores is): nothing to convert.
+  if (
+    value.length === CANONICAL_LENGTH &&
+    value.charCodeAt(10) === UPPER_T &&
+    value.charCodeAt(19) === DOT &&
+    value.charCodeAt(23) === UPPER_Z
+  ) {
+    return value
+  }
+  return inFourDigitYears(new Date(value))
+}
+
+// What `toISOString()` writes for the years 0000–9999.
+const CANONICAL_LENGTH = 24
+const UPPER_T = 0x54
+const UPPER_Z = 0x5a
+
+function inFourDigitYears(date: Date): string | undefined {
+  if (Number.isNaN(date.getTime())) return undefined
+  const iso = date.toISOString()
+  return iso.length === CANONICAL_LENGTH ? iso : undefined
 }

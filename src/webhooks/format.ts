@@ -67,29 +67,13 @@ export function formatStoredMessage(message: DeliverableMessage): WebhookBody {
 }
 
 function timestampOf(fields: Record<string, unknown>): string {
-  const timestamp = utcTimestampOf(fields['timestamp'])
+  const timestamp = toUtcTimestamp(fields['timestamp'])
   if (timestamp === undefined) {
     throw new WebhookMessageError(
       `timestamp must be an ISO 8601 string with a time zone, got ${describe(fields['timestamp'])}`,
     )
   }
   return timestamp
-}
-
-// What `toISOString()` writes for the years 0000–9999: the form the relay stores its times in.
-const CANONICAL_LENGTH = 24
-
-/**
- * {@link toUtcTimestamp}, with a shortcut for a string already in its result's form (the relay
- * stores timestamps so): it is its own answer when it reads back unchanged, which a day that does
- * not exist (February 30th, rolled over to March) never does.
- */
-function utcTimestampOf(value: unknown): string | undefined {
-  if (typeof value === 'string' && value.length === CANONICAL_LENGTH && value.endsWith('Z')) {
-    const ms = Date.parse(value)
-    if (!Number.isNaN(ms) && new Date(ms).toISOString() === value) return value
-  }
-  return toUtcTimestamp(value)
 }
 
 function formatDelete(message: DeleteMessage, timestamp: string): WebhookBody {
@@ -137,7 +121,7 @@ function formatCall(message: Message, timestamp: string): WebhookBody {
   put(body, 'context', message.context)
   put(body, 'anonymousId', message.anonymousId)
   put(body, 'messageId', message.messageId)
-  put(body, 'receivedAt', utcTimestampOf((message as { receivedAt?: unknown }).receivedAt))
+  put(body, 'receivedAt', toUtcTimestamp((message as { receivedAt?: unknown }).receivedAt))
   return body
 }
 
