@@ -8,7 +8,8 @@ import { asksForHelp, MAIN_HELP, RELAY_HELP, VERSION_TEXT } from './help'
 /** Exit code of a bad command line (as each command uses too). */
 const EXIT_USAGE = 2
 
-// What `tracklet` itself takes, for the nearest-name hint of a misspelling.
+// What `tracklet` itself takes (the cases of main's switch), for the nearest-name hint of a
+// misspelling. The long flags only: any two-character slip is one edit from -h or -v, a guess.
 const COMMANDS = ['send', 'relay', 'help']
 const MAIN_FLAGS = ['--help', '--version']
 

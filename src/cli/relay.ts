@@ -5,6 +5,7 @@ import { RELAY_DEFAULTS } from '../relay/config/defaults'
 import { configWarnings, logStartupWarnings, privateNetworkWarnings } from '../relay/config/startup-warnings'
 import { validateRelayOptions } from '../relay/config/validate'
 import { createRelay, loadRelayConfig, type Relay, RelayConfigError, type RelayOptions } from '../relay/index'
+import type { ResolvedRelayOptions } from '../relay/options'
 import { type LogFormat, logFormatFrom, plural, useLogLevel } from '../relay/log'
 import { nonBlockingStderr, writeLogTo } from '../relay/log-sink'
 import { isPostgresUrl, openStore } from '../relay/store/open-store'
@@ -49,13 +50,13 @@ export async function runRelay(args: string[]): Promise<number> {
   }
   const { options: final, origins } = withOverrides(options, parsed)
   if (parsed.check) return check(final, origins)
-  let workers: number
+  let resolved: ResolvedRelayOptions
   try {
-    workers = validateRelayOptions(final).workers
+    resolved = validateRelayOptions(final)
   } catch (error) {
     return failed(error, origins)
   }
-  if (workers > 1) return runPrimary(final, workers, origins, format)
+  if (resolved.workers > 1) return runPrimary(final, resolved, origins, format)
 
   const stopLogging = writeLogTo(nonBlockingStderr(), format)
   let relay: Relay
@@ -121,26 +122,27 @@ async function check(options: RelayOptions, origins: Origins): Promise<number> {
  */
 async function runPrimary(
   options: RelayOptions,
-  workers: number,
+  resolved: ResolvedRelayOptions,
   origins: Origins,
   format: LogFormat,
 ): Promise<number> {
-  const database = options.database ?? RELAY_DEFAULTS.database
+  const { database, workers } = resolved
   try {
     refuseUnsharedStore(database, workers)
   } catch (error) {
     return failed(error, origins)
   }
   const stopLogging = writeLogTo(nonBlockingStderr(), format)
-  const resolved = validateRelayOptions(options)
   const releaseLogLevel = useLogLevel(resolved.logLevel)
-  // Once for all the workers (each is a relay of its own, which would print them again).
-  void logStartupWarnings(resolved)
+  // Once for all the workers (each is a relay of its own, which would print them again); awaited
+  // below before the log stops, so a late host-name lookup's warning is not written after it.
+  const warned = logStartupWarnings(resolved)
   try {
     // Once, before any worker runs: the schema brought up to date, and on SQLite the leases of
     // the previous run cleared (each worker leaves the others' leases alone).
     await (await openStore(database)).close()
   } catch (error) {
+    await warned
     releaseLogLevel()
     await stopLogging()
     return failed(error, origins)
@@ -150,6 +152,7 @@ async function runPrimary(
       stdout.write(`tracklet relay listening on ${url} (${storeLine(options, origins)}, ${workers} workers)\n`),
     stopping: (signal) => stdout.write(`tracklet relay: ${signal} received, closing ${workers} workers\n`),
   })
+  await warned
   releaseLogLevel()
   await stopLogging()
   return end.kind === 'stopped' && end.clean ? EXIT_OK : EXIT_FAILED

@@ -56,15 +56,18 @@ const SHARED_STORE_POLL_MS = 1000
  * @throws {RelayError} (`ERR_RELAY_DATABASE`) when the database cannot be opened.
  */
 export async function createRelay(options: RelayOptions): Promise<Relay> {
-  return startRelay(options, { sharedByProcesses: false })
+  return startRelay(options, { sharedByProcesses: false, warningsLogged: false })
 }
 
 /**
- * How this relay's process stands to its store. `sharedByProcesses`: it is one of the workers of
- * `tracklet relay --workers N`, on a store the others use at once (internal, not exported to users).
+ * How this relay's process stands to its store and its fellows (internal, not exported to users).
+ * `sharedByProcesses`: it is one of the workers of `tracklet relay --workers N`, on a store the
+ * others use at once. `warningsLogged`: its start-up warnings were logged already (by the primary
+ * of those workers, once for all), so it logs none.
  */
 export interface RelayProcess {
   sharedByProcesses: boolean
+  warningsLogged: boolean
 }
 
 /** {@link createRelay}, for a relay that may be one of several processes on its store. */
@@ -79,8 +82,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
   }
   const forgetSecrets = redactFromLog(secretsOf(resolved))
   const releaseLogLevel = useLogLevel(resolved.logLevel)
-  // A worker of `tracklet relay --workers N` leaves them to its primary, which logs them once.
-  if (!process.sharedByProcesses) void logStartupWarnings(resolved)
+  if (!process.warningsLogged) void logStartupWarnings(resolved)
   const agent = guardedAgent({ allowPrivateNetworks: resolved.allowPrivateNetworks })
   let opened: Store | undefined
   // A probe runs only after a write failed, so only once the store is open.

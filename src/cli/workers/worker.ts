@@ -23,7 +23,7 @@ export async function runRelayWorker(failed: (error: unknown) => number): Promis
   if (!isStartMessage(message)) return leave(failed(new Error('the primary sent no options')))
   let relay: Relay
   try {
-    relay = await startRelay(message.options, { sharedByProcesses: true })
+    relay = await startRelay(message.options, { sharedByProcesses: true, warningsLogged: true })
   } catch (error) {
     return leave(failed(error))
   }
