@@ -106,10 +106,16 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
   }
 
-  /** The timeout ran out: abort now, or as soon as undici starts the request (it is connecting). */
+  /**
+   * The timeout ran out: abort the request. One still connecting (or waiting for a connection)
+   * has no handle to abort yet: the attempt ends now all the same, and undici's request is aborted
+   * as soon as it starts, before anything is written (onRequestStart).
+   */
   expire(): void {
     this.#timedOut = true
-    this.#controller?.abort(new Error(`timed out after ${this.#req.timeout} ms`))
+    const reason = new Error(`timed out after ${this.#req.timeout} ms`)
+    if (this.#controller === undefined) this.onResponseError(undefined, reason)
+    else this.#controller.abort(reason)
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {

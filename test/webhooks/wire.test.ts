@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { Agent } from 'undici'
+import { Agent, buildConnector } from 'undici'
 import { sign, WebhookDestination, WebhookMessageError, type DeliverableMessage } from '../../src/webhooks/index'
 import { answer, hang, startReceiver, type TestReceiver } from './receiver'
 
@@ -240,6 +240,29 @@ describe('send: timeouts', () => {
     expect(hook.requests).toHaveLength(1)
     // The aborted request's socket is destroyed, not left open to the silent receiver.
     await vi.waitFor(async () => expect(await hook.connections()).toBe(0))
+  })
+
+  it('times out a request still connecting (a receiver whose connect hangs), and never sends it later', async () => {
+    const hook = await receiver(answer(200))
+    // A connector that holds every connection in the making until the test lets it through.
+    const held: Array<() => void> = []
+    const stalling = new Agent({
+      connect: (options, callback) => {
+        held.push(() => buildConnector({})(options, callback))
+      },
+    })
+    try {
+      const webhooks = new WebhookDestination({ webhooks: [{ url: hook.url }] }, { timeout: 200, dispatcher: stalling })
+      const result = await webhooks.send(message)
+      expect(result).toMatchObject({ ok: false, retryable: true, attempts: [{ code: 'ERR_WEBHOOK_TIMEOUT' }] })
+      expect(result.attempts[0]?.error).toContain('timed out after 200 ms')
+      // The connection comes up after all: the timed-out request is not written to it.
+      for (const connect of held.splice(0)) connect()
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(hook.requests).toHaveLength(0)
+    } finally {
+      await stalling.close()
+    }
   })
 
   it('waits 5 s by default before timing out', async () => {
