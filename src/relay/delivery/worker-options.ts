@@ -14,7 +14,7 @@ export interface WorkerOptions {
   concurrency: number
   /** How long a claim holds before another relay may take the work, ms; renewed while in flight. */
   leaseTimeout: number
-  /** This relay's id, written with its leases. @default a random UUID */
+  /** This relay's id, written with its leases. @default 12 random characters */
   owner?: string
   /**
    * The circuit breaker per URL and the limit on requests in flight per URL, for destinations that

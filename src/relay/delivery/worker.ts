@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { redactUrl } from '../../shared/redact-url'
 import { clampTimerDelay } from '../../shared/retry'
 import { log } from '../log'
@@ -8,7 +7,7 @@ import { Breaker, type CircuitSnapshot, type Plan } from './breaker'
 import type { AttemptResult, RetryPolicy } from './destination'
 import { IdleSignal } from './idle'
 import { Lane } from './lane'
-import { Leases } from './leases'
+import { Leases, newLeaseOwner } from './leases'
 import { crashedOutcome, expiredOutcome, judgedOutcome } from './outcome'
 import { outcomeWriter } from './outcome-writer'
 import { sendAttempt } from './send'
@@ -63,7 +62,7 @@ export class Worker {
     this.#retries = options.retries
     this.#concurrency = options.concurrency
     this.#leaseTimeout = options.leaseTimeout
-    this.#owner = options.owner ?? randomUUID()
+    this.#owner = options.owner ?? newLeaseOwner()
     this.#now = options.now ?? Date.now
     this.#observe = options.observe
     for (const source of options.destinations.keys()) this.#lanes.set(source, new Lane(source))

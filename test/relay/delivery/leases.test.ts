@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { Leases } from '../../../src/relay/delivery/leases'
+import { Leases, newLeaseOwner } from '../../../src/relay/delivery/leases'
 
 beforeEach(() => {
   vi.useFakeTimers({ now: 0 })
@@ -76,5 +76,13 @@ describe('the leases a relay holds', () => {
     leases.stop()
     await vi.advanceTimersByTimeAsync(10_000)
     expect(calls.renewed).toEqual([])
+  })
+})
+
+describe('newLeaseOwner', () => {
+  it('gives each relay its own short id (what every claim writes into the row)', () => {
+    const owners = Array.from({ length: 10_000 }, newLeaseOwner)
+    expect(new Set(owners).size).toBe(owners.length)
+    for (const owner of owners.slice(0, 100)) expect(owner).toMatch(/^[A-Za-z0-9_-]{12}$/)
   })
 })
