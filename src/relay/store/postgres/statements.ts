@@ -31,10 +31,10 @@ export const POSTGRES_STATEMENTS = {
   // The outbox.
   // Due at once by the database's clock: a relay whose clock is ahead would otherwise write them due later.
   // A message already written (same message id, source and destination), or given twice in the
-  // batch, is skipped by looking first: ON CONFLICT would write a speculative insert's confirm
-  // record for every row (a twentieth of ingest's WAL) to catch what is almost never there. Two
-  // relays writing the same new message at once still meet at the unique index: the loser's
-  // statement fails (23505) and its batch is written again by enqueueRacing.
+  // batch, is skipped by looking first rather than by ON CONFLICT (why: docs/postgres.md, "What
+  // each message costs the database"). Two relays writing the same new message at once still meet
+  // at the unique index: the loser's statement fails (23505) and its batch is written again by
+  // enqueueRacing.
   enqueue: `
   WITH ${CLOCK('$8')}, given AS (
     SELECT *, row_number() OVER (PARTITION BY m, s, d ORDER BY n) AS copy
