@@ -59,7 +59,9 @@ async function withClient(url, work) {
 export async function startWalBreakdown(server, databaseUrl) {
   const from = await withClient(server.adminUrl, async (client) => {
     await client.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect')
-    return (await client.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn
+    // The insert position at both ends, so the total counts exactly the records written between
+    // (pg_current_wal_lsn() is where the WAL was last written out to, which lags behind it).
+    return (await client.query('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0].lsn
   })
   return {
     async stop() {

@@ -53,8 +53,11 @@ describe.each(STORE_KINDS)('enqueueing a large commit on the %s store', (kind: S
   it('counts and keeps one delivery per message and route, duplicates in one commit or sent again', async () => {
     const store = await open()
     expect(await store.enqueue(Array.from({ length: 30 }, (_, i) => delivery(i)))).toBe(30)
-    // Sent again with new ones, and some twice in the same commit, spread across statements.
+    // Sent again with new ones, and some twice in the same commit: a new one twice side by side
+    // (inside SQLite's first multi-row statement) and a third time in the next, others in the rest.
     const again = [
+      delivery(30),
+      delivery(30),
       ...Array.from({ length: 60 }, (_, i) => delivery(i)),
       delivery(45),
       delivery(59),
@@ -63,6 +66,7 @@ describe.each(STORE_KINDS)('enqueueing a large commit on the %s store', (kind: S
     expect(await store.enqueue(again)).toBe(31)
     const stored = await store.list({ after: 0, limit: 1000 })
     expect(stored).toHaveLength(61)
+    expect(stored.filter((d) => d.messageId === 'm-30')).toHaveLength(1)
     expect(stored.filter((d) => d.messageId === 'm-59').map((d) => d.destination)).toEqual(['Webhooks', 'Other'])
   })
 })

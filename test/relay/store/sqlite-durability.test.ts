@@ -44,4 +44,32 @@ describe('the SQLite store waits for the disk', () => {
       await store.close()
     }
   })
+
+  it('for the next enqueue after a claim and an outcome that failed', async () => {
+    let now = T0
+    const { store, db } = await openSqliteStoreWithDb(':memory:', () => now)
+    try {
+      await store.enqueue([
+        { source: 'web', destination: 'Webhooks', messageId: 'm1', type: 'track', json: '{"messageId":"m1"}' },
+      ])
+      const [claimed] = await store.claim({ source: 'web', limit: 10, owner: 'w1', leaseMs: 30_000 })
+
+      // A request without a URL breaks the attempts' NOT NULL: the outcome is refused whole.
+      const request = { url: null as unknown as string, status: 200, ms: 3 }
+      await expect(
+        store.record([{ id: claimed!.id, at: T0, requests: [request], next: { status: 'delivered' } }]),
+      ).rejects.toThrow(/NOT NULL/)
+      expect(db.pragma('synchronous', { simple: true })).toBe(FULL)
+
+      // A claim the database refuses, once the first lease ran out (a trigger stands in for any failed write).
+      now = T0 + 60_000
+      db.exec(
+        "CREATE TRIGGER refuse_claims BEFORE UPDATE OF lease_until ON deliveries BEGIN SELECT RAISE(ABORT, 'refused'); END",
+      )
+      await expect(store.claim({ source: 'web', limit: 10, owner: 'w2', leaseMs: 30_000 })).rejects.toThrow(/refused/)
+      expect(db.pragma('synchronous', { simple: true })).toBe(FULL)
+    } finally {
+      await store.close()
+    }
+  })
 })

@@ -18,8 +18,8 @@ const ROWS = `
 
 // A PostgreSQL database written before the status index went (schema 4) is brought up to date in
 // place: every delivery keeps its status and its requests, dead letters are still found and
-// replayed through the index left for them alone, and new requests are recorded without the
-// attempts' primary key.
+// replayed through the index left for them alone, and new requests are recorded under the
+// attempts' new primary key (delivery, then id).
 describe('the status-index migration', () => {
   it('upgrades a PostgreSQL database of schema 4 in place, keeping every delivery and its attempts', async () => {
     const url = await freshPostgresDatabase()
@@ -60,14 +60,21 @@ describe('the status-index migration', () => {
       expect(delivered?.status).toBe('delivered')
       expect(delivered?.attempts.map((a) => a.status)).toEqual([503, 200])
 
-      const indexes = await sql<{ indexname: string }>(
+      const indexes = await sql<{ indexname: string; indexdef: string }>(
         url,
-        "SELECT indexname FROM pg_indexes WHERE tablename IN ('deliveries', 'attempts')",
+        "SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN ('deliveries', 'attempts')",
       )
       const names = indexes.map((i) => i.indexname)
       expect(names).toContain('deliveries_failed')
       expect(names).not.toContain('deliveries_status')
-      expect(names).not.toContain('attempts_pkey')
+      // One index per request: the primary key, by delivery then id, in place of two.
+      expect(
+        indexes
+          .filter((i) => i.indexname.startsWith('attempts_'))
+          .map((i) => i.indexname)
+          .sort(),
+      ).toEqual(['attempts_pkey', 'attempts_url'])
+      expect(indexes.find((i) => i.indexname === 'attempts_pkey')?.indexdef).toContain('(delivery_id, id)')
     } finally {
       await store.close()
     }

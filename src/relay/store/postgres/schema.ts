@@ -126,12 +126,18 @@ export const MIGRATIONS: readonly string[] = [
   // HOT and gets an entry in every index whose predicate it meets: a status index over every
   // delivery took one at ingest and one at each outcome. Only dead letters (few) keep one now;
   // pending ones are found through deliveries_due, delivered ones (most) by id. And no search reads
-  // attempts by id (they are found by delivery and by URL, ordered by id after), so the primary
-  // key's index went with every request recorded for nothing; the identity keeps them in order.
+  // attempts by id alone (they are found by delivery and by URL, ordered by id after), so attempts
+  // keep one index per request instead of two: a primary key on (delivery_id, id) serves the
+  // delivery log's requests in order. A primary key stays because a table without one has no
+  // replica identity: with a publication on the database (logical replication, CDC, blue/green
+  // upgrades) every DELETE from it fails, retention included; tracklet_schema gets a replica
+  // identity (its whole row) for the same reason: migrate rewrites that row at every start.
   `
   DROP INDEX deliveries_status;
   CREATE INDEX deliveries_failed ON deliveries (id) WHERE status = 'failed';
-  ALTER TABLE attempts DROP CONSTRAINT attempts_pkey;
+  ALTER TABLE attempts DROP CONSTRAINT attempts_pkey, ADD PRIMARY KEY (delivery_id, id);
+  DROP INDEX attempts_delivery;
+  ALTER TABLE tracklet_schema REPLICA IDENTITY FULL;
   `,
 ]
 

@@ -31,10 +31,10 @@ export const POSTGRES_STATEMENTS = {
   // The outbox.
   // Due at once by the database's clock: a relay whose clock is ahead would otherwise write them due later.
   // A message already written (same message id, source and destination), or given twice in the
-  // batch, is skipped by looking first: ON CONFLICT would write a speculative insert's confirm
-  // record for every row (a twentieth of ingest's WAL) to catch what is almost never there. Two
-  // relays writing the same new message at once still meet at the unique index: the loser's
-  // statement fails (23505) and its batch is written again by enqueueRacing.
+  // batch, is skipped by looking first rather than by ON CONFLICT (why: docs/postgres.md, "What
+  // each message costs the database"). Two relays writing the same new message at once still meet
+  // at the unique index: the loser's statement fails (23505) and its batch is written again by
+  // enqueueRacing.
   enqueue: `
   WITH ${CLOCK('$8')}, given AS (
     SELECT *, row_number() OVER (PARTITION BY m, s, d ORDER BY n) AS copy
@@ -178,8 +178,16 @@ export const POSTGRES_STATEMENTS = {
   SELECT at, status, error, response_body FROM attempts
   WHERE url = $1 AND at >= $2 AND (status IS NULL OR status NOT BETWEEN 200 AND 299)
   ORDER BY at DESC, id DESC LIMIT 1`,
-  backlog: `SELECT source, status, count(*) AS count, min(created_at) AS "oldestCreatedAt" FROM deliveries
-       WHERE status IN ('pending', 'failed') GROUP BY source, status ORDER BY source, status`,
+  // One query per status, so that each reads its own partial index (deliveries_due, deliveries_failed):
+  // a status in a list (IN, = ANY) matches neither predicate and reads the whole table, delivered
+  // history included, at every /metrics scrape.
+  backlog: `
+  SELECT source, 'failed' AS status, count(*) AS count, min(created_at) AS "oldestCreatedAt" FROM deliveries
+  WHERE status = 'failed' GROUP BY source
+  UNION ALL
+  SELECT source, 'pending', count(*), min(created_at) FROM deliveries
+  WHERE status = 'pending' GROUP BY source
+  ORDER BY source, status`,
   // Deleted oldest first, skipping rows being written at this instant; attempts go with them.
   prune: `
   WITH gone AS (

@@ -10,7 +10,6 @@ import {
   REPLAY_CHUNK,
   requestDetails,
   routesJson,
-  searchKeys,
   toDeliveryViews,
   toFailure,
   toDueDeliveries,
@@ -43,7 +42,14 @@ import { deadLetterFilter, filterFields, findPage, nothingMatched } from '../fil
 import { openSqliteDatabase, type SqliteDatabase } from './schema'
 import { SqliteCircuits } from './sqlite-circuits'
 import { StatementCache } from './statement-cache'
-import { ENQUEUE_PARAMS, ENQUEUE_ROWS, filterParams, SQLITE_CHUNK, SQLITE_STATEMENTS as SQL } from './statements'
+import {
+  ENQUEUE_PARAMS,
+  ENQUEUE_ROWS,
+  enqueueParams,
+  filterParams,
+  SQLITE_CHUNK,
+  SQLITE_STATEMENTS as SQL,
+} from './statements'
 
 /**
  * Opens the SQLite store at `path` (a file, created when missing, or `':memory:'`). One SQLite
@@ -100,10 +106,11 @@ export class SqliteStore implements Store {
     if (!sharedByProcesses) sql.get(SQL.voidLeases).run()
     this.circuits = new SqliteCircuits(sql, now, { sharedByProcesses })
 
+    // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
+    const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))
+    const one = sql.get(SQL.enqueue(1))
     this.#enqueueAll = db.transaction((deliveries: readonly NewDelivery[]) => {
       const now = this.#now()
-      const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))
-      const one = sql.get(SQL.enqueue(1))
       const params: unknown[] = new Array(ENQUEUE_ROWS * ENQUEUE_PARAMS)
       let inserted = 0
       let i = 0
@@ -348,19 +355,4 @@ export class SqliteStore implements Store {
       this.#sql.get(sql(chunk.length)).run(...params, ...chunk)
     }
   }
-}
-
-// A delivery's parameters for `enqueue`, written into `params` from `at`, in the statement's column order.
-function enqueueParams(d: NewDelivery, now: number, params: unknown[], at: number): void {
-  const { userId, event } = searchKeys(d)
-  params[at] = d.source
-  params[at + 1] = d.destination
-  params[at + 2] = d.messageId
-  params[at + 3] = d.type
-  params[at + 4] = d.json
-  params[at + 5] = userId
-  params[at + 6] = event
-  params[at + 7] = now
-  params[at + 8] = now
-  params[at + 9] = now
 }
