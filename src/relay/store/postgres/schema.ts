@@ -1,4 +1,5 @@
-import type { PoolClient } from 'pg'
+import type { PoolClient, QueryConfig } from 'pg'
+import { log } from '../../log'
 import type { PostgresPool } from './pool'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
@@ -143,31 +144,56 @@ export const MIGRATIONS: readonly string[] = [
 
 // The advisory lock that serialises migrations between relays starting together (any constant
 // no other application is likely to pick: "tracklet" in ASCII).
-const MIGRATION_LOCK = 0x747261636b6c6574n
+export const MIGRATION_LOCK = 0x747261636b6c6574n
+
+// How long an upgrade may take, and a relay wait for another relay's: not `storeTimeout`, which
+// bounds the calls of a running relay (seconds), while building an index on a big outbox takes
+// minutes. Still a limit, on the client's side, so a server that froze mid-upgrade cannot hold a
+// start for ever.
+const SCHEMA_UPGRADE_LIMIT_MS = 60 * 60_000
 
 /**
  * Brings the database's schema up to date, in one transaction under an advisory lock: relays
  * started at the same time on an empty database take turns, the first creates the tables and the
- * others find them made.
+ * others find them made. An upgrade (and a wait for another relay's) is bounded by
+ * {@link SCHEMA_UPGRADE_LIMIT_MS}, not by `storeTimeout`, and says so in the log; a database
+ * already up to date takes the usual bounded calls.
  *
  * @throws {Error} when the database was written by a newer relay (a schema version this one does not know).
  */
-export async function migrate(pool: PostgresPool): Promise<void> {
+export async function migrate(pool: PostgresPool, migrations: readonly string[] = MIGRATIONS): Promise<void> {
   const client = await pool.connect()
   let failed: unknown
+  const long = (text: string, values?: unknown[]) =>
+    client.query({ text, values, query_timeout: SCHEMA_UPGRADE_LIMIT_MS } as QueryConfig)
   try {
     await client.query('BEGIN')
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()])
+    const { rows } = await client.query('SELECT pg_try_advisory_xact_lock($1) AS got', [MIGRATION_LOCK.toString()])
+    if (!rows[0].got) {
+      log.info('waiting for another relay to bring the PostgreSQL schema up to date', { event: 'schema-wait' })
+      await client.query('SET LOCAL statement_timeout = 0')
+      await long('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()])
+    }
     await client.query('CREATE TABLE IF NOT EXISTS tracklet_schema (version integer NOT NULL)')
     const version = await schemaVersion(client)
-    if (version > MIGRATIONS.length) {
+    if (version > migrations.length) {
       throw new Error(
-        `it was written by a newer relay (schema ${version}, this relay knows ${MIGRATIONS.length}); upgrade this relay`,
+        `it was written by a newer relay (schema ${version}, this relay knows ${migrations.length}); upgrade this relay`,
       )
     }
-    for (const sql of MIGRATIONS.slice(version)) await client.query(sql)
-    await client.query('DELETE FROM tracklet_schema')
-    await client.query('INSERT INTO tracklet_schema (version) VALUES ($1)', [MIGRATIONS.length])
+    // Up to date (every start but the first of a version): nothing is written.
+    if (version < migrations.length) {
+      if (version > 0) {
+        log.info(
+          `upgrading the PostgreSQL schema from version ${version} to ${migrations.length} (on a big outbox, index builds take minutes)`,
+          { event: 'schema-upgrade' },
+        )
+      }
+      await client.query('SET LOCAL statement_timeout = 0')
+      for (const sql of migrations.slice(version)) await long(sql)
+      await client.query('DELETE FROM tracklet_schema')
+      await client.query('INSERT INTO tracklet_schema (version) VALUES ($1)', [migrations.length])
+    }
     await client.query('COMMIT')
   } catch (error) {
     failed = error
