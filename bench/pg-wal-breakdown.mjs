@@ -16,8 +16,6 @@
 //
 //   node bench/pg-wal-breakdown.mjs                 20,000 messages
 //   node bench/pg-wal-breakdown.mjs --messages 50000
-import { rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -165,30 +163,11 @@ export function printWalBreakdown(title, breakdown, messages) {
 
 // --- The command: the store's own statements on a fresh server. ---
 
-// The stores are internal (not in the package's exports): bundled from the source next to this
-// file so that their dependencies resolve from the project (as bench/store-search.mjs does).
+// The store is internal: bundled from the source (the module only when the command runs).
 async function loadPostgresStore() {
-  const { build } = await import('esbuild')
-  const out = join(import.meta.dirname, `.pg-wal-breakdown-${process.pid}.mjs`)
-  const result = await build({
-    stdin: {
-      contents: `export { openPostgresStore } from './src/relay/store/postgres/postgres-store'`,
-      resolveDir: join(import.meta.dirname, '..'),
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    write: false,
-    logLevel: 'silent',
-  })
-  writeFileSync(out, result.outputFiles[0].text)
-  try {
-    return (await import(pathToFileURL(out).href)).openPostgresStore
-  } finally {
-    rmSync(out, { force: true })
-  }
+  const { importSource } = await import('./load-source.mjs')
+  return (await importSource(`export { openPostgresStore } from './src/relay/store/postgres/postgres-store'`))
+    .openPostgresStore
 }
 
 // A message as the relay stores it: what the SDK sent (bench/relay.mjs's shape) plus the relay's fields.

@@ -10,13 +10,12 @@
 // The rows are written straight into the tables the store created (one INSERT … SELECT per
 // chunk, far faster than the ingest path, which is not what is measured here): 90 % delivered,
 // 5 % dead-lettered, 5 % pending, 10 deliveries per user, each with its own messageId.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { build } from 'esbuild'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
+import { importSource } from './load-source.mjs'
 
 const { values: args } = parseArgs({
   options: { store: { type: 'string' }, rows: { type: 'string' }, runs: { type: 'string' } },
@@ -29,31 +28,10 @@ const T0 = Date.parse('2026-01-01T00:00:00.000Z')
 
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-search-bench-'))
 
-// The stores are internal (not in the package's exports): bundle them from the source, next to
-// this file so that their dependencies resolve from the project, and delete the bundle once loaded.
-async function loadStores() {
-  const out = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, `.store-search-${process.pid}.mjs`)
-  const result = await build({
-    stdin: {
-      contents: `
-        export { openSqliteStore } from './src/relay/store/sqlite/sqlite-store'
-        export { openPostgresStore } from './src/relay/store/postgres/postgres-store'`,
-      resolveDir: process.cwd(),
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    write: false,
-    logLevel: 'silent',
-  })
-  writeFileSync(out, result.outputFiles[0].text)
-  try {
-    return await import(pathToFileURL(out).href)
-  } finally {
-    rmSync(out, { force: true })
-  }
+function loadStores() {
+  return importSource(`
+    export { openSqliteStore } from './src/relay/store/sqlite/sqlite-store'
+    export { openPostgresStore } from './src/relay/store/postgres/postgres-store'`)
 }
 
 // Row i, as the SQL below builds it: status by i % 20, user by i % USERS, created one ms apart.
