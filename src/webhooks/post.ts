@@ -1,5 +1,4 @@
 import createDebug from 'debug'
-import type { IncomingHttpHeaders } from 'node:http'
 import { type Dispatcher, getGlobalDispatcher } from 'undici'
 import { redactUrl } from '../shared/redact-url'
 import { parseRetryAfter } from './retry-after'
@@ -57,7 +56,7 @@ export interface PostRequest {
 /** The code of an attempt that got no answer within the timeout. */
 export const TIMEOUT_CODE = 'ERR_WEBHOOK_TIMEOUT'
 // How much of a response body is drained so the connection can be reused; past this the socket is
-// destroyed instead. A 2xx answer is not read; of a failure's, the start is kept.
+// destroyed instead. A 2xx answer is read and thrown away; of a failure's, the start is kept.
 const DRAIN_LIMIT_BYTES = 64 * 1024
 
 /**
@@ -71,14 +70,17 @@ export function post(req: PostRequest): Promise<DeliveryAttempt> {
 
 // Every webhook request goes through here, so it is a dispatch handler of its own rather than
 // undici's `request()`: no AbortController and listener per request (the timer aborts through
-// the controller undici hands over), no response stream to drain; the body is counted as it comes.
+// the function undici hands over), no response stream to drain; the body is counted as it comes.
+// Its callbacks are the ones every undici since 5 takes (onConnect, onHeaders, …): the global
+// dispatcher may be the undici bundled in Node 20 and 22 (6.x), installed by a `fetch()` made
+// before this module loaded, which refuses a handler of undici 7's newer callbacks alone.
 class Exchange implements Dispatcher.DispatchHandler {
   readonly #req: PostRequest
   readonly #resolve: (attempt: DeliveryAttempt) => void
   readonly #started = performance.now()
   #timer: NodeJS.Timeout | undefined
-  /** Undici's handle on the request once it is on a connection: what the timeout aborts. */
-  #controller: Dispatcher.DispatchController | undefined
+  /** Aborts the request once undici has started it on a connection: what the timeout calls. */
+  #abort: ((reason: Error) => void) | undefined
   #timedOut = false
   #settled = false
   /** Set once the response headers came: the attempt the body is read for. */
@@ -102,47 +104,48 @@ class Exchange implements Dispatcher.DispatchHandler {
         this,
       )
     } catch (error) {
-      this.onResponseError(undefined, error as Error)
+      this.onError(error as Error)
     }
   }
 
   /**
    * The timeout ran out: abort the request. One still connecting (or waiting for a connection)
    * has no handle to abort yet: the attempt ends now all the same, and undici's request is aborted
-   * as soon as it starts, before anything is written (onRequestStart).
+   * as soon as it starts, before anything is written (onConnect).
    */
   expire(): void {
     this.#timedOut = true
     const reason = new Error(`timed out after ${this.#req.timeout} ms`)
-    if (this.#controller === undefined) this.onResponseError(undefined, reason)
-    else this.#controller.abort(reason)
+    if (this.#abort === undefined) this.onError(reason)
+    else this.#abort(reason)
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.#controller = controller
-    if (this.#timedOut) controller.abort(new Error(`timed out after ${this.#req.timeout} ms`))
+  onConnect(abort: (reason?: Error) => void): void {
+    this.#abort = abort
+    if (this.#timedOut) abort(new Error(`timed out after ${this.#req.timeout} ms`))
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
     // An informational answer (100 Continue): the real one follows.
-    if (statusCode < 200) return
+    if (statusCode < 200) return true
     const req = this.#req
     const attempt: DeliveryAttempt = { url: req.url, status: statusCode, ms: elapsed(this.#started) }
     if (statusCode >= 300) {
-      const retryAfterMs = parseRetryAfter(headers['retry-after'], Date.now())
+      const retryAfterMs = parseRetryAfter(headerValue(rawHeaders, 'retry-after'), Date.now())
       if (retryAfterMs !== undefined) attempt.retryAfterMs = retryAfterMs
       attempt.requestHeaders = req.shownHeaders()
       if (req.responseBodyLimit > 0) this.#kept = []
     }
     this.#attempt = attempt
     // Like a drain with a limit: a body announced larger than it is not read at all.
-    if (this.#kept === undefined && Number(headers['content-length']) > DRAIN_LIMIT_BYTES) {
-      this.#stopReading(controller)
+    if (this.#kept === undefined && Number(headerValue(rawHeaders, 'content-length')) > DRAIN_LIMIT_BYTES) {
+      this.#stopReading()
     }
+    return true
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.#settled) return
+  onData(chunk: Buffer): boolean {
+    if (this.#settled) return true
     const kept = this.#kept
     const limit = this.#req.responseBodyLimit
     if (kept !== undefined && this.#keptBytes < limit) {
@@ -152,14 +155,15 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.#keptBytes += piece.length
     }
     this.#seen += chunk.length
-    if (this.#seen > DRAIN_LIMIT_BYTES) this.#stopReading(controller)
+    if (this.#seen > DRAIN_LIMIT_BYTES) this.#stopReading()
+    return true
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     this.#answered()
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+  onError(error: Error): void {
     if (this.#settled) return
     const req = this.#req
     if (this.#attempt !== undefined) {
@@ -180,9 +184,9 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   // Past the drain limit: the socket is destroyed rather than read on; the answer is what came.
-  #stopReading(controller: Dispatcher.DispatchController): void {
+  #stopReading(): void {
     this.#answered()
-    controller.abort(new Error('the response body is past the drain limit'))
+    this.#abort?.(new Error('the response body is past the drain limit'))
   }
 
   #answered(): void {
@@ -202,6 +206,18 @@ class Exchange implements Dispatcher.DispatchHandler {
     clearTimeout(this.#timer)
     this.#resolve(attempt)
   }
+}
+
+// The value of header `name` (lower case) in undici's raw headers (name, value, name, value… as
+// bytes), or undefined. Only the two headers read here are looked for, so none is decoded for nothing.
+function headerValue(rawHeaders: Buffer[], name: string): string | undefined {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const key = rawHeaders[i]!
+    if (key.length === name.length && key.toString('latin1').toLowerCase() === name) {
+      return rawHeaders[i + 1]!.toString('latin1')
+    }
+  }
+  return undefined
 }
 
 // One function for every request's timer (the request rides along as its argument): no closure each.

@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Agent, buildConnector } from 'undici'
 import { sign, WebhookDestination, WebhookMessageError, type DeliverableMessage } from '../../src/webhooks/index'
@@ -256,9 +257,10 @@ describe('send: timeouts', () => {
       const result = await webhooks.send(message)
       expect(result).toMatchObject({ ok: false, retryable: true, attempts: [{ code: 'ERR_WEBHOOK_TIMEOUT' }] })
       expect(result.attempts[0]?.error).toContain('timed out after 200 ms')
-      // The connection comes up after all: the timed-out request is not written to it.
+      // The connection comes up after all: the timed-out request is aborted on it, unwritten.
+      const closed = once(stalling, 'disconnect')
       for (const connect of held.splice(0)) connect()
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      await closed
       expect(hook.requests).toHaveLength(0)
     } finally {
       await stalling.close()

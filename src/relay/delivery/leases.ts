@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto'
 import { log, plural } from '../log'
 import type { Store } from '../store/store'
 
-/** What {@link Leases} needs: the store, whose leases these are, and how long one holds. */
 /**
  * A new relay's id, which it writes with every lease it takes (each claim writes it into the
  * row): 72 random bits in 12 characters, as unlikely to repeat among a database's relays as a
@@ -12,6 +11,7 @@ export function newLeaseOwner(): string {
   return randomBytes(9).toString('base64url')
 }
 
+/** What {@link Leases} needs: the store, whose leases these are, and how long one holds. */
 export interface LeasesOptions {
   store: Pick<Store, 'renew' | 'release'>
   /** This relay's id, written with its leases. */
