@@ -3,7 +3,8 @@
  * `YYYY-MM-DDTHH:mm`, then optionally `:ss` and a fraction of a second, then `Z` or an offset
  * `±HH:mm` (or `±HHmm`); `T` and `Z` in either case. A string without a zone would be read in the
  * server's local time, so it is refused rather than guessed; so is a day that does not exist
- * (February 30th), which `Date.parse` would roll over into March.
+ * (February 30th), which `Date.parse` would roll over into March, and an instant an offset
+ * moves out of the years 0000–9999 (`0000-01-01T00:00+01:00` is in year −1).
  *
  * One scan of the characters, no regular expression and no `Date`: every message a relay ingests
  * or delivers is checked, and the regular expression, its captures and `Date.parse` cost ten times
@@ -45,7 +46,10 @@ export function isIsoTimestamp(value: string): boolean {
       if (at === fractionStart) return false
     }
   }
-  return isZone(value, at)
+  if (!isZone(value, at)) return false
+  // Only at the calendar's two ends can an offset move the instant out of the years 0000–9999,
+  // which toISOString then writes as ±YYYYYY, a form no reader of these timestamps takes back.
+  return (year !== 0 && year !== 9999) || new Date(value).toISOString().length === CANONICAL_LENGTH
 }
 
 // Whether `value` from `at` to its end is `Z`, `±HH:mm` or `±HHmm` (hours to 23, minutes to 59).
@@ -93,9 +97,8 @@ const LOWER_Z = 0x7a
 
 /**
  * A timestamp as ISO 8601 UTC with milliseconds (`2026-01-02T03:04:05.678Z`), from a `Date` or
- * an ISO 8601 string. Returns `undefined` for anything that does not name a real instant, and for
- * an instant outside the years 0000–9999 (an offset can move `0000-01-01T00:00+01:00` into year
- * −1, which `toISOString` writes `-000001-…`: a form no reader of these timestamps takes back).
+ * an ISO 8601 string. Returns `undefined` for anything that does not name a real instant within
+ * the years 0000–9999 ({@link isIsoTimestamp}; a `Date` of year 10000 too).
  */
 export function toUtcTimestamp(value: unknown): string | undefined {
   if (value instanceof Date) return inFourDigitYears(value)
@@ -109,7 +112,7 @@ export function toUtcTimestamp(value: unknown): string | undefined {
   ) {
     return value
   }
-  return inFourDigitYears(new Date(value))
+  return new Date(value).toISOString()
 }
 
 // What `toISOString()` writes for the years 0000–9999.

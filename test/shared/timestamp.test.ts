@@ -69,7 +69,9 @@ function referenceIsIsoTimestamp(value: string): boolean {
     second <= 59 &&
     zoneHour <= 23 &&
     zoneMinute <= 59 &&
-    !Number.isNaN(Date.parse(value))
+    !Number.isNaN(Date.parse(value)) &&
+    // Since this round: an instant an offset moves out of the years 0000–9999 is refused too.
+    new Date(value).toISOString().length === 24
   )
 }
 
@@ -116,6 +118,14 @@ describe('toUtcTimestamp', () => {
   ])('writes %s as %s', (value, expected) => {
     expect(toUtcTimestamp(value)).toBe(expected)
   })
+
+  it.each(['0000-01-01T00:00+01:00', '0000-01-01T00:59:59.999+01:00', '9999-12-31T23:30-01:00'])(
+    'is refused, by isIsoTimestamp too, for %s: an offset moves it out of the years 0000–9999',
+    (value) => {
+      expect(isIsoTimestamp(value)).toBe(false)
+      expect(toUtcTimestamp(value)).toBeUndefined()
+    },
+  )
 
   it('refuses an instant an offset moves out of the years 0000–9999, rather than write ±YYYYYY', () => {
     expect(toUtcTimestamp('0000-01-01T00:00+01:00')).toBeUndefined()
