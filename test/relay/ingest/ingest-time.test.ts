@@ -134,7 +134,10 @@ describe('times on the wire', () => {
 
   it('refuses, with why, a timestamp an offset moves out of the years 0000–9999 (no delivery could send it)', async () => {
     const answer = await post(`${running.relay.url}/v1/batch`, {
-      batch: [track({ messageId: 'year-minus-one', timestamp: '0000-01-01T00:00+01:00' }), track({ messageId: 'fine' })],
+      batch: [
+        track({ messageId: 'year-minus-one', timestamp: '0000-01-01T00:00+01:00' }),
+        track({ messageId: 'fine' }),
+      ],
     })
     expect(answer.body).toMatchObject({ accepted: 1, refused: [{ index: 0 }] })
     expect(answer.body.refused[0].reason).toMatch(/timestamp/)
