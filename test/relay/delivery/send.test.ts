@@ -1,8 +1,9 @@
 import { MockAgent } from 'undici'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { Destination, SendOptions } from '../../../src/relay/delivery/destination'
 import { sendAttempt } from '../../../src/relay/delivery/send'
 import { WebhookDestination } from '../../../src/webhooks/index'
+import { SEND_STORED, type SendsStored } from '../../../src/webhooks/stored'
 import { dueDelivery } from '../fixtures/deliveries'
 
 const answered = { ok: true, retryable: false, attempts: [{ url: 'https://a.example/', status: 200, ms: 1 }] }
@@ -82,6 +83,21 @@ describe('one attempt', () => {
       expect(bodies).toHaveLength(1)
     } finally {
       await agent.close()
+    }
+  })
+
+  it("sends a stored message through the destination's stored path, not the validating send", async () => {
+    const webhooks = new WebhookDestination({ webhooks: [{ url: 'https://hooks.example/in' }] })
+    const stored = vi
+      .spyOn(webhooks as unknown as SendsStored, SEND_STORED)
+      .mockResolvedValue({ ok: true, retryable: false, attempts: [] })
+    const send = vi.spyOn(webhooks, 'send')
+    try {
+      expect(await sendAttempt(webhooks, dueDelivery(1), undefined)).toMatchObject({ kind: 'sent' })
+      expect(stored).toHaveBeenCalledTimes(1)
+      expect(send).not.toHaveBeenCalled()
+    } finally {
+      stored.mockRestore()
     }
   })
 })
