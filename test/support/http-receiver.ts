@@ -33,6 +33,8 @@ export interface HttpReceiver {
   respond(handler: ReceiverHandler): void
   /** How many connections the server holds open now. */
   connections(): Promise<number>
+  /** How many connections the server has accepted since it started (a reused one counts once). */
+  accepted(): number
   /** Closes the server, ending connections it still holds (a handler that never answers, say). */
   close(): Promise<void>
 }
@@ -63,6 +65,8 @@ export async function startHttpReceiver(
     })
   }
   const server = tls === undefined ? createHttpServer(listener) : createHttpsServer(tls, listener)
+  let accepted = 0
+  server.on('connection', () => accepted++)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
@@ -71,6 +75,7 @@ export async function startHttpReceiver(
     respond(next) {
       answer = next
     },
+    accepted: () => accepted,
     connections: () =>
       new Promise((resolve, reject) =>
         server.getConnections((error, count) => (error ? reject(error) : resolve(count))),

@@ -9,6 +9,8 @@ export interface TestReceiver {
   requests: ReceivedRequest[]
   /** How many connections the server holds open now. */
   connections(): Promise<number>
+  /** How many connections it has accepted so far (a reused one counts once). */
+  accepted(): number
   close(): Promise<void>
 }
 
@@ -21,6 +23,7 @@ export async function startReceiver(handler: Handler, tls?: { key: string; cert:
     url: `${server.origin}/hook`,
     requests: server.requests,
     connections: server.connections,
+    accepted: server.accepted,
     close: server.close,
   }
 }
