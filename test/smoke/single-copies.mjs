@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
+const STORED_KEY = 'tracklet.webhooks.sendStored.v1'
 
 for (const [format, load] of [
   ['import()', (name) => import(name)],
@@ -27,6 +28,14 @@ for (const [format, load] of [
     `${format}: the relay's WebhookConfigError is the one users import`,
   )
   assert.ok(error.cause instanceof webhooks.WebhookError, `${format}: … and a WebhookError`)
+  // The relay sends stored messages through the destination's stored path (src/webhooks/stored.ts),
+  // found by a registry key both builds must name alike: otherwise it falls back, unseen, to the
+  // validating send.
+  assert.equal(
+    typeof webhooks.WebhookDestination.prototype[Symbol.for(STORED_KEY)],
+    'function',
+    `${format}: the built destination offers the stored path under ${STORED_KEY}`,
+  )
 }
 
 // Each format's library build holds the class once (the CLI, a program of its own, may bundle it).
@@ -42,6 +51,14 @@ for (const extension of ['.js', '.cjs']) {
     holders.length,
     1,
     `WebhookError is defined once in the ${extension} build (found in ${holders.join(', ')})`,
+  )
+}
+// … and the relay's build asks for it under the same key, in both formats.
+for (const extension of ['.js', '.cjs']) {
+  const relayFiles = [`relay/index${extension}`, ...readdirSync(library).filter((name) => name.endsWith(extension))]
+  assert.ok(
+    relayFiles.some((name) => readFileSync(new URL(name, library), 'utf8').includes(STORED_KEY)),
+    `the ${extension} relay build names ${STORED_KEY}`,
   )
 }
 console.log('single copies: ok')
