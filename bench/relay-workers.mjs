@@ -19,6 +19,15 @@ function processCpuMs(pid) {
   }
 }
 
+/** The read system calls process `pid` has made so far (from /proc/<pid>/io), 0 once it is gone. */
+function processReads(pid) {
+  try {
+    return Number(/^syscr: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0)
+  } catch {
+    return 0
+  }
+}
+
 /** The pids of `pid`'s children (the workers, for the primary). */
 function childrenOf(pid) {
   try {
@@ -53,11 +62,16 @@ export function startWorkersRelay(cliPath, configPath, options, workers) {
       child.stdout.resume()
       resolve({
         url,
-        /** CPU ms the primary and its workers have used so far (and the primary's own), and how many processes. */
+        /**
+         * CPU ms the primary and its workers have used so far (and the primary's own), how many
+         * processes, and their read system calls.
+         */
         usage: () => {
           const pids = [child.pid, ...childrenOf(child.pid)]
           const cpuMs = pids.reduce((sum, pid) => sum + processCpuMs(pid), 0)
-          return { cpuMs, primaryCpuMs: processCpuMs(child.pid), processes: pids.length }
+          // Read system calls: a SQLite worker re-reads from the file the pages another changed.
+          const reads = pids.reduce((sum, pid) => sum + processReads(pid), 0)
+          return { cpuMs, primaryCpuMs: processCpuMs(child.pid), processes: pids.length, reads }
         },
         stop: async () => {
           child.kill('SIGTERM')

@@ -396,6 +396,7 @@ async function measureWorkers(counts) {
         messages: pacedBodies.length * FLUSH_AT,
         failed: pacedFailed,
         cpuUsPerMessage: ((pacedAfter.cpuMs - pacedBefore.cpuMs) * 1000) / (pacedBodies.length * FLUSH_AT),
+        readsPerMessage: (pacedAfter.reads - pacedBefore.reads) / (pacedBodies.length * FLUSH_AT),
         server: await serverPaced?.stop(),
         statements: server ? await countStatements(database) : undefined,
       },
@@ -528,7 +529,7 @@ for (const run of workerRuns) {
   )
   const paced = run.paced
   console.log(
-    `    paced      ${fmt(paced.messages)} more at ${fmt(WORKERS_RATE)} msgs/s (cores to spare): relay CPU ${Math.round(paced.cpuUsPerMessage)} µs per delivered message${run === first ? '' : ` (${(paced.cpuUsPerMessage / first.paced.cpuUsPerMessage).toFixed(2)}× --workers ${first.k})`}${perMessage(paced.server, paced.messages)}${paced.failed ? `, ${paced.failed} failed` : ''}`,
+    `    paced      ${fmt(paced.messages)} more at ${fmt(WORKERS_RATE)} msgs/s (cores to spare): relay CPU ${Math.round(paced.cpuUsPerMessage)} µs per delivered message${run === first ? '' : ` (${(paced.cpuUsPerMessage / first.paced.cpuUsPerMessage).toFixed(2)}× --workers ${first.k})`}, ${paced.readsPerMessage.toFixed(1)} read system calls${perMessage(paced.server, paced.messages)}${paced.failed ? `, ${paced.failed} failed` : ''}`,
   )
   if (paced.statements) console.log(`               ${roundTrips(paced.statements, paced.messages)}`)
 }
