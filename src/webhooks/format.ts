@@ -36,15 +36,7 @@ export type WebhookBody = Record<string, unknown>
  * that names no instant.
  */
 export function formatMessage(message: DeliverableMessage): WebhookBody {
-  // Typed callers cannot pass anything else, but the relay's messages come off the wire and disk.
-  const fields: unknown = message
-  if (!isPlainObject(fields)) throw new WebhookMessageError(`a message must be an object, got ${describe(fields)}`)
-  const timestamp = timestampOf(fields)
-  if (fields['type'] === 'delete') return formatDelete(message as DeleteMessage, timestamp)
-
-  const problem = findWireMessageProblem(message)
-  if (problem !== undefined) throw new WebhookMessageError(problem)
-  return formatCall(message as Message, timestamp)
+  return format(message, findWireMessageProblem)
 }
 
 /**
@@ -56,14 +48,25 @@ export function formatMessage(message: DeliverableMessage): WebhookBody {
  * @throws {WebhookMessageError} when the message cannot be formatted.
  */
 export function formatStoredMessage(message: DeliverableMessage): WebhookBody {
+  return format(message, unknownTypeProblem)
+}
+
+// Both formats: `problemOf` is what a message other than a delete is checked for before its body is built.
+function format(message: DeliverableMessage, problemOf: (message: unknown) => string | undefined): WebhookBody {
+  // Typed callers cannot pass anything else, but the relay's messages come off the wire and disk.
   const fields: unknown = message
   if (!isPlainObject(fields)) throw new WebhookMessageError(`a message must be an object, got ${describe(fields)}`)
   const timestamp = timestampOf(fields)
-  const type = fields['type']
-  if (type === 'delete') return formatDelete(message as DeleteMessage, timestamp)
-  // The wire rules name the problem (an unknown type is the one the switch below cannot take).
-  if (!MESSAGE_TYPES.includes(type as MessageType)) throw new WebhookMessageError(findWireMessageProblem(message)!)
+  if (fields['type'] === 'delete') return formatDelete(message as DeleteMessage, timestamp)
+  const problem = problemOf(message)
+  if (problem !== undefined) throw new WebhookMessageError(problem)
   return formatCall(message as Message, timestamp)
+}
+
+// The one check a stored message gets: a type formatCall knows (the wire rules name the problem).
+function unknownTypeProblem(message: unknown): string | undefined {
+  const type = (message as { type?: unknown }).type
+  return MESSAGE_TYPES.includes(type as MessageType) ? undefined : findWireMessageProblem(message)
 }
 
 function timestampOf(fields: Record<string, unknown>): string {
