@@ -27,6 +27,13 @@ const CLOCK = (parameter: string) =>
 // The instant of CLOCK, where a FROM cannot take it (a subquery locking its rows).
 const NOW = '(SELECT now FROM clock)'
 
+// The new deliveries of enqueue and enqueueRacing: one array parameter per column ($1–$7), and
+// the row each becomes, pending and due at once by the database's clock.
+const NEW_DELIVERIES = 'unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])'
+const INSERT_NEW_DELIVERIES = `INSERT INTO deliveries
+    (source, destination, message_id, type, message, user_id, event, status, next_attempt_at, created_at, updated_at)
+  SELECT s, d, m, t, j, user_id, event, 'pending', clock.now, clock.now, clock.now`
+
 export const POSTGRES_STATEMENTS = {
   // The outbox.
   // Due at once by the database's clock: a relay whose clock is ahead would otherwise write them due later.
@@ -38,12 +45,9 @@ export const POSTGRES_STATEMENTS = {
   enqueue: `
   WITH ${CLOCK('$8')}, given AS (
     SELECT *, row_number() OVER (PARTITION BY m, s, d ORDER BY n) AS copy
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-      WITH ORDINALITY AS u (s, d, m, t, j, user_id, event, n)
+    FROM ${NEW_DELIVERIES} WITH ORDINALITY AS u (s, d, m, t, j, user_id, event, n)
   )
-  INSERT INTO deliveries
-    (source, destination, message_id, type, message, user_id, event, status, next_attempt_at, created_at, updated_at)
-  SELECT s, d, m, t, j, user_id, event, 'pending', clock.now, clock.now, clock.now
+  ${INSERT_NEW_DELIVERIES}
   FROM given, clock
   WHERE copy = 1
     AND NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = m AND x.source = s AND x.destination = d)
@@ -52,11 +56,8 @@ export const POSTGRES_STATEMENTS = {
   // announcements, in a transaction a failed statement would end): the unique index decides.
   enqueueRacing: `
   WITH ${CLOCK('$8')}
-  INSERT INTO deliveries
-    (source, destination, message_id, type, message, user_id, event, status, next_attempt_at, created_at, updated_at)
-  SELECT s, d, m, t, j, user_id, event, 'pending', clock.now, clock.now, clock.now
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-    AS u (s, d, m, t, j, user_id, event), clock
+  ${INSERT_NEW_DELIVERIES}
+  FROM ${NEW_DELIVERIES} AS u (s, d, m, t, j, user_id, event), clock
   ON CONFLICT (message_id, source, destination) DO NOTHING`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
