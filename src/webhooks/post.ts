@@ -115,14 +115,17 @@ class Exchange implements Dispatcher.DispatchHandler {
    */
   expire(): void {
     this.#timedOut = true
-    const reason = new Error(`timed out after ${this.#req.timeout} ms`)
-    if (this.#abort === undefined) this.onError(reason)
-    else this.#abort(reason)
+    if (this.#abort === undefined) this.onError(this.#timeoutError())
+    else this.#abort(this.#timeoutError())
   }
 
   onConnect(abort: (reason?: Error) => void): void {
     this.#abort = abort
-    if (this.#timedOut) abort(new Error(`timed out after ${this.#req.timeout} ms`))
+    if (this.#timedOut) abort(this.#timeoutError())
+  }
+
+  #timeoutError(): Error {
+    return new Error(`timed out after ${this.#req.timeout} ms`)
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
