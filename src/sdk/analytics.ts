@@ -238,8 +238,14 @@ export class Analytics<Events extends EventMap = AnyEvents> extends Emitter<Anal
       let serialized = first
       if (this.#options.beforeSend !== undefined) {
         const hooked = runBeforeSend(this.#options.beforeSend, type, serialized.json)
-        if (hooked.kind === 'dropped') return this.#drop(hooked.message, callback)
-        if (hooked.kind === 'invalid') return this.#refuse(hooked.error, callback)
+        if (hooked.kind === 'dropped') {
+          this.#drop(hooked.message, callback)
+          return
+        }
+        if (hooked.kind === 'invalid') {
+          this.#refuse(hooked.error, callback)
+          return
+        }
         message = hooked.message
         serialized = hooked.serialized
       }
