@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici'
 import type { Integrations, Message, ObjectFields } from '../shared/message'
 import { didYouMean } from '../shared/nearest-name'
 import { describe, findIntegrationsProblem, isPlainObject } from '../shared/validate'
-import { TAKES_DISPATCHER } from './platform/runtime'
+import { CAN_GZIP, TAKES_DISPATCHER } from './platform/runtime'
 
 /**
  * Options of `new Analytics(writeKey, options)` (or of `new Analytics({ writeKey, ...options })`).
@@ -270,7 +270,7 @@ export function resolveOptions(writeKey: unknown, options: unknown): ResolvedOpt
     maxRetries: checkInteger(given['maxRetries'] ?? DEFAULT_OPTIONS.maxRetries, 'maxRetries', 0),
     integrations: checkIntegrations(given['integrations']),
     dispatcher: checkDispatcher(given['dispatcher']),
-    gzip: checkBoolean(given['gzip'] ?? DEFAULT_OPTIONS.gzip, 'gzip'),
+    gzip: checkGzip(given['gzip'] ?? DEFAULT_OPTIONS.gzip),
     disable: checkBoolean(given['disable'] ?? DEFAULT_OPTIONS.disable, 'disable'),
     beforeSend: checkFunction(given['beforeSend'], 'beforeSend') as ResolvedOptions['beforeSend'],
     context: checkContext(given['context']),
@@ -356,6 +356,14 @@ function checkIntegrations(value: unknown): Integrations | undefined {
   const problem = findIntegrationsProblem(value)
   if (problem !== undefined) throw new TypeError(problem)
   return Object.freeze({ ...(value as Integrations) })
+}
+
+function checkGzip(value: unknown): boolean {
+  const gzip = checkBoolean(value, 'gzip')
+  if (gzip && !CAN_GZIP) {
+    throw new TypeError('gzip: true needs CompressionStream, which this runtime does not have: leave gzip off here')
+  }
+  return gzip
 }
 
 function checkFunction(value: unknown, name: string): ((...args: never[]) => unknown) | undefined {

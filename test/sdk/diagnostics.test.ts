@@ -55,7 +55,12 @@ describe('diagnostics channels', () => {
     analytics.track({ userId: 'u', event: 'a' })
     await analytics.closeAndFlush()
     expect(responses).toEqual([
-      { url: `${endpoint}/v1/batch`, messages: 1, error: expect.objectContaining({ code: 'ECONNREFUSED' }), ms: expect.any(Number) },
+      {
+        url: `${endpoint}/v1/batch`,
+        messages: 1,
+        error: expect.objectContaining({ code: 'ECONNREFUSED' }),
+        ms: expect.any(Number),
+      },
     ])
   })
 })

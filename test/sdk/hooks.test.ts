@@ -35,7 +35,11 @@ describe('beforeSend', () => {
     analytics.track({ userId: 'u', event: 'Signed Up', properties })
     await analytics.flush()
     // It saw the normalised message (id, timestamp, library), not the call's fields.
-    expect(seen[0]).toMatchObject({ type: 'track', messageId: expect.any(String), context: { library: { name: 'tracklet' } } })
+    expect(seen[0]).toMatchObject({
+      type: 'track',
+      messageId: expect.any(String),
+      context: { library: { name: 'tracklet' } },
+    })
     expect(receiver!.messages()[0]?.properties).toEqual({ plan: 'pro', hashed: true })
     // The caller's own object is untouched.
     expect(properties).toEqual({ email: 'a@b.co', plan: 'pro' })

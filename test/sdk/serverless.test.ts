@@ -163,8 +163,14 @@ describe('a refused batch', () => {
     await analytics.flush()
     expect(errors).toHaveLength(1)
     const [error] = errors
-    expect(error).toMatchObject({ code: 'ERR_DELIVERY', status: 401, apiError: { code: 'ERR_UNAUTHORIZED', message: 'unknown write key' } })
-    expect(error!.message).toBe(`delivery failed: POST ${ENDPOINT}/v1/batch: HTTP 401: unknown write key (ERR_UNAUTHORIZED)`)
+    expect(error).toMatchObject({
+      code: 'ERR_DELIVERY',
+      status: 401,
+      apiError: { code: 'ERR_UNAUTHORIZED', message: 'unknown write key' },
+    })
+    expect(error!.message).toBe(
+      `delivery failed: POST ${ENDPOINT}/v1/batch: HTTP 401: unknown write key (ERR_UNAUTHORIZED)`,
+    )
     expect(error!.messages.map((message) => message.event)).toEqual(['a', 'b', 'c'])
     // Each callback still hears of its own message.
     for (const [i, call] of (await Promise.all(calls)).entries()) {

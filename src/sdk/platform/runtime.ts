@@ -19,6 +19,9 @@ export const RUNTIME = `node ${process.version}`
 /** Whether the `dispatcher` option means anything here (an undici `Dispatcher`): on Node only. */
 export const TAKES_DISPATCHER = true
 
+/** Whether `gzip: true` can be honoured: node:zlib always can. */
+export const CAN_GZIP = true
+
 /** A new `messageId`: a random UUID. */
 export const newMessageId: () => string = randomUUID
 

@@ -14,6 +14,12 @@ export const RUNTIME = detectRuntime()
 /** The fetch builds have no undici: a `dispatcher` option is refused, never ignored. */
 export const TAKES_DISPATCHER = false
 
+/**
+ * Whether `gzip: true` can be honoured: with `CompressionStream` (Bun, Deno, Workers); Vercel's
+ * edge-runtime lacks it, and there `gzip: true` is refused rather than quietly not compressing.
+ */
+export const CAN_GZIP = typeof (globalThis as { CompressionStream?: unknown }).CompressionStream === 'function'
+
 /** A new `messageId`: a random UUID from Web Crypto. */
 export function newMessageId(): string {
   return crypto.randomUUID()
