@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { build } from 'esbuild'
@@ -25,6 +25,15 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await pkg?.remove()
+})
+
+describe('the fetch build', () => {
+  it('imports no module at all: no node: built-in, no undici (everything it needs is bundled)', async () => {
+    const code = await readFile(join(pkg.dir, 'node_modules', 'tracklet', 'dist', 'web', 'index.js'), 'utf8')
+    // Statements at the top level start their line; the doc comments bundled in are indented.
+    expect(code).not.toMatch(/^(import|export)\b[^\n]*\bfrom\s*["']|\bimport\s*\(\s*["']|\brequire\s*\(\s*["']/m)
+    expect(code).not.toMatch(/["']node:|["']undici["']/)
+  })
 })
 
 interface ProbeResult {

@@ -98,7 +98,9 @@ async function excerpt(response: Response): Promise<string | undefined> {
     chunks.push(value)
     bytes += value.length
   }
-  if (bytes >= ANSWER_EXCERPT_BYTES) await reader.cancel().catch(() => undefined)
+  // The rest is not needed. Not awaited: a cancel can wait on the peer, and its outcome changes
+  // nothing here (the connection is the runtime's to drop).
+  if (bytes >= ANSWER_EXCERPT_BYTES) reader.cancel().catch(() => undefined)
   const all = new Uint8Array(Math.min(bytes, ANSWER_EXCERPT_BYTES))
   let offset = 0
   for (const chunk of chunks) {
