@@ -5,7 +5,8 @@ import { ClosedError, DeliveryError } from './errors'
 import { log } from './log'
 import { MAX_TIMER_MS } from './options'
 import { PauseGate } from './pause-gate'
-import { BodyWriter, diagnostics, unwatchBeforeExit, watchBeforeExit } from './platform/runtime'
+import { Attempts } from './attempts'
+import { BodyWriter, unwatchBeforeExit, watchBeforeExit } from './platform/runtime'
 import { type AttemptOutcome, decideRetry, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy'
 import { type BatchErrorMaker, Settlement, type SettlementOptions } from './settlement'
 import { ref, type Timer, unref } from './timers'
@@ -88,9 +89,8 @@ export class Publisher {
   #draining = false
   /** Whether this publisher is registered for `beforeExit` (it is while it holds messages). */
   #watchingExit = false
-  #requestsMade = 0
-  #retries = 0
-  #bytesSent = 0
+  /** Sends each request and counts requests, retries and bytes. */
+  readonly #attempts: Attempts
 
   constructor(options: PublisherOptions) {
     this.#flushAt = options.flushAt
@@ -98,6 +98,7 @@ export class Publisher {
     this.#maxQueueSize = options.maxQueueSize
     this.#policy = { ...DEFAULT_RETRY_POLICY, maxRetries: options.maxRetries }
     this.#transport = options.transport
+    this.#attempts = new Attempts(options.transport)
     this.#waitUntil = options.waitUntil
     this.#requests = new PQueue({
       concurrency: MAX_REQUESTS_IN_FLIGHT,
@@ -128,9 +129,9 @@ export class Publisher {
       inFlight,
       delivered,
       failed,
-      requests: this.#requestsMade,
-      retries: this.#retries,
-      bytesSent: this.#bytesSent,
+      requests: this.#attempts.requests,
+      retries: this.#attempts.retries,
+      bytesSent: this.#attempts.bytesSent,
     }
   }
 
@@ -274,7 +275,7 @@ export class Publisher {
       if (this.#pause.paused) await this.#pause.wait(sequence)
       if (signal.aborted) return this.#failClosed(batch)
       const body = this.#bodies.write(batch)
-      const outcome = await this.#request(batch, body.bytes, attempts, signal)
+      const outcome = await this.#attempts.send(batch.count, body.bytes, attempts, signal)
       // Reuse the buffer only after a complete 2xx answer: the server has read the whole body,
       // so no socket write still points into it. After an error or a timeout the dispatcher may
       // still hold it (a write queued, a retry interceptor): the collector takes it then.
@@ -312,7 +313,7 @@ export class Publisher {
           )
         }
         case 'retry':
-          this.#retries++
+          this.#attempts.retries++
           log(
             'retry: %d messages in %d ms (attempt %d): %s',
             batch.count,
@@ -325,27 +326,6 @@ export class Publisher {
           else await this.#backoff(decision.delay)
       }
     }
-  }
-
-  /** One request for `batch`, counted and told to diagnostics subscribers. */
-  async #request(batch: Batch, body: Uint8Array, attempt: number, signal: AbortSignal): Promise<AttemptOutcome> {
-    this.#requestsMade++
-    // Read once: with no subscriber (the usual case) no event object is ever made.
-    const observed = diagnostics.active
-    const url = this.#transport.url
-    const startedAt = observed ? Date.now() : 0
-    if (observed) diagnostics.request({ url, messages: batch.count, bytes: body.length, attempt })
-    const outcome = await this.#transport.send(body, signal)
-    this.#bytesSent += outcome.sent ?? 0
-    if (observed) {
-      const ms = Date.now() - startedAt
-      diagnostics.response(
-        outcome.kind === 'response'
-          ? { url, messages: batch.count, status: outcome.status, ms }
-          : { url, messages: batch.count, error: outcomeError(outcome), ms },
-      )
-    }
-    return outcome
   }
 
   /** Waits `ms`, or less if the publisher gives up. */
@@ -391,12 +371,6 @@ export class Publisher {
     this.#draining = false
     unwatchBeforeExit(this.#drain)
   }
-}
-
-/** Why a request got no answer, as an `Error` for the `tracklet:response` channel. */
-function outcomeError(outcome: Exclude<AttemptOutcome, { kind: 'response' }>): Error {
-  if (outcome.kind === 'timeout') return new Error('request timed out')
-  return outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error))
 }
 
 function describeOutcome(outcome: AttemptOutcome): string {

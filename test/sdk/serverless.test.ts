@@ -5,7 +5,7 @@ import { settled } from './helpers/settle'
 
 const ENDPOINT = 'http://api.test'
 
-let agent: MockAgent
+let agent: MockAgent | undefined
 let requests: { body: string; at: number }[]
 
 /** A MockAgent answering every request with `status` after `delay` ms (driven by the fake clock). */
@@ -27,6 +27,7 @@ function answering(status: number, delay = 0, body = '{}'): MockAgent {
 afterEach(async () => {
   vi.useRealTimers()
   await agent?.close()
+  agent = undefined
 })
 
 function batches(): string[][] {
