@@ -377,7 +377,8 @@ describe('tracklet send: what a user gets told', () => {
       `--writeKey=${WRITE_KEY}`,
       '--type=identify',
       '--userId=u',
-      '--timeout=800',
+      // Room for a retry (the first backoff is at most 250 ms) on a busy machine.
+      '--timeout=4000',
       `--endpoint=http://127.0.0.1:${port}`,
     ])
     expect(result.code).toBe(1)
@@ -387,7 +388,7 @@ describe('tracklet send: what a user gets told', () => {
     )
     expect(result.stderr).toMatch(
       new RegExp(
-        `\\ntracklet send: the identify message timed out after 800 ms \\(--timeout\\) before the endpoint accepted it; last attempt: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}.*\\n$`,
+        `\\ntracklet send: the identify message timed out after 4000 ms \\(--timeout\\) before the endpoint accepted it; last attempt: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}.*\\n$`,
       ),
     )
   })
