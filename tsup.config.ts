@@ -32,6 +32,23 @@ function webhooksAsSibling(extension: '.js' | '.cjs'): Plugin {
   }
 }
 
+/**
+ * The build for Bun, Deno, Cloudflare Workers and Vercel Edge: the SDK with its `fetch` transport.
+ * Every Node-only use of the SDK is behind `src/sdk/platform/runtime.ts`; here that module is
+ * swapped for `runtime.web.ts`, and the dependencies (p-queue, debug's browser build) are bundled
+ * in, so the file imports nothing: no `node:` module, no undici (test/packaging checks it).
+ */
+function webPlatform(): Plugin {
+  return {
+    name: 'web-platform',
+    setup(build) {
+      build.onResolve({ filter: /\/platform\/(runtime|body-writer)$/ }, (args) => ({
+        path: resolve(args.resolveDir, `${args.path}.web.ts`),
+      }))
+    },
+  }
+}
+
 export default defineConfig([
   {
     entry: libraryEntries,
@@ -53,6 +70,17 @@ export default defineConfig([
     // lets `require('tracklet')` work on every Node 20, not only where require(esm) exists.
     noExternal: ['p-queue', 'p-timeout', 'eventemitter3'],
     esbuildPlugins: [webhooksAsSibling('.cjs')],
+  },
+  {
+    entry: { 'web/index': 'src/index.ts' },
+    format: 'esm',
+    target: 'es2022',
+    platform: 'browser',
+    // Its types are the Node build's (dist/index.d.ts): the same public API.
+    dts: false,
+    sourcemap: true,
+    noExternal: [/.*/],
+    esbuildPlugins: [webPlatform()],
   },
   {
     entry: { cli: 'src/cli/main.ts' },

@@ -9,6 +9,7 @@ const ENTRIES = {
     'ClosedError',
     'DEFAULT_OPTIONS',
     'DeliveryError',
+    'FilteredError',
     'InvalidMessageError',
     'MAX_BATCH_BYTES',
     'MAX_MESSAGE_BYTES',

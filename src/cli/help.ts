@@ -7,6 +7,7 @@ import { LIBRARY_NAME, LIBRARY_VERSION } from '../shared/version'
 
 /** `tracklet --help`, and the usage printed (to stderr) for an unknown command or flag. */
 export const MAIN_HELP = `usage: tracklet <command> [flags]
+       tracklet --writeKey=KEY --type=TYPE [flags]   (no command: send)
        tracklet --help | --version
 
 Commands:

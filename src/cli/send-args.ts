@@ -60,19 +60,23 @@ const FIELDS_BY_TYPE: Readonly<Record<MessageType, readonly FieldFlag[]>> = {
 /** The environment variable read when `--writeKey` is absent (keeps the key out of `ps`). */
 export const WRITE_KEY_ENV = 'TRACKLET_WRITE_KEY'
 
+/** The environment variable read when `--endpoint` is absent (a relay's URL, set once per shell). */
+export const ENDPOINT_ENV = 'TRACKLET_ENDPOINT'
+
 /** `--timeout`'s default: as long as `closeAndFlush()` waits by default, and past the retries' own backoffs. */
 export const DEFAULT_SEND_TIMEOUT = 30_000
 
 export const SEND_USAGE = `usage: tracklet send --writeKey=KEY --type=TYPE [message fields] [--endpoint=URL] [--timeout=MS]
 
 Sends one message through the SDK (flushAt 1) and waits until the endpoint accepts it, refuses
-it, or --timeout passes. Accepted means the tracking API (or a relay) took the message;
-delivery to destinations is the relay's, later.
+it, or --timeout passes; each retry is said on stderr as it starts. Exit 0 means the endpoint
+answered 2xx: the tracking API (or a relay) took the message. Delivery to destinations is the
+relay's, later. Without --endpoint or $${ENDPOINT_ENV}, messages go to Segment's API.
 
 Flags:
   --writeKey KEY        the source's write key (required; default: $${WRITE_KEY_ENV})
   --type TYPE           ${MESSAGE_TYPES.join(' | ')} (required)
-  --endpoint URL        the tracking API's base URL (default: ${DEFAULT_OPTIONS.endpoint})
+  --endpoint URL        the tracking API's base URL (default: $${ENDPOINT_ENV}, else ${DEFAULT_OPTIONS.endpoint})
   --timeout MS          the most the whole send may take, retries included (default: ${DEFAULT_SEND_TIMEOUT})
   -h, --help            show this help and exit
 
@@ -145,9 +149,10 @@ function readSendArgs(args: readonly string[], env: Readonly<Record<string, stri
     return invalid(`unknown --type ${describe(type)}: use one of ${MESSAGE_TYPES.join(', ')}`)
   }
 
-  const endpoint = text(values['endpoint'])
+  const endpoint = text(values['endpoint']) ?? nonEmpty(env[ENDPOINT_ENV])
   if (endpoint !== undefined && !isHttpUrl(endpoint)) {
-    return invalid(`--endpoint must be an http: or https: URL, got ${describe(endpoint)}`)
+    const given = text(values['endpoint']) === undefined ? `$${ENDPOINT_ENV}` : '--endpoint'
+    return invalid(`${given} must be an http: or https: URL, got ${describe(endpoint)}`)
   }
 
   const timeout = parseTimeout(text(values['timeout']))
@@ -215,6 +220,10 @@ function invalid(problem: string): ParsedSendArgs {
 // parseArgs types every value as string | boolean; the string flags only ever hold strings.
 function text(value: string | boolean | undefined): string | undefined {
   return typeof value === 'string' ? value : undefined
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value
 }
 
 function isMessageType(value: string): value is MessageType {

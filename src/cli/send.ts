@@ -2,7 +2,7 @@ import { env, stderr, stdout } from 'node:process'
 import { Analytics, type AnalyticsError, type MessageCallback } from '../index'
 import { DEFAULT_OPTIONS } from '../sdk/options'
 import { redactWriteKeys } from './redact'
-import { ObservedAgent, refusalReason } from './send-observer'
+import { SendProgress } from './send-progress'
 import { parseSendArgs, SEND_USAGE, type SendRequest } from './send-args'
 
 /** Exit codes: 0 accepted (or help), 1 not accepted, 2 bad arguments (as `main.ts` uses). */
@@ -28,19 +28,17 @@ export async function runSend(args: string[]): Promise<number> {
   const { request } = parsed
   const redact = (text: string) => redactWriteKeys(text, [request.writeKey])
 
-  const observed = new ObservedAgent()
   let analytics: Analytics
   try {
     analytics = new Analytics(request.writeKey, {
       flushAt: 1,
-      dispatcher: observed.dispatcher,
       ...(request.endpoint === undefined ? {} : { endpoint: request.endpoint }),
     })
   } catch (error) {
-    await observed.close()
     stderr.write(redact(`tracklet send: ${describeError(error)} (see tracklet send --help)\n`))
     return EXIT_USAGE
   }
+  const progress = new SendProgress((line) => stderr.write(redact(`${line}\n`)))
 
   const outcome = send(analytics, request)
   // closeAndFlush's timeout is the bound on the whole send, retries included: once it passes,
@@ -48,14 +46,14 @@ export async function runSend(args: string[]): Promise<number> {
   // called by the time it resolves. It also releases the client's sockets and timers.
   await analytics.closeAndFlush({ timeout: request.timeout })
   const { error, messageId } = await outcome
-  await observed.close()
+  progress.stop()
 
   if (error !== undefined) {
     // ERR_CLOSED: closeAndFlush's deadline, the only way this client is closed under a message.
     const why =
       error.code === 'ERR_CLOSED'
-        ? `timed out after ${request.timeout} ms (--timeout) before the endpoint accepted it${lastCause(observed)}`
-        : `was not accepted: ${describeError(error)}${refusal(error, observed)}`
+        ? `timed out after ${request.timeout} ms (--timeout) before the endpoint accepted it${lastCause(progress)}`
+        : `was not accepted: ${describeError(error)}`
     stderr.write(redact(`tracklet send: the ${request.type} message ${why}\n`))
     return EXIT_NOT_ACCEPTED
   }
@@ -77,21 +75,10 @@ function send(
   })
 }
 
-/** `; the endpoint said: …` for a 4xx refusal whose body gives a reason (a relay's does). */
-function refusal(error: AnalyticsError, observed: ObservedAgent): string {
-  const { status } = error as AnalyticsError & { status?: unknown }
-  const last = observed.lastRefusal
-  if (last === undefined || last.status !== status) return ''
-  const reason = refusalReason(last.body)
-  return reason === '' ? '' : `; the endpoint said: ${reason}`
-}
-
 /** Why the last attempt before a timeout failed, when the network said (`ECONNREFUSED`, …). */
-function lastCause(observed: ObservedAgent): string {
-  const error = observed.lastNetworkError
-  if (error !== undefined) return `; last attempt: ${describeError(error)}`
-  const last = observed.lastRefusal
-  return last === undefined ? '' : `; last answer: HTTP ${last.status}`
+function lastCause(progress: SendProgress): string {
+  if (progress.lastNetworkError !== undefined) return `; last attempt: ${describeError(progress.lastNetworkError)}`
+  return progress.lastStatus === undefined ? '' : `; last answer: HTTP ${progress.lastStatus}`
 }
 
 /** The endpoint as it may be printed: no user info, query or fragment (they can hold secrets). */

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events'
 import { serialize } from '../shared/json'
 import { MAX_MESSAGE_BYTES } from '../shared/limits'
 import type {
@@ -13,20 +12,31 @@ import type {
   TrackParams,
 } from '../shared/message'
 import { describe, findMessageProblem, isPlainObject } from '../shared/validate'
-import { type AnalyticsError, ClosedError, InvalidMessageError, MessageTooLargeError, QueueFullError } from './errors'
+import {
+  type AnalyticsError,
+  ClosedError,
+  FilteredError,
+  InvalidMessageError,
+  MessageTooLargeError,
+  QueueFullError,
+} from './errors'
 import { log } from './log'
 import { normalizeMessage, withStringIds } from './normalize'
 import {
   type AnalyticsOptions,
   type AnalyticsSettings,
   checkFlushAt,
+  MAX_TIMER_MS,
   type ResolvedOptions,
   resolveOptions,
   splitArguments,
 } from './options'
+import { runBeforeSend } from './before-send'
+import { createTransport, Emitter, nextTick, RUNTIME } from './platform/runtime'
 import { Publisher } from './publisher'
-import { Transport } from './transport'
-import type { AnalyticsEvents, AnalyticsStats, CloseOptions, MessageCallback } from './types'
+import { LIBRARY_NAME, LIBRARY_VERSION } from '../shared/version'
+import type { EventMap, AnyEvents, TrackParamsFor } from './typed-events'
+import type { AnalyticsEvents, AnalyticsStats, CloseOptions, FlushOptions, MessageCallback } from './types'
 
 const DEFAULT_CLOSE_TIMEOUT = 30_000
 
@@ -37,18 +47,23 @@ const DEFAULT_CLOSE_TIMEOUT = 30_000
  * Calls return nothing and never throw: each takes an optional callback, called exactly once
  * when its message is delivered or fails, and every failure is also emitted as `'error'`.
  *
+ * With an event map (`Analytics<Events>`, see `EventMap`), `track` takes only the planned events,
+ * with their properties; without one, any.
+ *
  * @example
  * const analytics = new Analytics('WRITE_KEY')
  * analytics.track({ userId: '42', event: 'Order Completed', properties: { revenue: '9.99' } })
  * await analytics.closeAndFlush()
  */
-export class Analytics extends EventEmitter<AnalyticsEvents> {
+export class Analytics<Events extends EventMap = AnyEvents> extends Emitter<AnalyticsEvents> {
   readonly #options: ResolvedOptions
   readonly #publisher: Publisher
   /** Calls refused before they were queued (invalid, too large, queue full, closed). */
   #refused = 0
   /** Calls settled as delivered without being sent, under `disable: true`. */
   #skipped = 0
+  /** Calls `beforeSend` dropped. */
+  #filtered = 0
   /** Set by `closeAndFlush()`: later calls fail with `ERR_CLOSED`. */
   #closing: Promise<void> | undefined
 
@@ -73,15 +88,21 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       flushInterval: this.#options.flushInterval,
       maxQueueSize: this.#options.maxQueueSize,
       maxRetries: this.#options.maxRetries,
-      transport: new Transport({
-        url: `${this.#options.endpoint}${this.#options.path}`,
-        // Checked by resolveOptions: a non-empty string.
-        writeKey: writeKey as string,
-        timeout: this.#options.timeout,
-        dispatcher: this.#options.dispatcher,
-        gzip: this.#options.gzip,
-      }),
-      report: (error, message, callback) => this.#report(error, message, callback),
+      maxRequestsPerSecond: this.#options.maxRequestsPerSecond,
+      waitUntil: this.#options.waitUntil,
+      transport: createTransport(
+        {
+          url: `${this.#options.endpoint}${this.#options.path}`,
+          // Checked by resolveOptions: a non-empty string.
+          writeKey: writeKey as string,
+          timeout: this.#options.timeout,
+          gzip: this.#options.gzip,
+          userAgent: `${LIBRARY_NAME}/${LIBRARY_VERSION} (${RUNTIME})`,
+        },
+        this.#options.dispatcher,
+      ),
+      callback: (error, message, callback) => this.#tell(error, message, callback),
+      emitError: (error) => this.#emitError(error),
       hasErrorListeners: () => this.listenerCount('error') > 0,
     })
   }
@@ -91,9 +112,9 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     this.#call('identify', params, callback)
   }
 
-  /** Records an action the user performed. Needs `event`. */
-  track(params: TrackParams, callback?: MessageCallback): void {
-    this.#call('track', params, callback)
+  /** Records an action the user performed. Needs `event` (one of the event map's, when the client has one). */
+  track(params: TrackParamsFor<Events>, callback?: MessageCallback): void {
+    this.#call('track', params as TrackParams, callback)
   }
 
   /** Records a page view. */
@@ -118,11 +139,23 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
 
   /**
    * Sends everything queued and resolves once every message queued before the call has settled
-   * (delivered or failed), including batches already in flight. Never rejects: failures go to
-   * callbacks and `'error'`.
+   * (delivered or failed), including batches already in flight — or, with `timeout`, after that
+   * many milliseconds at the latest (what is still in flight keeps going and settles later;
+   * nothing is failed by it). Never rejects: failures go to callbacks and `'error'`.
+   * @throws {TypeError} for a `timeout` that is not a number of at least 0 (a mistake in the code).
    */
-  flush(): Promise<void> {
-    return this.#publisher.flush()
+  flush(options?: FlushOptions): Promise<void> {
+    const timeout = options?.timeout
+    if (timeout === undefined) return this.#publisher.flush()
+    checkTimeout(timeout)
+    return new Promise((resolve) => {
+      // Held (not unref'd): the caller waits on it, and a serverless host must see it end.
+      const timer = timeout > MAX_TIMER_MS ? undefined : setTimeout(resolve, timeout)
+      void this.#publisher.flush().then(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
   }
 
   /**
@@ -143,9 +176,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   closeAndFlush(options?: CloseOptions): Promise<void> {
     // `?.`: a JavaScript caller passing null gets the defaults, not a TypeError.
     const timeout = options?.timeout ?? DEFAULT_CLOSE_TIMEOUT
-    if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
-      throw new TypeError(`timeout must be a number of milliseconds of at least 0, got ${describe(timeout)}`)
-    }
+    checkTimeout(timeout)
     this.#closing ??= this.#publisher.close(timeout)
     return this.#closing
   }
@@ -156,7 +187,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
    */
   stats(): AnalyticsStats {
     const counts = this.#publisher.counts
-    const stats: AnalyticsStats = { ...counts, failed: counts.failed + this.#refused }
+    const stats: AnalyticsStats = { ...counts, failed: counts.failed + this.#refused, filtered: this.#filtered }
     if (this.#options.disable) {
       stats.delivered += this.#skipped
       stats.disabled = true
@@ -197,12 +228,26 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
         this.#refuse(new InvalidMessageError(problem, { analyticsMessage: asGiven(type, params) }), callback)
         return
       }
-      const message = normalizeMessage(type, params, this.#options.integrations)
+      let message = normalizeMessage(type, params, this.#options.integrations, this.#options.context)
       // Serialised once, here: these bytes are the snapshot, what is measured, and what is sent.
-      const serialized = serialize(message)
-      if (!serialized.ok) {
-        this.#refuse(new InvalidMessageError(serialized.problem, { analyticsMessage: message }), callback)
+      const first = serialize(message)
+      if (!first.ok) {
+        this.#refuse(new InvalidMessageError(first.problem, { analyticsMessage: message }), callback)
         return
+      }
+      let serialized = first
+      if (this.#options.beforeSend !== undefined) {
+        const hooked = runBeforeSend(this.#options.beforeSend, type, serialized.json)
+        if (hooked.kind === 'dropped') {
+          this.#drop(hooked.message, callback)
+          return
+        }
+        if (hooked.kind === 'invalid') {
+          this.#refuse(hooked.error, callback)
+          return
+        }
+        message = hooked.message
+        serialized = hooked.serialized
       }
       if (serialized.bytes > MAX_MESSAGE_BYTES) {
         const error = new MessageTooLargeError(serialized.bytes, MAX_MESSAGE_BYTES, { analyticsMessage: message })
@@ -228,33 +273,54 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   /** `disable: true`: settles a valid call as delivered, after the call has returned; sends nothing. */
   #skip(json: string, callback: MessageCallback | undefined): void {
     this.#skipped++
-    if (callback !== undefined) process.nextTick(() => this.#report(undefined, JSON.parse(json) as Message, callback))
+    if (callback !== undefined) nextTick(() => this.#tell(undefined, JSON.parse(json) as Message, callback))
+  }
+
+  /** `beforeSend` dropped the message: the callback is told (`ERR_FILTERED`), `'error'` is not. */
+  #drop(message: Message, callback: MessageCallback | undefined): void {
+    this.#filtered++
+    log('drop: %s %s filtered by beforeSend', message.type, message.messageId)
+    if (callback !== undefined) {
+      nextTick(() => this.#tell(new FilteredError({ analyticsMessage: message }), message, callback))
+    }
   }
 
   /** Reports a call refused before it was queued, after the call has returned. */
   #refuse(error: AnalyticsError, callback: MessageCallback | undefined): void {
     this.#refused++
     log('drop: %s', error.message)
-    process.nextTick(() => this.#report(error, error.analyticsMessage, callback))
+    nextTick(() => {
+      this.#tell(error, error.analyticsMessage, callback)
+      this.#emitError(error)
+    })
   }
 
-  /** Tells the callback and `'error'` listeners; what they throw is logged, never rethrown into the client. */
-  #report(error: AnalyticsError | undefined, message: Message, callback: MessageCallback | undefined): void {
-    if (callback !== undefined) {
-      try {
-        callback(error, message)
-      } catch (thrown) {
-        log('a callback threw: %O', thrown)
-      }
+  /** Tells the callback; what it throws is logged, never rethrown into the client. */
+  #tell(error: AnalyticsError | undefined, message: Message, callback: MessageCallback | undefined): void {
+    if (callback === undefined) return
+    try {
+      callback(error, message)
+    } catch (thrown) {
+      log('a callback threw: %O', thrown)
     }
+  }
+
+  /** Tells the `'error'` listeners; what they throw is logged, never rethrown into the client. */
+  #emitError(error: AnalyticsError): void {
     // EventEmitter throws an 'error' nobody listens to: a telemetry client must not.
-    if (error !== undefined && this.listenerCount('error') > 0) {
-      try {
-        this.emit('error', error)
-      } catch (thrown) {
-        log("an 'error' listener threw: %O", thrown)
-      }
+    if (this.listenerCount('error') === 0) return
+    try {
+      this.emit('error', error)
+    } catch (thrown) {
+      log("an 'error' listener threw: %O", thrown)
     }
+  }
+}
+
+/** `flush()`'s and `closeAndFlush()`'s `timeout`: a number of milliseconds of at least 0. */
+function checkTimeout(timeout: unknown): asserts timeout is number {
+  if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
+    throw new TypeError(`timeout must be a number of milliseconds of at least 0, got ${describe(timeout)}`)
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Message } from '../shared/message'
+import type { ApiError } from './api-error'
 
 /** The stable codes of every error the client reports. Match on `code`, not on the text. */
 export type AnalyticsErrorCode =
@@ -7,12 +8,15 @@ export type AnalyticsErrorCode =
   | 'ERR_QUEUE_FULL'
   | 'ERR_CLOSED'
   | 'ERR_DELIVERY'
+  | 'ERR_FILTERED'
 
 interface AnalyticsErrorDetails {
   /** The message concerned, as it was (or would have been) sent. */
   analyticsMessage: Message
   /** The underlying error, when there is one. */
   cause?: unknown
+  /** Every message the error concerns (a failed batch's, on the `'error'` event); else `[analyticsMessage]`. */
+  messages?: readonly Message[] | undefined
 }
 
 /**
@@ -57,12 +61,18 @@ export class AnalyticsError extends Error {
   readonly code: AnalyticsErrorCode
   /** The message concerned (for a refused call: its fields as given, with `type`). */
   readonly analyticsMessage: Message
+  /**
+   * Every message the error concerns, `analyticsMessage` first. A batch that fails is reported to
+   * the `'error'` event once, with all of its messages here; each callback gets an error of its own.
+   */
+  readonly messages: readonly Message[]
 
   constructor(code: AnalyticsErrorCode, text: string, details: AnalyticsErrorDetails) {
     super(text, details.cause === undefined ? undefined : { cause: details.cause })
     this.name = new.target.name
     this.code = code
     this.analyticsMessage = details.analyticsMessage
+    this.messages = details.messages ?? [details.analyticsMessage]
   }
 }
 
@@ -135,15 +145,36 @@ export class DeliveryError extends AnalyticsError {
   readonly status: number | undefined
   /** How many requests were made for the message. */
   readonly attempts: number
+  /**
+   * What the API said of its refusal, when its answer's body says (a relay's
+   * `{ error: { code, message } }`, such as `ERR_UNKNOWN_WRITE_KEY`); also in the error's message.
+   */
+  readonly apiError: ApiError | undefined
 
   constructor(
     reason: string,
-    info: { url: string; status: number | undefined; attempts: number },
+    info: { url: string; status: number | undefined; attempts: number; apiError?: ApiError | undefined },
     details: AnalyticsErrorDetails,
   ) {
     super('ERR_DELIVERY', `delivery failed: POST ${info.url}: ${reason}`, details)
     this.status = info.status
     this.attempts = info.attempts
+    this.apiError = info.apiError
+  }
+}
+
+/**
+ * `beforeSend` returned `null` or `undefined`: the application dropped the message, which was not
+ * sent. Given to the call's callback only, never emitted as `'error'` (the application chose it),
+ * and counted in `stats().filtered`, not `failed`.
+ */
+export class FilteredError extends AnalyticsError {
+  static {
+    CODE_OF_CLASS.set(FilteredError, 'ERR_FILTERED')
+  }
+
+  constructor(details: AnalyticsErrorDetails) {
+    super('ERR_FILTERED', `${details.analyticsMessage.type} message dropped by beforeSend`, details)
   }
 }
 

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto'
 import { mergeIntegrations } from '../shared/integrations'
-import type { Integrations, Message, MessageType, ParamsByType } from '../shared/message'
+import type { Integrations, Message, MessageType, ObjectFields, ParamsByType } from '../shared/message'
 import { toUtcTimestamp } from '../shared/timestamp'
 import { LIBRARY_NAME, LIBRARY_VERSION } from '../shared/version'
+import { newMessageId } from './platform/runtime'
 
 const LIBRARY = Object.freeze({ name: LIBRARY_NAME, version: LIBRARY_VERSION })
 
@@ -18,6 +18,7 @@ export function normalizeMessage<T extends MessageType>(
   type: T,
   params: ParamsByType[T],
   defaultIntegrations: Integrations | undefined,
+  defaultContext?: ObjectFields | undefined,
 ): Message {
   // `type` leads the literal: V8 builds `{ type, ...params, … }` on its fast path, while
   // `{ ...params, type, … }` takes a slow one that doubles the cost of a call. The cast: an
@@ -25,10 +26,10 @@ export function normalizeMessage<T extends MessageType>(
   const message = {
     type,
     ...params,
-    messageId: params.messageId ?? randomUUID(),
+    messageId: params.messageId ?? newMessageId(),
     timestamp:
       (params.timestamp === undefined ? undefined : toUtcTimestamp(params.timestamp)) ?? new Date().toISOString(),
-    context: params.context === undefined ? { library: LIBRARY } : { ...params.context, library: LIBRARY },
+    context: mergeContext(defaultContext, params.context),
   } as Message
   // The caller's fields may carry a `type` of their own; the call's wins.
   message.type = type
@@ -38,13 +39,22 @@ export function normalizeMessage<T extends MessageType>(
   return message
 }
 
+/**
+ * The client's `context` option under the call's own (the call's top-level keys win), and
+ * `context.library` over both.
+ */
+function mergeContext(client: ObjectFields | undefined, call: ObjectFields | undefined): ObjectFields {
+  if (client === undefined) return call === undefined ? { library: LIBRARY } : { ...call, library: LIBRARY }
+  return { ...client, ...call, library: LIBRARY }
+}
+
 /** The id fields a number is accepted for, as the classic `analytics-node` accepted it. */
 const ID_FIELDS = ['userId', 'anonymousId', 'groupId', 'previousId'] as const
 
 /**
  * The call's fields with each finite number among its ids turned into its decimal string
- * (`42` → `"42"`), as Segment's classic library sends them; a shallow copy only when there is
- * one. Other non-strings are left for validation to refuse.
+ * (`42` → `"42"`) and each `String` object into its string, as Segment's classic library sends
+ * them; a shallow copy only when there is one. Other non-strings are left for validation to refuse.
  */
 export function withStringIds<P>(params: P): P {
   if (typeof params !== 'object' || params === null) return params
@@ -54,6 +64,10 @@ export function withStringIds<P>(params: P): P {
     if (typeof value === 'number' && Number.isFinite(value)) {
       copy ??= { ...(params as Record<string, unknown>) }
       copy[key] = decimal(value)
+    } else if (value instanceof String) {
+      // `new String('42')`: classic analytics-node sends it as its string, and so does this client.
+      copy ??= { ...(params as Record<string, unknown>) }
+      copy[key] = value.valueOf()
     }
   }
   return (copy ?? params) as P

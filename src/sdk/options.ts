@@ -1,8 +1,9 @@
 import { MAX_TIMER_MS } from '../shared/retry'
 import type { Dispatcher } from 'undici'
-import type { Integrations } from '../shared/message'
+import type { Integrations, Message, ObjectFields } from '../shared/message'
 import { didYouMean } from '../shared/nearest-name'
 import { describe, findIntegrationsProblem, isPlainObject } from '../shared/validate'
+import { CAN_GZIP, TAKES_DISPATCHER } from './platform/runtime'
 
 /**
  * Options of `new Analytics(writeKey, options)` (or of `new Analytics({ writeKey, ...options })`).
@@ -66,10 +67,38 @@ export interface AnalyticsOptions {
   integrations?: Integrations | undefined
   /**
    * The undici `Dispatcher` requests go through: a `ProxyAgent` for a proxy, a `MockAgent` in
-   * tests. The client never closes a dispatcher it was given.
+   * tests. The client never closes a dispatcher it was given. Node only: the builds for Bun,
+   * Deno, Workers and Edge send with `fetch` and refuse this option with a `TypeError`.
    * @default a keep-alive `Agent` owned (and closed) by the client
    */
   dispatcher?: Dispatcher | undefined
+  /**
+   * Runs once per call, after validation and normalisation and before the size check, with a copy
+   * of the message as it would be sent (JSON values: a `Date` is its ISO string). Return it, or a
+   * changed message, to send that (validated and size-checked again); return `null` or `undefined`
+   * to drop it: its callback gets `ERR_FILTERED`, `stats().filtered` counts it, and no `'error'` is
+   * emitted. A hook that throws fails that message with `ERR_INVALID_MESSAGE` (the thrown error as
+   * its `cause`). Synchronous: add context, strip PII, sample.
+   */
+  beforeSend?: ((message: Message) => Message | null | undefined) | undefined
+  /**
+   * Context merged under each call's `context` (the call's top-level keys win); `context.library`
+   * is still added over both.
+   */
+  context?: ObjectFields | undefined
+  /**
+   * For serverless hosts: a function the client hands a promise to for each batch request it
+   * starts, resolving (never rejecting) once that batch has settled, retries included —
+   * `ctx.waitUntil` on Cloudflare Workers, `waitUntil` from `@vercel/functions`. With it, what one
+   * turn of the event loop queued is sent at the end of that turn, so an invocation never ends
+   * with messages waiting for `flushAt` or `flushInterval`.
+   */
+  waitUntil?: ((promise: Promise<void>) => void) | undefined
+  /**
+   * The most batch requests started per second (a retry waits for its backoff instead).
+   * @default no cap
+   */
+  maxRequestsPerSecond?: number | undefined
   /**
    * Send request bodies gzip-compressed, with `Content-Encoding: gzip`: less bandwidth, more CPU
    * (compressed off the event loop, on libuv's thread pool). The 500,000-byte body limit, and so
@@ -105,6 +134,10 @@ export interface ResolvedOptions {
   readonly dispatcher: Dispatcher | undefined
   readonly gzip: boolean
   readonly disable: boolean
+  readonly beforeSend: ((message: Message) => Message | null | undefined) | undefined
+  readonly context: ObjectFields | undefined
+  readonly waitUntil: ((promise: Promise<void>) => void) | undefined
+  readonly maxRequestsPerSecond: number | undefined
 }
 
 /** The defaults, in the units of the options. */
@@ -151,6 +184,10 @@ const KNOWN_OPTIONS: Readonly<Record<keyof AnalyticsOptions, true>> = Object.fre
   dispatcher: true,
   gzip: true,
   disable: true,
+  beforeSend: true,
+  context: true,
+  waitUntil: true,
+  maxRequestsPerSecond: true,
 })
 
 /**
@@ -233,8 +270,15 @@ export function resolveOptions(writeKey: unknown, options: unknown): ResolvedOpt
     maxRetries: checkInteger(given['maxRetries'] ?? DEFAULT_OPTIONS.maxRetries, 'maxRetries', 0),
     integrations: checkIntegrations(given['integrations']),
     dispatcher: checkDispatcher(given['dispatcher']),
-    gzip: checkBoolean(given['gzip'] ?? DEFAULT_OPTIONS.gzip, 'gzip'),
+    gzip: checkGzip(given['gzip'] ?? DEFAULT_OPTIONS.gzip),
     disable: checkBoolean(given['disable'] ?? DEFAULT_OPTIONS.disable, 'disable'),
+    beforeSend: checkFunction(given['beforeSend'], 'beforeSend') as ResolvedOptions['beforeSend'],
+    context: checkContext(given['context']),
+    waitUntil: checkFunction(given['waitUntil'], 'waitUntil') as ResolvedOptions['waitUntil'],
+    maxRequestsPerSecond:
+      given['maxRequestsPerSecond'] === undefined
+        ? undefined
+        : checkInteger(given['maxRequestsPerSecond'], 'maxRequestsPerSecond', 1),
   }
 }
 
@@ -314,8 +358,33 @@ function checkIntegrations(value: unknown): Integrations | undefined {
   return Object.freeze({ ...(value as Integrations) })
 }
 
+function checkGzip(value: unknown): boolean {
+  const gzip = checkBoolean(value, 'gzip')
+  if (gzip && !CAN_GZIP) {
+    throw new TypeError('gzip: true needs CompressionStream, which this runtime does not have: leave gzip off here')
+  }
+  return gzip
+}
+
+function checkFunction(value: unknown, name: string): ((...args: never[]) => unknown) | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'function') throw new TypeError(`${name} must be a function, got ${describe(value)}`)
+  return value as (...args: never[]) => unknown
+}
+
+function checkContext(value: unknown): ObjectFields | undefined {
+  if (value === undefined) return undefined
+  if (!isPlainObject(value)) throw new TypeError(`context must be an object, got ${describe(value)}`)
+  return Object.freeze({ ...value })
+}
+
 function checkDispatcher(value: unknown): Dispatcher | undefined {
   if (value === undefined) return undefined
+  if (!TAKES_DISPATCHER) {
+    throw new TypeError(
+      'dispatcher is an undici Dispatcher, which this build of tracklet (for Bun, Deno, Workers and Edge) cannot use: it sends with fetch. Remove the option, or run on Node',
+    )
+  }
   if (typeof value !== 'object' || value === null || typeof (value as Dispatcher).dispatch !== 'function') {
     throw new TypeError(
       `dispatcher must be an undici Dispatcher (an Agent, ProxyAgent or MockAgent), got ${describe(value)}`,

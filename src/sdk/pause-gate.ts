@@ -1,3 +1,5 @@
+import { ref, type Timer, unref } from './timers'
+
 /**
  * Holds every batch of a client while a `Retry-After` from the API runs: the API asked the
  * client, not one request, to wait. When the pause passes, the batches held go on in the order
@@ -7,7 +9,7 @@ export class PauseGate {
   /** When the pause ends, in `Date.now()` milliseconds; the past when not paused. */
   #until = 0
   /** Ends the pause; `undefined` while not paused. */
-  #timer: NodeJS.Timeout | undefined
+  #timer: Timer | undefined
   /** The batches held, each with its sequence number and how to let it go. */
   #waiting: { sequence: number; go: () => void }[] = []
   /** Whether the pause's timer keeps the process alive (the client is draining or closing). */
@@ -33,7 +35,7 @@ export class PauseGate {
     this.#until = until
     clearTimeout(this.#timer)
     this.#timer = setTimeout(() => this.#end(), ms)
-    if (!this.#holdsProcess) this.#timer.unref()
+    if (!this.#holdsProcess) unref(this.#timer)
   }
 
   /** Resolves when the pause ends (or the client gives up), after the batches made before this one. */
@@ -47,7 +49,7 @@ export class PauseGate {
   /** From now on the pause keeps the process alive: the process is about to exit, or the client is closing. */
   holdProcess(): void {
     this.#holdsProcess = true
-    this.#timer?.ref()
+    ref(this.#timer)
   }
 
   #end(): void {

@@ -1,40 +1,50 @@
 import PQueue from 'p-queue'
-import type { Message } from '../shared/message'
+import { readApiError } from './api-error'
 import { Batch, type QueuedMessage } from './batch'
-import { BodyBuffers } from './body-buffers'
-import { unwatchBeforeExit, watchBeforeExit } from './before-exit'
-import { type AnalyticsError, ClosedError, DeliveryError } from './errors'
+import { ClosedError, DeliveryError } from './errors'
 import { log } from './log'
 import { MAX_TIMER_MS } from './options'
 import { PauseGate } from './pause-gate'
+import { Attempts } from './attempts'
+import { BodyWriter, unwatchBeforeExit, watchBeforeExit } from './platform/runtime'
 import { type AttemptOutcome, decideRetry, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy'
-import type { Transport } from './transport'
-import type { MessageCallback } from './types'
+import { type BatchErrorMaker, Settlement, type SettlementOptions } from './settlement'
+import { ref, type Timer, unref } from './timers'
+import type { Transport } from './transport/transport'
 
 /** Requests in flight at once: enough to hide latency, few enough to be kind to the API. */
 const MAX_REQUESTS_IN_FLIGHT = 4
 
-/** Where each settled message is reported: its callback and the client's `'error'` event. */
-export type SettleReporter = (
-  error: AnalyticsError | undefined,
-  message: Message,
-  callback: MessageCallback | undefined,
-) => void
-
-export interface PublisherOptions {
+export interface PublisherOptions extends SettlementOptions {
   flushAt: number
   flushInterval: number
   maxQueueSize: number
   maxRetries: number
+  /** Batch requests started per second at most; `undefined`: no cap. */
+  maxRequestsPerSecond: number | undefined
+  /** Given a promise per batch, settled (never rejected) once that batch has; `undefined`: none. */
+  waitUntil: ((promise: Promise<void>) => void) | undefined
   transport: Transport
-  report: SettleReporter
-  /** Whether anyone listens for failures beyond callbacks (the client's `'error'` listeners). */
-  hasErrorListeners: () => boolean
+}
+
+/** Counters of the publisher's work, for `stats()`. */
+export interface PublisherCounts {
+  queued: number
+  inFlight: number
+  delivered: number
+  failed: number
+  /** HTTP requests made, retries included. */
+  requests: number
+  /** Requests that were retries of a batch. */
+  retries: number
+  /** Request body bytes as sent (compressed when `gzip` is on), retries included. */
+  bytesSent: number
 }
 
 /**
  * Queues accepted messages into batches and sends them: at `flushAt` messages, at the body's
- * byte limit, once `flushInterval` has passed since the last flush, on `flush()` and `close()`, and when the
+ * byte limit, once `flushInterval` has passed since the last flush (or, with `waitUntil`, at the
+ * end of the turn of the event loop that queued them), on `flush()` and `close()`, and when the
  * event loop is about to empty. Bounds the messages held and the requests in flight, retries per
  * `decideRetry`, and settles every message exactly once: delivered, or failed and reported.
  */
@@ -45,18 +55,21 @@ export class Publisher {
   readonly #maxQueueSize: number
   readonly #policy: RetryPolicy
   readonly #transport: Transport
-  readonly #report: SettleReporter
-  readonly #hasErrorListeners: () => boolean
+  readonly #waitUntil: ((promise: Promise<void>) => void) | undefined
+  /** Settles messages, counts them, and tells callbacks and `'error'`. */
+  readonly #settlement: Settlement
   /** The batch being filled by calls. */
   #current: Batch
   /** Sends `#current` once `flushInterval` has passed since the last flush. */
-  #intervalTimer: NodeJS.Timeout | undefined
+  #intervalTimer: Timer | undefined
+  /** With `waitUntil`: a send at the end of this turn of the event loop is already arranged. */
+  #turnEndArranged = false
   /** When the last flush was (or the publisher was made): the interval counts from here. */
   #lastFlushAt = Date.now()
-  /** Bounds the requests in flight; holds batches waiting for a free slot. */
-  readonly #requests = new PQueue({ concurrency: MAX_REQUESTS_IN_FLIGHT })
-  /** Request bodies are written into these, reused across requests when the dispatcher is our own. */
-  readonly #bodies: BodyBuffers
+  /** Bounds the requests in flight (and per second, if asked); holds batches waiting for a slot. */
+  readonly #requests: PQueue
+  /** Writes request bodies, into buffers reused across requests when the transport allows it. */
+  readonly #bodies: BodyWriter
   /**
    * Batches handed to `#requests` whose sending has not started: when `close()` runs out of time
    * they fail in one pass, rather than one by one as the queue would hand them out.
@@ -71,15 +84,13 @@ export class Publisher {
   /** The number the next batch is made with: batches held by a pause go on in this order. */
   #nextSequence = 0
   /** Backoff timers now running, so they can be made to hold the process while draining. */
-  readonly #backoffTimers = new Set<NodeJS.Timeout>()
+  readonly #backoffTimers = new Set<Timer>()
   /** Set when the process is about to exit or the client is closing: backoffs then keep the process alive. */
   #draining = false
   /** Whether this publisher is registered for `beforeExit` (it is while it holds messages). */
   #watchingExit = false
-  #queued = 0
-  #inFlight = 0
-  #delivered = 0
-  #failed = 0
+  /** Sends each request and counts requests, retries and bytes. */
+  readonly #attempts: Attempts
 
   constructor(options: PublisherOptions) {
     this.#flushAt = options.flushAt
@@ -87,9 +98,16 @@ export class Publisher {
     this.#maxQueueSize = options.maxQueueSize
     this.#policy = { ...DEFAULT_RETRY_POLICY, maxRetries: options.maxRetries }
     this.#transport = options.transport
-    this.#bodies = new BodyBuffers(this.#transport.ownsDispatcher ? MAX_REQUESTS_IN_FLIGHT : 0)
-    this.#report = options.report
-    this.#hasErrorListeners = options.hasErrorListeners
+    this.#attempts = new Attempts(options.transport)
+    this.#waitUntil = options.waitUntil
+    this.#requests = new PQueue({
+      concurrency: MAX_REQUESTS_IN_FLIGHT,
+      ...(options.maxRequestsPerSecond === undefined
+        ? {}
+        : { intervalCap: options.maxRequestsPerSecond, interval: 1000 }),
+    })
+    this.#bodies = new BodyWriter(this.#transport.reusesBodies ? MAX_REQUESTS_IN_FLIGHT : 0)
+    this.#settlement = new Settlement(options)
     this.#current = new Batch(this.#flushAt)
   }
 
@@ -104,31 +122,41 @@ export class Publisher {
     this.#current = new Batch(value)
   }
 
-  get counts(): { queued: number; inFlight: number; delivered: number; failed: number } {
-    return { queued: this.#queued, inFlight: this.#inFlight, delivered: this.#delivered, failed: this.#failed }
+  get counts(): PublisherCounts {
+    const { queued, inFlight, delivered, failed } = this.#settlement
+    return {
+      queued,
+      inFlight,
+      delivered,
+      failed,
+      requests: this.#attempts.requests,
+      retries: this.#attempts.retries,
+      bytesSent: this.#attempts.bytesSent,
+    }
   }
 
   /** Queues an accepted message; `false` when `maxQueueSize` messages are already held. */
   enqueue(message: QueuedMessage): boolean {
-    if (this.#queued + this.#inFlight >= this.#maxQueueSize) return false
+    const settlement = this.#settlement
+    if (settlement.queued + settlement.inFlight >= this.#maxQueueSize) return false
     if (this.#current.add(message) !== 'added') {
       // The body would pass its byte limit: send what is there, start a new batch with this one.
       this.#dispatch()
       this.#current.add(message)
     }
-    this.#queued++
+    settlement.queued++
     if (!this.#watchingExit) {
       this.#watchingExit = true
       watchBeforeExit(this.#drain)
     }
     if (this.#current.isFull) this.#dispatch()
+    else if (this.#waitUntil !== undefined) this.#sendAtTurnEnd()
     else if (this.#intervalTimer === undefined) {
       // Armed only while something is queued, so an idle client wakes no one; a message queued
       // after a long quiet spell is sent at once, as the interval has already passed.
       const due = Math.max(0, this.#lastFlushAt + this.#flushInterval - Date.now())
-      this.#intervalTimer = setTimeout(() => this.#dispatch(), due)
       // Never hold the process for a timer: `beforeExit` sends what is left.
-      this.#intervalTimer.unref()
+      this.#intervalTimer = unref(setTimeout(() => this.#dispatch(), due))
     }
     return true
   }
@@ -151,12 +179,15 @@ export class Publisher {
     const timer =
       timeout > MAX_TIMER_MS
         ? undefined
-        : setTimeout(() => {
-            timedOut = true
-            log('close: timeout of %d ms reached, failing %d messages', timeout, this.#queued + this.#inFlight)
-            this.#giveUp.abort()
-            this.#failWaiting()
-          }, timeout).unref()
+        : unref(
+            setTimeout(() => {
+              timedOut = true
+              const { queued, inFlight } = this.#settlement
+              log('close: timeout of %d ms reached, failing %d messages', timeout, queued + inFlight)
+              this.#giveUp.abort()
+              this.#failWaiting()
+            }, timeout),
+          )
     await this.flush()
     clearTimeout(timer)
     this.#stopWatchingExit()
@@ -166,9 +197,22 @@ export class Publisher {
   /** The loop is about to empty, or the client is closing: send everything, let backoffs hold the process. */
   readonly #drain = (): void => {
     this.#draining = true
-    for (const timer of this.#backoffTimers) timer.ref()
+    for (const timer of this.#backoffTimers) ref(timer)
     this.#pause.holdProcess()
     this.#dispatch()
+  }
+
+  /**
+   * With `waitUntil`, what this turn of the event loop queued goes at its end, in one batch: a
+   * serverless invocation must not end with messages waiting for `flushAt` or `flushInterval`.
+   */
+  #sendAtTurnEnd(): void {
+    if (this.#turnEndArranged) return
+    this.#turnEndArranged = true
+    queueMicrotask(() => {
+      this.#turnEndArranged = false
+      this.#dispatch()
+    })
   }
 
   /** Hands the batch being filled to the request queue. */
@@ -188,10 +232,14 @@ export class Publisher {
         // the batch's messages must still be reported rather than forgotten.
         log('unexpected error while sending a batch: %O', error)
         const info = { url: this.#transport.url, status: undefined, attempts: 0 }
-        this.#settleFailed(
+        this.#settlement.settleFailed(
           batch.messages,
-          (message) =>
-            new DeliveryError(`unexpected error: ${String(error)}`, info, { analyticsMessage: message, cause: error }),
+          (message, messages) =>
+            new DeliveryError(`unexpected error: ${String(error)}`, info, {
+              analyticsMessage: message,
+              messages,
+              cause: error,
+            }),
         )
       })
       .finally(() => {
@@ -199,13 +247,23 @@ export class Publisher {
         if (this.#outstanding.size === 0 && this.#current.count === 0) this.#stopWatchingExit()
       })
     this.#outstanding.add(settled)
+    if (this.#waitUntil !== undefined) this.#handToWaitUntil(settled)
+  }
+
+  /** Tells the host (a serverless platform) to keep the invocation alive until `settled`. */
+  #handToWaitUntil(settled: Promise<void>): void {
+    try {
+      this.#waitUntil!(settled)
+    } catch (error) {
+      // The platform refused (an invocation already over): the batch goes on all the same.
+      log('waitUntil threw: %O', error)
+    }
   }
 
   async #send(batch: Batch, sequence: number): Promise<void> {
     // Not waiting any more: failed by #failWaiting while it was queued.
     if (!this.#waiting.delete(batch)) return
-    this.#queued -= batch.count
-    this.#inFlight += batch.count
+    this.#settlement.start(batch.count)
     await this.#deliver(batch, sequence)
   }
 
@@ -216,12 +274,12 @@ export class Publisher {
     for (let attempts = 1; ; attempts++) {
       if (this.#pause.paused) await this.#pause.wait(sequence)
       if (signal.aborted) return this.#failClosed(batch)
-      const buffer = this.#bodies.acquire(batch.bodyBytes)
-      const outcome = await this.#transport.send(batch.encodeBody(buffer), signal)
+      const body = this.#bodies.write(batch)
+      const outcome = await this.#attempts.send(batch.count, body.bytes, attempts, signal)
       // Reuse the buffer only after a complete 2xx answer: the server has read the whole body,
       // so no socket write still points into it. After an error or a timeout the dispatcher may
       // still hold it (a write queued, a retry interceptor): the collector takes it then.
-      if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) this.#bodies.release(buffer)
+      if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) body.release()
       if (signal.aborted && outcome.kind !== 'response') return this.#failClosed(batch)
       const now = Date.now()
       const decision = decideRetry(
@@ -232,7 +290,7 @@ export class Publisher {
       if (log.enabled) log('flush: %d messages, %d bytes: %s', batch.count, batch.bodyBytes, describeOutcome(outcome))
       switch (decision.action) {
         case 'delivered':
-          return this.#settleDelivered(batch.messages)
+          return this.#settlement.settleDelivered(batch.messages)
         case 'split': {
           const [first, second] = batch.split()
           log('split: %d messages into %d and %d after HTTP 413', batch.count, first.count, second.count)
@@ -244,15 +302,18 @@ export class Publisher {
             url: this.#transport.url,
             status: outcome.kind === 'response' ? outcome.status : undefined,
             attempts,
+            apiError: outcome.kind === 'response' ? readApiError(outcome.body) : undefined,
           }
           const cause = outcome.kind === 'network-error' ? outcome.error : undefined
           log('drop: %d messages: %s', batch.count, decision.reason)
-          return this.#settleFailed(
+          return this.#settlement.settleFailed(
             batch.messages,
-            (message) => new DeliveryError(decision.reason, info, { analyticsMessage: message, cause }),
+            (message, messages) =>
+              new DeliveryError(decision.reason, info, { analyticsMessage: message, messages, cause }),
           )
         }
         case 'retry':
+          this.#attempts.retries++
           log(
             'retry: %d messages in %d ms (attempt %d): %s',
             batch.count,
@@ -279,7 +340,7 @@ export class Publisher {
         resolve()
       }
       const timer = setTimeout(done, ms)
-      if (!this.#draining) timer.unref()
+      if (!this.#draining) unref(timer)
       this.#backoffTimers.add(timer)
       signal.addEventListener('abort', done, { once: true })
     })
@@ -288,8 +349,7 @@ export class Publisher {
   /** Fails, with ERR_CLOSED, every batch still waiting for a request slot. */
   #failWaiting(): void {
     for (const batch of this.#waiting) {
-      this.#queued -= batch.count
-      this.#inFlight += batch.count
+      this.#settlement.start(batch.count)
       this.#failClosed(batch)
     }
     this.#waiting.clear()
@@ -297,38 +357,12 @@ export class Publisher {
 
   #failClosed(batch: Batch): void {
     log('drop: %d messages: closed before they were delivered', batch.count)
-    this.#settleFailed(
-      batch.messages,
-      (message) =>
-        new ClosedError('closeAndFlush() timed out before the message was delivered', { analyticsMessage: message }),
-    )
-  }
-
-  #settleDelivered(messages: readonly QueuedMessage[]): void {
-    this.#inFlight -= messages.length
-    this.#delivered += messages.length
-    for (const queued of messages) {
-      // Parsing back the JSON gives the callback the message exactly as sent, and costs
-      // nothing for calls without a callback.
-      if (queued.callback !== undefined) this.#report(undefined, JSON.parse(queued.json) as Message, queued.callback)
-    }
-  }
-
-  #settleFailed(messages: readonly QueuedMessage[], toError: (message: Message) => AnalyticsError): void {
-    this.#inFlight -= messages.length
-    this.#failed += messages.length
-    // Nobody to tell about a message without a callback: spare its parse and its error, which
-    // is most of the work when closeAndFlush's deadline fails a large backlog at once.
-    const listened = this.#hasErrorListeners()
-    for (const queued of messages) {
-      if (queued.callback === undefined && !listened) continue
-      const message = JSON.parse(queued.json) as Message
-      this.#report(
-        withoutStack(() => toError(message)),
-        message,
-        queued.callback,
-      )
-    }
+    const closed: BatchErrorMaker = (message, messages) =>
+      new ClosedError('closeAndFlush() timed out before the message was delivered', {
+        analyticsMessage: message,
+        messages,
+      })
+    this.#settlement.settleFailed(batch.messages, closed)
   }
 
   #stopWatchingExit(): void {
@@ -336,22 +370,6 @@ export class Publisher {
     this.#watchingExit = false
     this.#draining = false
     unwatchBeforeExit(this.#drain)
-  }
-}
-
-/**
- * Makes an error without capturing a stack trace. Its stack would show only the publisher's own
- * frames, never the caller's, and capturing one is most of the cost of failing a message: with
- * 100,000 messages failing at closeAndFlush's deadline, it alone overran the deadline by a second.
- * The limit is restored before any callback runs, so the application's own errors keep theirs.
- */
-function withoutStack<E>(make: () => E): E {
-  const limit = Error.stackTraceLimit
-  Error.stackTraceLimit = 0
-  try {
-    return make()
-  } finally {
-    Error.stackTraceLimit = limit
   }
 }
 

@@ -1,9 +1,17 @@
 import { equalJitterBackoff, parseRetryAfter as parseHeader } from '../shared/retry'
-/** How one request for a batch ended. */
-export type AttemptOutcome =
-  | { kind: 'response'; status: number; retryAfter?: string | undefined }
+import { describeApiError, readApiError } from './api-error'
+/** How one request for a batch ended. `sent`: the body's bytes as handed to the wire (compressed or not). */
+export type AttemptOutcome = (
+  | {
+      kind: 'response'
+      status: number
+      retryAfter?: string | undefined
+      /** The first bytes of a refusal's body (not 2xx), which may say why. */
+      body?: string | undefined
+    }
   | { kind: 'network-error'; error: unknown }
   | { kind: 'timeout' }
+) & { sent?: number | undefined }
 
 /** The numbers that bound retries. All durations in milliseconds. */
 export interface RetryPolicy {
@@ -97,8 +105,11 @@ function classify(outcome: AttemptOutcome): Verdict {
   const { status } = outcome
   if (status >= 200 && status < 300) return { kind: 'delivered' }
   if (status === 413) return { kind: 'too-large' }
-  if (status === 408 || status === 429 || status >= 500) return { kind: 'retryable', reason: `HTTP ${status}` }
-  return { kind: 'final', reason: `HTTP ${status}` }
+  // The API's own reason, where its answer gives one: "HTTP 401: unknown write key (ERR_…)".
+  const said = readApiError(outcome.body)
+  const reason = said === undefined ? `HTTP ${status}` : `HTTP ${status}: ${describeApiError(said)}`
+  if (status === 408 || status === 429 || status >= 500) return { kind: 'retryable', reason }
+  return { kind: 'final', reason }
 }
 
 /**

@@ -18,7 +18,18 @@ export interface CloseOptions {
   timeout?: number | undefined
 }
 
-/** Counters of `analytics.stats()`, in messages. */
+/** Options of `flush()`. */
+export interface FlushOptions {
+  /**
+   * The longest `flush()` waits, in milliseconds: it resolves by then at the latest. Messages still
+   * in flight keep going and settle later (nothing is failed by it), so a serverless handler is
+   * never held for the whole retry schedule while the API is down.
+   * @default no limit: until everything queued before the call has settled
+   */
+  timeout?: number | undefined
+}
+
+/** Counters of `analytics.stats()`: messages, except `requests`, `retries` and `bytesSent`. */
 export interface AnalyticsStats {
   /** Accepted and waiting to be sent. */
   queued: number
@@ -26,8 +37,16 @@ export interface AnalyticsStats {
   inFlight: number
   /** Delivered (the API answered 2xx). */
   delivered: number
-  /** Failed and reported, including calls refused at the call. */
+  /** Failed and reported, including calls refused at the call (not those `beforeSend` dropped). */
   failed: number
+  /** Dropped by `beforeSend` (it returned `null` or `undefined`): not sent, not failed. */
+  filtered: number
+  /** HTTP requests made for batches, retries included. */
+  requests: number
+  /** Of those requests, the retries. */
+  retries: number
+  /** Request body bytes as sent (compressed when `gzip` is on), retries included. */
+  bytesSent: number
   /** Present, `true`, when the client was made with `disable: true`: nothing is sent, valid calls count as delivered. */
   disabled?: true
 }

@@ -1,3 +1,5 @@
+import { utf8Length } from './utf8'
+
 /** The result of serialising a value once: the exact bytes that will be measured and sent. */
 export type Serialized = { ok: true; json: string; bytes: number } | { ok: false; problem: string }
 
@@ -13,5 +15,5 @@ export function serialize(value: unknown): Serialized {
     return { ok: false, problem: `cannot be serialised to JSON: ${(error as Error).message}` }
   }
   if (json === undefined) return { ok: false, problem: 'cannot be serialised to JSON' }
-  return { ok: true, json, bytes: Buffer.byteLength(json, 'utf8') }
+  return { ok: true, json, bytes: utf8Length(json) }
 }

@@ -60,12 +60,19 @@ beforeEach(() => {
   hang = false
 })
 
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** `tracklet send ARGS` (or, with `command: []`, `tracklet ARGS`), with `extraEnv` over a clean environment. */
+function runCli(
+  args: string[],
+  extraEnv: Record<string, string> = {},
+  command: string[] = ['send'],
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env }
   delete env['DEBUG']
   delete env['TRACKLET_WRITE_KEY']
+  delete env['TRACKLET_ENDPOINT']
+  Object.assign(env, extraEnv)
   return new Promise((resolve) => {
-    execFile(process.execPath, [cli.cliPath, 'send', ...args], { env }, (error, stdout, stderr) => {
+    execFile(process.execPath, [cli.cliPath, ...command, ...args], { env }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
       resolve({ code, stdout, stderr })
     })
@@ -120,6 +127,16 @@ describe('tracklet send (the built command)', () => {
     expect(result.stdout).toContain(String(request?.body.batch[0]?.['messageId']))
   })
 
+  it('runs send when no command is given, as the cross-library tester calls the binary', async () => {
+    const result = await runCli(
+      [`--writeKey=${WRITE_KEY}`, '--type=track', '--userId=u', '--event=Tested', `--endpoint=${endpoint}`],
+      {},
+      [],
+    )
+    expect(result.code).toBe(0)
+    expect(received.map((request) => request.body.batch[0]?.event)).toEqual(['Tested'])
+  })
+
   it('takes --flag value as well as --flag=value', async () => {
     const result = await runCli([
       '--writeKey',
@@ -154,8 +171,8 @@ describe('tracklet send (the built command)', () => {
     expect(result.code).toBe(1)
     expect(result.stderr).toMatch(/^tracklet send: the identify message was not accepted: .*400/)
     expect(result.stderr).toContain('ERR_DELIVERY')
-    // The receiver's own reason, from its JSON answer.
-    expect(result.stderr).toMatch(/; the endpoint said: bad batch\n$/)
+    // The receiver's own reason, from its JSON answer, in the SDK's error.
+    expect(result.stderr).toMatch(/: HTTP 400: bad batch \(ERR_DELIVERY\)\n$/)
     expect(result.stdout).toBe('')
     expect(received).toHaveLength(1) // a 400 is not retried
     expect(result.stderr + result.stdout).not.toContain(WRITE_KEY)
@@ -220,7 +237,11 @@ describe('tracklet send (the built command)', () => {
       `--endpoint=${endpoint}`,
     ])
     expect(result.code).toBe(1)
-    expect(result.stderr).toMatch(/^tracklet send: the identify message timed out after 1500 ms \(--timeout\)/)
+    // Each retry is said as it starts, then the outcome.
+    expect(result.stderr).toMatch(/^tracklet send: attempt 1 failed \(HTTP 503\); retrying \(attempt 2\)\n/)
+    expect(result.stderr).toMatch(
+      /\ntracklet send: the identify message timed out after 1500 ms \(--timeout\)[^\n]*\n$/,
+    )
     // It was retried (the SDK's policy) until the deadline, never past it: the test's own
     // 20-second limit would fail first, as the retries alone may last 60 seconds.
     expect(received.length).toBeGreaterThan(1)
@@ -248,7 +269,7 @@ describe('tracklet send (the built command)', () => {
     const refused = await runCli(['--writeKey=e', '--type=identify', '--userId=u', `--endpoint=${endpoint}`])
     expect(refused.code).toBe(1)
     expect(refused.stderr).toMatch(
-      /^tracklet send: the identify message was not accepted: delivery failed: POST http:\/\/127\.0\.0\.1:\d+\/v1\/batch: HTTP 400 \(ERR_DELIVERY\); the endpoint said: bad batch\n$/,
+      /^tracklet send: the identify message was not accepted: delivery failed: POST http:\/\/127\.0\.0\.1:\d+\/v1\/batch: HTTP 400: bad batch \(ERR_DELIVERY\)\n$/,
     )
   })
 
@@ -262,7 +283,7 @@ describe('tracklet send (the built command)', () => {
     const flags: Array<[string, string]> = [
       ['--writeKey KEY', 'required; default: $TRACKLET_WRITE_KEY'],
       ['--type TYPE', 'required'],
-      ['--endpoint URL', 'default: https://api.segment.io'],
+      ['--endpoint URL', 'default: $TRACKLET_ENDPOINT, else https://api.segment.io'],
       ['--timeout MS', 'default: 30000'],
       ['--messageId ID', 'default: a random UUID'],
       ['--timestamp TIME', 'default: now'],
@@ -336,7 +357,9 @@ describe('tracklet send: what a user gets told', () => {
         `--endpoint=${relay.url}`,
       ])
       expect(result.code).toBe(1)
-      expect(result.stderr).toMatch(/HTTP 401 \(ERR_DELIVERY\); the endpoint said: .*write key/)
+      // The relay's own code and reason, said once (one batch, one line).
+      expect(result.stderr).toMatch(/HTTP 401: unknown write key \(ERR_UNAUTHORIZED\) \(ERR_DELIVERY\)\n$/)
+      expect(result.stderr.match(/unknown write key/g)).toHaveLength(1)
       expect(result.stderr).not.toContain('a-wrong-key')
     } finally {
       await relay.close()
@@ -354,15 +377,39 @@ describe('tracklet send: what a user gets told', () => {
       `--writeKey=${WRITE_KEY}`,
       '--type=identify',
       '--userId=u',
-      '--timeout=800',
+      // Room for a retry (the first backoff is at most 250 ms) on a busy machine.
+      '--timeout=4000',
       `--endpoint=http://127.0.0.1:${port}`,
     ])
     expect(result.code).toBe(1)
+    // Not silent while it retries: each retry is said, with why the attempt before it failed.
+    expect(result.stderr).toMatch(
+      /^tracklet send: attempt 1 failed \([^)]*ECONNREFUSED[^)]*\); retrying \(attempt 2\)\n/,
+    )
     expect(result.stderr).toMatch(
       new RegExp(
-        `^tracklet send: the identify message timed out after 800 ms \\(--timeout\\) before the endpoint accepted it; last attempt: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}.*\\n$`,
+        `\\ntracklet send: the identify message timed out after 4000 ms \\(--timeout\\) before the endpoint accepted it; last attempt: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}.*\\n$`,
       ),
     )
+  })
+
+  it('sends to $TRACKLET_ENDPOINT when --endpoint is not given', async () => {
+    const receiver = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => response.end('{}'))
+    })
+    receiver.listen(0, '127.0.0.1')
+    await once(receiver, 'listening')
+    const { port } = receiver.address() as AddressInfo
+    try {
+      const result = await runCli([`--writeKey=${WRITE_KEY}`, '--type=identify', '--userId=u'], {
+        TRACKLET_ENDPOINT: `http://127.0.0.1:${port}`,
+      })
+      expect(result.code).toBe(0)
+      expect(result.stdout).toMatch(new RegExp(`accepted by http://127\\.0\\.0\\.1:${port}\\n$`))
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve))
+    }
   })
 })
 

@@ -76,7 +76,17 @@ describe('disable: true', () => {
     expect((await bad.result).err?.code).toBe('ERR_INVALID_MESSAGE')
     await analytics.flush()
     await analytics.closeAndFlush()
-    expect(analytics.stats()).toEqual({ queued: 0, inFlight: 0, delivered: 1, failed: 1, disabled: true })
+    expect(analytics.stats()).toEqual({
+      queued: 0,
+      inFlight: 0,
+      delivered: 1,
+      failed: 1,
+      filtered: 0,
+      requests: 0,
+      retries: 0,
+      bytesSent: 0,
+      disabled: true,
+    })
     expect(receiver.requests).toHaveLength(0)
   })
 

@@ -36,6 +36,7 @@ describe('public types', () => {
 
   it('flush and closeAndFlush return Promise<void>; stats returns counters', () => {
     expectTypeOf<Analytics['flush']>().returns.toEqualTypeOf<Promise<void>>()
+    expectTypeOf<Analytics['flush']>().parameters.toEqualTypeOf<[({ timeout?: number | undefined } | undefined)?]>()
     expectTypeOf<Analytics['closeAndFlush']>().parameters.toEqualTypeOf<
       [({ timeout?: number | undefined } | undefined)?]
     >()
@@ -45,6 +46,10 @@ describe('public types', () => {
       inFlight: number
       delivered: number
       failed: number
+      filtered: number
+      requests: number
+      retries: number
+      bytesSent: number
       disabled?: true
     }>()
   })
@@ -59,7 +64,12 @@ describe('public types', () => {
   it('errors carry a stable code, the message and, for delivery, the status', () => {
     expectTypeOf<AnalyticsError['code']>().toEqualTypeOf<AnalyticsErrorCode>()
     expectTypeOf<AnalyticsErrorCode>().toEqualTypeOf<
-      'ERR_INVALID_MESSAGE' | 'ERR_MESSAGE_TOO_LARGE' | 'ERR_QUEUE_FULL' | 'ERR_CLOSED' | 'ERR_DELIVERY'
+      | 'ERR_INVALID_MESSAGE'
+      | 'ERR_MESSAGE_TOO_LARGE'
+      | 'ERR_QUEUE_FULL'
+      | 'ERR_CLOSED'
+      | 'ERR_DELIVERY'
+      | 'ERR_FILTERED'
     >()
     expectTypeOf<AnalyticsError['analyticsMessage']>().toEqualTypeOf<Message>()
     expectTypeOf<DeliveryError['status']>().toEqualTypeOf<number | undefined>()

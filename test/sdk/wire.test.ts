@@ -233,7 +233,7 @@ describe('flushing', () => {
     let firstFlushDone = false
     const firstFlush = analytics.flush().then(() => (firstFlushDone = true))
     await until(() => held.length === 1)
-    expect(analytics.stats()).toEqual({ queued: 0, inFlight: 1, delivered: 0, failed: 0 })
+    expect(analytics.stats()).toMatchObject({ queued: 0, inFlight: 1, delivered: 0, failed: 0, requests: 1 })
     const second = settled()
     analytics.track({ userId: 'u', event: 'second' }, second.callback)
     let secondFlushDone = false
@@ -250,7 +250,14 @@ describe('flushing', () => {
     held[0]!.end('{}')
     await Promise.all([firstFlush, secondFlush])
     expect((await first.result).err).toBeUndefined()
-    expect(analytics.stats()).toEqual({ queued: 0, inFlight: 0, delivered: 2, failed: 0 })
+    expect(analytics.stats()).toMatchObject({
+      queued: 0,
+      inFlight: 0,
+      delivered: 2,
+      failed: 0,
+      requests: 2,
+      retries: 0,
+    })
     // Idempotent: with nothing queued, flush() resolves at once.
     await analytics.flush()
   })
@@ -290,7 +297,18 @@ describe('answers', () => {
     expect(receiver.requests).toHaveLength(2)
     const [first, second] = receiver.requests.map((request) => request.json.batch[0]!.messageId)
     expect(second).toBe(first)
-    expect(analytics.stats()).toEqual({ queued: 0, inFlight: 0, delivered: 1, failed: 0 })
+    // Both requests counted, the second as a retry, with every body byte the receiver read.
+    const bytesSent = receiver.requests.reduce((sum, request) => sum + request.body.length, 0)
+    expect(analytics.stats()).toEqual({
+      queued: 0,
+      inFlight: 0,
+      delivered: 1,
+      failed: 0,
+      filtered: 0,
+      requests: 2,
+      retries: 1,
+      bytesSent,
+    })
   })
 
   it('does not retry a 400, and reports ERR_DELIVERY with the status', async () => {
@@ -350,7 +368,7 @@ describe('answers', () => {
           .map((message) => message.event),
       ),
     ).toEqual(new Set(['e0', 'e1', 'e2', 'e3', 'e4', 'e5']))
-    expect(analytics.stats()).toEqual({ queued: 0, inFlight: 0, delivered: 6, failed: 4 })
+    expect(analytics.stats()).toMatchObject({ queued: 0, inFlight: 0, delivered: 6, failed: 4, filtered: 0 })
     // Room again: new calls are taken.
     const later = settled()
     analytics.track({ userId: 'u', event: 'after' }, later.callback)
@@ -400,7 +418,7 @@ describe('closeAndFlush', () => {
     await analytics.closeAndFlush({ timeout: 100 })
     const { err } = await result
     expect(err?.code).toBe('ERR_CLOSED')
-    expect(analytics.stats()).toEqual({ queued: 0, inFlight: 0, delivered: 0, failed: 1 })
+    expect(analytics.stats()).toMatchObject({ queued: 0, inFlight: 0, delivered: 0, failed: 1 })
     // Idempotent: the same settled promise.
     await analytics.closeAndFlush()
   })
