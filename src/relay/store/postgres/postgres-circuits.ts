@@ -112,9 +112,11 @@ export class PostgresCircuits implements CircuitStore {
   }
 
   async resume(url: string, routes: readonly Route[], now: number): Promise<{ wasPaused: boolean; woken: number }> {
-    const { rows } = await this.#db.query(SQL.resumeCircuit, [url, now, ...unzip(routes)])
-    const row = rows[0] as { paused: boolean; woken: number }
-    return { wasPaused: row.paused, woken: row.paused ? Number(row.woken) : 0 }
+    const { rows } = await this.#db.query(SQL.resumeCircuit, [url])
+    if (rows.length === 0) return { wasPaused: false, woken: 0 }
+    // A second statement, after the delete: see SQL.park for the race this closes.
+    const woken = await this.#db.query(SQL.wake, [now, ...unzip(routes)])
+    return { wasPaused: true, woken: Number((woken.rows[0] as { woken: number }).woken) }
   }
 
   async #circuits(text: string, values: unknown[]): Promise<Circuit[]> {

@@ -273,10 +273,15 @@ export const POSTGRES_STATEMENTS = {
   // Behind paused circuits only, the window is not cut short and the wait is noted (paused_at): the
   // next claim gives that time back to the window.
   // $1 ids, $2 owner, $3 urls, $4 now, $5 until, $6 window, $7 error.
+  //
+  // FOR SHARE: an operator's resume (or a closing circuit) deleting one of these rows waits for
+  // this statement to commit, then wakes what it parked; a delete that came first is seen here
+  // (the row is gone), so nothing is parked behind a circuit that is no longer open. Without it, a
+  // park whose snapshot predates a resume parked its deliveries for PARK_RECHECK_MS after it.
   park: `
-  WITH held AS (
-    SELECT count(*) AS down, count(*) FILTER (WHERE state = 'paused') AS paused FROM circuits
-    WHERE url = ANY($3::text[]) AND state <> 'closed')
+  WITH down AS (
+    SELECT state FROM circuits WHERE url = ANY($3::text[]) AND state <> 'closed' FOR SHARE),
+  held AS (SELECT count(*) AS down, count(*) FILTER (WHERE state = 'paused') AS paused FROM down)
   UPDATE deliveries SET
     next_attempt_at = CASE WHEN held.paused = cardinality($3::text[]) THEN $5::bigint
       ELSE least($5::bigint, coalesce(first_attempt_at, $4::bigint) + $6::bigint) END,
@@ -294,17 +299,18 @@ export const POSTGRES_STATEMENTS = {
   ON CONFLICT (url) DO UPDATE SET state = 'paused', paused_at = coalesce(c.paused_at, $2::bigint), next_probe_at = NULL,
     probe_owner = NULL, probe_lease_until = NULL, updated_at = $2::bigint
   RETURNING *`,
-  // The pause ends: the row goes (closed) and the routes' deliveries are due now, in the same
-  // statement. $1 url, $2 now, $3 sources, $4 destinations.
-  resumeCircuit: `
-  WITH gone AS (DELETE FROM circuits WHERE url = $1::text AND state = 'paused' RETURNING state),
-  woken AS (
-    UPDATE deliveries SET next_attempt_at = $2::bigint, updated_at = $2::bigint
-    WHERE status = 'pending' AND next_attempt_at > $2::bigint
-      AND (source, destination) IN (SELECT * FROM unnest($3::text[], $4::text[]))
-      AND EXISTS (SELECT 1 FROM gone)
+  // The pause ends: the row goes (closed); wake then makes the routes' deliveries due, in a
+  // statement of its own, so that it sees what a park holding the row (FOR SHARE) parked before
+  // the delete could go on. $1 url.
+  resumeCircuit: `DELETE FROM circuits WHERE url = $1::text AND state = 'paused' RETURNING state`,
+  // $1 now, $2 sources, $3 destinations.
+  wake: `
+  WITH woken AS (
+    UPDATE deliveries SET next_attempt_at = $1::bigint, updated_at = $1::bigint
+    WHERE status = 'pending' AND next_attempt_at > $1::bigint
+      AND (source, destination) IN (SELECT * FROM unnest($2::text[], $3::text[]))
     RETURNING 1)
-  SELECT EXISTS (SELECT 1 FROM gone) AS paused, (SELECT count(*) FROM woken)::int AS woken`,
+  SELECT count(*)::int AS woken FROM woken`,
 
   // PostgreSQL only: relays syncing the same audience at once take turns (SQLite has one writer).
   lockAudience: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',

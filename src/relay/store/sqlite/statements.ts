@@ -172,6 +172,10 @@ export const SQLITE_STATEMENTS = {
   RETURNING *`,
   // The pause ends: the row goes (closed); wake then makes the routes' deliveries due, in the same transaction.
   resumeCircuit: `DELETE FROM circuits WHERE url = ? AND state = 'paused' RETURNING state`,
+  // A route's deliveries held by its circuit are due now (after succeed or resumeCircuit).
+  wake: `
+  UPDATE deliveries SET next_attempt_at = @now, updated_at = @now
+  WHERE status = 'pending' AND source = @source AND destination = @destination AND next_attempt_at > @now`,
 
   // SQLite only: one file serves one relay, so what its previous run held is given back at start;
   // one writer at a time, so a batch is several statements in one transaction.
@@ -182,9 +186,6 @@ export const SQLITE_STATEMENTS = {
   statusOf: 'SELECT status FROM deliveries WHERE id = ?',
   pruneAttempts: (ids: number) => `DELETE FROM attempts WHERE delivery_id IN (${marks(ids)})`,
   pruneDeliveries: (ids: number) => `DELETE FROM deliveries WHERE id IN (${marks(ids)})`,
-  wake: `
-  UPDATE deliveries SET next_attempt_at = @now, updated_at = @now
-  WHERE status = 'pending' AND source = @source AND destination = @destination AND next_attempt_at > @now`,
 } as const
 
 /** The statements only SQLite has (see the comment above them), left out when the dialects are compared. */
@@ -195,7 +196,6 @@ export const SQLITE_ONLY: readonly (keyof typeof SQLITE_STATEMENTS)[] = [
   'statusOf',
   'pruneAttempts',
   'pruneDeliveries',
-  'wake',
 ]
 
 /** The most parameters bound to one statement: lists longer than this are written in chunks. */
