@@ -119,7 +119,7 @@ describe('context', () => {
 describe('ids given as String objects', () => {
   it('are sent as their strings, as classic analytics-node sends them', async () => {
     const analytics = await client()
-    // biome-ignore lint/style/useConsistentBuiltinInstantiation: a String object is the point
+    // A String object, not a string: that is the point.
     const userId = new String('42') as unknown as string
     const { callback, result } = settled()
     analytics.group({ userId, groupId: new String('acme') as unknown as string }, callback)
