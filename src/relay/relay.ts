@@ -1,11 +1,12 @@
 import { describeStore } from './config/database-value'
 import type { RelayOptions } from './config/options'
 import { secretsOf } from './config/secrets'
-import type { RoutedSource } from './config/sources'
+import { SourceRegistry } from './config/source-registry'
 import { logStartupWarnings } from './config/startup-warnings'
 import { validateRelayOptions } from './config/validate'
 import { createConsole } from './console/area'
 import { createDelivery, type Delivery } from './delivery/area'
+import { RelayEvents } from './events/channel'
 import { RelayConfigError } from './errors'
 import { AdminToken } from './http/auth'
 import { AuthLimiter } from './http/auth-limiter'
@@ -82,64 +83,32 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       sharedByProcesses: process.sharedByProcesses,
     })
     undo.unshift(['close the store', () => opened.close()])
-    const sources: RoutedSource[] = resolved.sources.map((s) => ({
-      name: s.name,
-      destinations: Object.keys(s.destinations ?? {}),
-      blockedEvents: new Set(s.schema?.blockedEvents),
-    }))
-    const adminToken = new AdminToken(resolved.adminToken)
-    const authLimiter = new AuthLimiter({ trustProxy: resolved.trustProxy })
-    undo.unshift(['stop the sign-in limiter', () => authLimiter.stop()])
+    const registry = new SourceRegistry(resolved.sources)
+    const sources = registry.routed()
+    const events = new RelayEvents()
+    // The admin token, and the limiter every credential check of every area goes through.
+    const auth = {
+      adminToken: new AdminToken(resolved.adminToken),
+      authLimiter: new AuthLimiter({ trustProxy: resolved.trustProxy }),
+    }
+    undo.unshift(['stop the credentials limiter', () => auth.authLimiter.stop()])
     // Delivery is built below; the metrics read its circuits only at scrape time.
     let delivery: Delivery | undefined
-    const telemetry = createTelemetry({
-      store: opened,
-      sources,
-      circuits: () => delivery?.circuits() ?? [],
-      scrapeTokens: [resolved.metricsToken, resolved.adminToken],
-      adminToken,
-      authLimiter,
-    })
+    const scrapeTokens = [resolved.metricsToken, resolved.adminToken]
+    const circuits = () => delivery?.circuits() ?? []
+    const telemetry = createTelemetry({ store: opened, sources, events, circuits, scrapeTokens, ...auth })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
     const { store, health, metrics } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
     const shared = store.kind === 'postgres' || process.sharedByProcesses
-    const started = await createDelivery({
-      options: resolved,
-      store,
-      circuits: opened.circuits,
-      shared,
-      observe: (attempt) => metrics.attemptSettled(attempt),
-    })
+    const started = await createDelivery({ options: resolved, store, circuits: opened.circuits, shared, events })
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])
     const wake = () => started.wake()
-    const ingest = createIngest({
-      store,
-      sources: resolved.sources.map((s, index) => ({ writeKey: s.writeKey, routed: sources[index]! })),
-      authLimiter,
-      wake,
-      observe: {
-        answered: (source, outcome) => {
-          metrics.ingested(source, outcome)
-          if (outcome.filtered > 0) metrics.filtered(source, outcome.filtered)
-        },
-        refused: (error) => metrics.requestRefused(error),
-      },
-    })
+    const ingest = createIngest({ store, sources: registry, authLimiter: auth.authLimiter, wake, events })
+    const { webhooks } = started
     const circuitChanged = (url: string) => started.circuitChanged(url)
-    const webhooks = started.webhooks
-    const operator = createConsole({
-      store,
-      sources,
-      wake,
-      webhooks,
-      circuitChanged,
-      adminToken,
-      authLimiter,
-      health,
-      metrics,
-    })
+    const operator = createConsole({ store, sources, wake, webhooks, circuitChanged, health, metrics, ...auth })
     const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])
     const server = await listen(telemetry.timeRequests(router), resolved)
     const { url } = server
@@ -162,7 +131,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         ['stop telemetry', () => telemetry.stop()],
         ['close the store', () => store.close()],
         ['log closed', () => log.info('closed', { event: 'closed' })],
-        ['stop the sign-in limiter', () => authLimiter.stop()],
+        ['stop the credentials limiter', () => auth.authLimiter.stop()],
         ...last,
       ]),
     )

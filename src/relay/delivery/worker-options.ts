@@ -1,5 +1,6 @@
 import type { Route } from '../store/circuits'
-import type { AttemptOutcome, Store } from '../store/store'
+import type { SettledAttempt } from '../events/kinds'
+import type { Store } from '../store/store'
 import type { BreakerConfig } from './breaker'
 import type { Destination, RetryPolicy } from './destination'
 
@@ -35,15 +36,6 @@ export function routesByUrl(destinations: WorkerOptions['destinations']): Map<st
     }
   }
   return routes
-}
-
-/** One attempt as it settled, for observers such as metrics. */
-export interface SettledAttempt {
-  source: string
-  destination: string
-  outcome: AttemptOutcome
-  /** How long the attempt took, ms (every request of its fan-out, concurrently). */
-  ms: number
 }
 
 /**

@@ -11,7 +11,8 @@ import { Leases, newLeaseOwner } from './leases'
 import { crashedOutcome, expiredOutcome, judgedOutcome } from './outcome'
 import { outcomeWriter } from './outcome-writer'
 import { sendAttempt } from './send'
-import { routesByUrl, type Sending, type SettledAttempt, type WorkerOptions } from './worker-options'
+import type { SettledAttempt } from '../events/kinds'
+import { routesByUrl, type Sending, type WorkerOptions } from './worker-options'
 
 export type { SettledAttempt, WorkerOptions }
 

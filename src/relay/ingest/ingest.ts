@@ -13,37 +13,7 @@ import { eventTime } from './event-time'
 import type { GroupCommit } from './group-commit'
 import { IngestError } from './ingest-error'
 import { findUnstorable } from '../store/storable'
-
-/**
- * Why a message was refused, as data (the `reason` says it to a person; metrics count by this):
- * - `invalid`: it fails the message rules (`findWireMessageProblem`), or cannot be serialized;
- * - `too_large`: its JSON is over `MAX_MESSAGE_BYTES`;
- * - `unstorable`: valid, but a store could not hold it ({@link findUnstorable});
- * - `duplicate`: an earlier message of the same batch, accepted, has its `messageId`.
- */
-export const REFUSAL_KINDS = ['invalid', 'too_large', 'unstorable', 'duplicate'] as const
-export type RefusalKind = (typeof REFUSAL_KINDS)[number]
-
-/** A message of a batch that was refused, by its index in the batch, and why. */
-export interface Refusal {
-  index: number
-  /** One sentence for the client. */
-  reason: string
-  kind: RefusalKind
-}
-
-/** What ingest did with a request's messages. */
-export interface IngestOutcome {
-  /** Messages accepted (valid, and durably written for every destination they go to). */
-  accepted: number
-  /** The messages refused on their own, in batch order. */
-  refused: Refusal[]
-  /**
-   * Accepted messages for which no delivery was written because the source's schema blocks them
-   * (`schema.blockedEvents`): counted in `answer.accepted`, and by metrics as `filtered`. Never sent.
-   */
-  filtered: number
-}
+import type { IngestOutcome, Refusal } from '../events/kinds'
 
 /** When and how a request's messages arrived: the facts their times are worked out from. */
 export interface Arrival {

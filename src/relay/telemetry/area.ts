@@ -3,19 +3,23 @@ import type { Area } from '../area'
 import type { RoutedSource } from '../config/sources'
 import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'
+import type { RelayEvents } from '../events/channel'
+import type { RelayEvent } from '../events/kinds'
 import type { Store } from '../store/store'
 import { ClockOffset } from './clock-offset'
 import { StoreHealth } from './health'
 import { RelayMetrics } from './metrics'
 import { opsRoutes } from './routes'
 import { probeWrite, watchWrites } from './watched-store'
-import type { CircuitSnapshot } from '../delivery/breaker'
+import type { CircuitSnapshot } from '../store/circuit-snapshot'
 
 /** What telemetry needs from the relay. */
 export interface TelemetryDeps {
   /** The outbox as opened: telemetry hands the others a copy whose writes tell /healthz. */
   store: Store
   sources: readonly RoutedSource[]
+  /** What ingest and delivery tell: the metrics count it. */
+  events: RelayEvents
   /** The circuit breaker's view of each webhook URL, read at each scrape. */
   circuits: () => readonly CircuitSnapshot[]
   /** The tokens that may read `/metrics`: the metrics token and the admin token, as configured. */
@@ -50,6 +54,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   // On PostgreSQL, this relay's clock's offset to the database's, which judges leases and due times.
   const clock = store.kind === 'postgres' ? new ClockOffset({ store: opened }) : undefined
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
+  const unsubscribe = deps.events.subscribe((event) => count(metrics, event))
   const routes = opsRoutes({
     health,
     metrics,
@@ -65,8 +70,17 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     timeRequests: (listener) => metrics.console.timeIngest(listener),
     start: () => clock?.start(),
     stop: () => {
+      unsubscribe()
       clock?.stop()
       health.stop()
     },
   }
+}
+
+// What each event adds to the metrics.
+function count(metrics: RelayMetrics, event: RelayEvent): void {
+  if (event.type === 'ingested') metrics.ingested(event.source, event.outcome)
+  else if (event.type === 'filtered') metrics.filtered(event.source, event.count)
+  else if (event.type === 'refused') metrics.requestRefused(event.error)
+  else metrics.attemptSettled(event.attempt)
 }
