@@ -10,6 +10,7 @@ import { RetentionSweeper } from '../store/retention'
 import type { CircuitStore } from '../store/circuits'
 import type { Store } from '../store/store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
+import type { DeliveryStep } from './delivery-step'
 import type { Destination } from './destination'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
@@ -30,6 +31,8 @@ export interface DeliveryDeps {
   circuits: CircuitStore
   /** Other processes use the store at once (`--workers`, or PostgreSQL): look for their work. */
   shared: boolean
+  /** A step each delivery passes through before it is formatted (`delivery-step.ts`); none: as stored. */
+  step?: DeliveryStep
   /** Where delivery tells of each `attempt` as it settles. */
   events: RelayEvents
 }
@@ -75,6 +78,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
     concurrency: options.concurrency,
     leaseTimeout: options.leaseTimeout,
+    ...(deps.step === undefined ? {} : { step: deps.step }),
     observe: (attempt) => {
       if (deps.events.listened) deps.events.publish({ type: 'attempt', attempt })
     },

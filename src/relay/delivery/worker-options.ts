@@ -2,6 +2,7 @@ import type { Route } from '../store/circuits'
 import type { SettledAttempt } from '../events/kinds'
 import type { Store } from '../store/store'
 import type { BreakerConfig } from './breaker'
+import type { DeliveryStep } from './delivery-step'
 import type { Destination, RetryPolicy } from './destination'
 
 /** What the worker needs: the store, each source's destinations by name, and the retry rule. */
@@ -22,6 +23,8 @@ export interface WorkerOptions {
    * send to URLs. Without it, every due delivery is attempted.
    */
   breaker?: BreakerConfig
+  /** A step each delivery passes through before it is formatted and sent (`delivery-step.ts`). */
+  step?: DeliveryStep
   /** Told of every attempt's outcome as it settles (metrics). Must not throw. */
   observe?: (attempt: SettledAttempt) => void
   now?: () => number

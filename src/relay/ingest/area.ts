@@ -5,6 +5,7 @@ import type { RelayEvents } from '../events/channel'
 import type { AuthLimiter } from '../http/auth-limiter'
 import type { Store } from '../store/store'
 import { GroupCommit } from './group-commit'
+import type { IngestCheck } from './ingest-check'
 import { ingestRoutes } from './routes'
 
 /** What ingest needs from the relay. */
@@ -17,6 +18,8 @@ export interface IngestDeps {
   authLimiter: AuthLimiter
   /** New deliveries were committed: wake the delivery worker. */
   wake: () => void
+  /** Asked of each valid message before the outbox (`ingest-check.ts`); none: every valid one goes. */
+  check?: IngestCheck
   /** Where ingest tells what happens: `ingested`, `filtered`, `refused`. */
   events: RelayEvents
 }
@@ -42,6 +45,7 @@ export function createIngest(deps: IngestDeps): Area {
     commits,
     wake: deps.wake,
     events: deps.events,
+    ...(deps.check === undefined ? {} : { check: deps.check }),
   })
   // A group still waiting is committed (its requests' connections are gone, but the client may
   // not have sent them anywhere else; at-least-once).

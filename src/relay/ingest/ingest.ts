@@ -10,6 +10,7 @@ import { searchKeysOf } from '../store/rows'
 import type { NewDelivery } from '../store/store'
 import { withBatchDefaults } from './batch-defaults'
 import { eventTime } from './event-time'
+import type { IngestCheck } from './ingest-check'
 import type { GroupCommit } from './group-commit'
 import { IngestError } from './ingest-error'
 import { findUnstorable } from '../store/storable'
@@ -39,6 +40,7 @@ export async function ingest(
   source: RoutedSource,
   messages: readonly unknown[],
   { receivedAt = new Date(), sentAt }: Arrival = {},
+  check?: IngestCheck,
 ): Promise<IngestOutcome> {
   const deliveries: NewDelivery[] = []
   const refused: Refusal[] = []
@@ -85,6 +87,11 @@ export async function ingest(
         reason: `messageId ${JSON.stringify(message['messageId'])} is the messageId of message ${first} of this batch`,
         kind: 'duplicate',
       })
+      return
+    }
+    const unfit = check?.(message, source)
+    if (unfit !== undefined) {
+      refused.push({ index, reason: unfit, kind: 'invalid' })
       return
     }
     acceptedIds.set(message['messageId'], index)

@@ -12,6 +12,7 @@ import type { GroupCommit } from './group-commit'
 import type { RelayEvents } from '../events/channel'
 import type { IngestOutcome, Refusal } from '../events/kinds'
 import { batchMessages, ingest, singleMessage } from './ingest'
+import type { IngestCheck } from './ingest-check'
 import { IngestError, type IngestErrorKind } from './ingest-error'
 
 /** What the ingest routes work on. */
@@ -23,6 +24,8 @@ export interface IngestContext {
   commits: GroupCommit
   /** New deliveries were committed: wake the worker. */
   wake: () => void
+  /** Asked of each valid message before the outbox (`ingest-check.ts`); none: every valid one goes. */
+  check?: IngestCheck
   /** Told how each request ended: `ingested` and `filtered`, or `refused` whole. */
   events?: RelayEvents
 }
@@ -89,7 +92,8 @@ async function ingestRequest(
   const body = await readJsonBody(req, MAX_BATCH_BYTES)
   const source = authorized ?? authLimiter.guard(req, 'ingest: write key', () => writeKeys.fromBody(body))
   // A batch's sentAt is on the body; a single call's body is its message, and sentAt with it.
-  const outcome = await ingest(context.commits, source, messagesOf(body), { receivedAt, sentAt: body['sentAt'] })
+  const arrival = { receivedAt, sentAt: body['sentAt'] }
+  const outcome = await ingest(context.commits, source, messagesOf(body), arrival, context.check)
   const { accepted, refused, filtered } = outcome
   const { events } = context
   if (events?.listened) {
