@@ -80,7 +80,8 @@ describe('the layout of src/', () => {
   it('never has a layer beneath the areas, nor a shared file of the relay, import an area or relay.ts', () => {
     const upward = FILES.flatMap((file) => {
       const from = folderOf(file)
-      const beneath = from !== undefined && (LAYERS.includes(from) || (from === '' && !/\/(relay|index)\.ts$/.test(file)))
+      const beneath =
+        from !== undefined && (LAYERS.includes(from) || (from === '' && !/\/(relay|index)\.ts$/.test(file)))
       if (!beneath) return []
       return GRAPH.get(file)!
         .filter((imported) => {
