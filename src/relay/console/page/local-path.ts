@@ -4,7 +4,6 @@ const BASE = 'http://relay.invalid'
 // Never in a path the page links to: whitespace and control characters (URL parsing drops tabs
 // and newlines, so `/\t/x` is `//x`), a backslash (browsers read it as `/`), and in the path a
 // percent-encoded slash, backslash or dot (`/%2F/x`, `/%5Cx`, `/%2e%2e//x`).
-const NEVER = /[\s\u0000-\u001f\u007f\\]/
 const ENCODED_IN_PATH = /%(?:2f|5c|2e)/i
 
 /**
@@ -16,7 +15,7 @@ const ENCODED_IN_PATH = /%(?:2f|5c|2e)/i
  */
 export function localPath(value: string): string {
   const path = value.split(/[?#]/, 1)[0]!
-  if (!path.startsWith('/') || NEVER.test(value) || ENCODED_IN_PATH.test(path)) return '/'
+  if (!path.startsWith('/') || hasUnsafeCharacter(value) || ENCODED_IN_PATH.test(path)) return '/'
   let url: URL
   try {
     url = new URL(value, BASE)
@@ -26,4 +25,12 @@ export function localPath(value: string): string {
   const local = `${url.pathname}${url.search}`
   if (url.origin !== BASE || !/^\/(?![/\\])/.test(local) || local.startsWith('/ui/sign-')) return '/'
   return local
+}
+
+function hasUnsafeCharacter(value: string): boolean {
+  for (const char of value) {
+    const code = char.codePointAt(0)!
+    if (code < 0x20 || code === 0x7f || char === '\\' || /\s/.test(char)) return true
+  }
+  return false
 }
