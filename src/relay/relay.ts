@@ -3,11 +3,10 @@ import type { RelayOptions } from './config/options'
 import { secretsOf } from './config/secrets'
 import { SourceRegistry } from './config/source-registry'
 import { logStartupWarnings } from './config/startup-warnings'
-import { validateRelayOptions } from './config/validate'
+import { refuseWorkersOutsideCommand, validateRelayOptions } from './config/validate'
 import { createConsole } from './console/area'
 import { createDelivery, type Delivery } from './delivery/area'
 import { RelayEvents } from './events/channel'
-import { RelayConfigError } from './errors'
 import { AdminToken } from './http/auth'
 import { AuthLimiter } from './http/auth-limiter'
 import { createRouter } from './http/router'
@@ -15,6 +14,7 @@ import { listen } from './http/server'
 import { createIngest } from './ingest/area'
 import { log, plural, redactFromLog, useLogLevel } from './log'
 import { runSteps, type Step } from './steps'
+import { openNotifications } from './store/notifications/open'
 import { openStore } from './store/open-store'
 import { createTelemetry } from './telemetry/area'
 
@@ -63,13 +63,7 @@ export interface RelayProcess {
  */
 export async function startRelay(options: RelayOptions, process: RelayProcess): Promise<Relay> {
   const resolved = validateRelayOptions(options)
-  // `workers` forks processes, which only the command can do: a value here must not be ignored.
-  if (resolved.workers > 1 && !process.sharedByProcesses) {
-    throw new RelayConfigError(
-      'workers',
-      `is an option of the \`tracklet relay\` command, which forks that many processes; createRelay runs one relay in this process (start one per process instead), got ${resolved.workers}`,
-    )
-  }
+  refuseWorkersOutsideCommand(resolved, process.sharedByProcesses)
   // What close() and a failed start end with; each started step is undone, in reverse, before them.
   const last: Step[] = [
     ['forget the secrets', redactFromLog(secretsOf(resolved))],
@@ -86,6 +80,9 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const registry = new SourceRegistry(resolved.sources)
     const sources = registry.routed()
     const events = new RelayEvents()
+    // The one database notification channel, which configuration changes and the live view will share.
+    const notifications = openNotifications(resolved.database)
+    undo.unshift(['close the notification channel', () => notifications.close()])
     // The admin token, and the limiter every credential check of every area goes through.
     const auth = {
       adminToken: new AdminToken(resolved.adminToken),
@@ -129,6 +126,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         ['commit ingest still waiting', () => ingest.stop()],
         ['stop the console', () => operator.stop()],
         ['stop telemetry', () => telemetry.stop()],
+        ['close the notification channel', () => notifications.close()],
         ['close the store', () => store.close()],
         ['log closed', () => log.info('closed', { event: 'closed' })],
         ['stop the credentials limiter', () => auth.authLimiter.stop()],
