@@ -15,7 +15,7 @@ export interface RelaySource {
   writeKey: string
   /** The destinations this source's messages go to. */
   destinations?: SourceDestinations
-  /** Rules on what this source's messages may be (DESIGN.md §3 "Source schema"). */
+  /** Rules on what this source's messages may be (docs/ingest.md, "Blocking track events"). */
   schema?: SourceSchema
 }
 

@@ -20,7 +20,7 @@ export interface AdminRoutesContext extends AdminContext {
   authLimiter: AuthLimiter
 }
 
-/** The admin API (DESIGN.md §3): deletions, audience syncs, the delivery log and retries by hand. */
+/** The admin API (docs/relay.md, "Admin API"): deletions, audience syncs, the delivery log and retries by hand. */
 export function adminRoutes(routesContext: AdminRoutesContext): Route[] {
   // Every store call of the API: a failure of the store itself is a 503, never a 500 with a stack.
   const context = { ...routesContext, store: new StoreCalls().watch(routesContext.store) }

@@ -55,7 +55,7 @@ const REFUSED_WHOLE: Record<IngestErrorKind, { status: number; code: string }> =
   unstorable: { status: 400, code: 'ERR_UNSTORABLE' },
 }
 
-/** `POST /v1/batch` and the single-message calls (`POST /v1/track`, …): DESIGN.md §3. */
+/** `POST /v1/batch` and the single-message calls (`POST /v1/track`, …): docs/ingest.md. */
 export function ingestRoutes(context: IngestContext): Route[] {
   const observed = (request: Promise<void>): Promise<void> =>
     request.catch((error: unknown) => {

@@ -15,7 +15,7 @@ const STATUS_CLASSES: readonly StatusClassLabel[] = ['2xx', '3xx', '4xx', '5xx',
 // to a request held up by a slow store.
 const INGEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]
 
-// The paths whose requests are ingest requests (DESIGN.md §3).
+// The paths whose requests are ingest requests (docs/ingest.md, "Endpoints").
 const INGEST_PATH = new RegExp(`^/v1/(?:batch|${MESSAGE_TYPES.join('|')})$`)
 
 /** The console's series, registered in a relay's own registry by {@link RelayMetrics}. */

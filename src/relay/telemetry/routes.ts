@@ -19,7 +19,7 @@ export interface OpsContext {
   adminToken: AdminToken
 }
 
-/** The routes for the people who run the relay: `/healthz` and `/metrics` (DESIGN.md §5). */
+/** The routes for the people who run the relay: `/healthz` and `/metrics` (docs/operations.md). */
 export function opsRoutes(context: OpsContext): Route[] {
   const scrapers = context.scrapeTokens.flatMap((token) => (token === undefined ? [] : [new AdminToken(token)]))
   return [
