@@ -6,7 +6,7 @@ import { verifySignature } from '../../src/webhooks/index'
 import { adminGet, type Receiver, startReceiver, startRelay, waitFor } from '../relay/helpers'
 
 // The SDKs people already run in production, pointed at the relay with nothing changed but the
-// URL (DESIGN.md §3 "Ingest: what real clients send"). Each runs in a process of its own
+// URL (docs/ingest.md, "Clients tried"). Each runs in a process of its own
 // (send-all.mjs), which must end by itself once the client is flushed.
 
 const SHARED_SECRET = 'interop-s3cret'
@@ -59,7 +59,7 @@ function runClient(client: string): Promise<Sent> {
   })
 }
 
-/** The webhook body for a message of the client's, by DESIGN.md §2's table, with the given inputs. */
+/** The webhook body for a message of the client's, as docs/webhooks.md describes it, with the given inputs. */
 function expectedBody(
   type: (typeof TYPES)[number],
   sent: Record<string, any>,

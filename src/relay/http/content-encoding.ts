@@ -2,7 +2,7 @@ import type { Transform } from 'node:stream'
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import { HttpError } from './http-error'
 
-/** The compressed `Content-Encoding`s the relay decodes (DESIGN.md §3); `identity` is also accepted. */
+/** The compressed `Content-Encoding`s the relay decodes (docs/ingest.md, "The request"); `identity` is also accepted. */
 export const CONTENT_ENCODINGS = ['gzip', 'deflate', 'br'] as const
 
 /** A compressed encoding the relay decodes. */

@@ -1,7 +1,7 @@
 import { isIsoTimestamp } from '../../shared/timestamp'
 
 /**
- * When a message's event happened, as the relay delivers it (DESIGN.md §3 "Time"):
+ * When a message's event happened, as the relay delivers it (docs/ingest.md, "Time"):
  *
  * 1. a `timestamp` the client gave is kept as given (historical import);
  * 2. else `originalTimestamp` (the device's clock when the call was made) corrected by the
