@@ -50,11 +50,11 @@ const SECURITY_HEADERS = {
  * cookie; every POST needs the session's CSRF token and a same-origin `Origin`.
  */
 export function pageRoutes(pageContext: PageContext): Route[] {
-  const sessions = new Sessions(pageContext.now)
   const now = pageContext.now ?? Date.now
   // Every store call of the page: a failure of the store itself shows the outage page.
   const storeCalls = new StoreCalls(now)
   const context = { ...pageContext, store: storeCalls.watch(pageContext.store) }
+  const sessions = new Sessions(context.store.sessions, now)
   const sourceNames = context.sources.map((s) => s.name)
 
   // Renders an HttpError as a page, not JSON: the reader is a person.
@@ -66,7 +66,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       } catch (error) {
         if (error instanceof StoreUnavailableError && !res.headersSent) {
           logStoreUnavailable(req.method, url.pathname, error)
-          const session = sessions.find(req.headers.cookie)
+          const session = await sessions.find(req.headers.cookie).catch(() => undefined)
           if (session !== undefined) return sendHtml(res, 503, outage(session.csrfToken, error.reason, url))
         }
         if (!(error instanceof HttpError) || res.headersSent) throw error
@@ -78,7 +78,11 @@ export function pageRoutes(pageContext: PageContext): Route[] {
         sendHtml(
           res,
           error.status,
-          errorPage(error.status, error.message, sessions.find(req.headers.cookie) !== undefined),
+          errorPage(
+            error.status,
+            error.message,
+            (await sessions.find(req.headers.cookie).catch(() => undefined)) !== undefined,
+          ),
           {
             ...(error.headers.connection === undefined ? {} : { connection: error.headers.connection }),
           },
@@ -100,8 +104,8 @@ export function pageRoutes(pageContext: PageContext): Route[] {
   }
 
   // The session of a state-changing request, checked for origin and CSRF token.
-  const postedSession = (req: IncomingMessage, form: URLSearchParams): Session => {
-    const session = sessions.find(req.headers.cookie)
+  const postedSession = async (req: IncomingMessage, form: URLSearchParams): Promise<Session> => {
+    const session = await sessions.find(req.headers.cookie)
     if (session === undefined) throw new HttpError(401, 'ERR_UNAUTHORIZED', 'your session has ended: sign in again')
     if (!isCsrfToken(session, form.get('csrf')))
       throw new HttpError(
@@ -124,7 +128,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       method: 'GET',
       pattern: /^\/$/,
       handler: page(async (req, res, _params, url) => {
-        const session = sessions.find(req.headers.cookie)
+        const session = await sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
         const overview = await readOverview(context, url.searchParams, now())
         const retried = overview.query.get('retried')
@@ -157,7 +161,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       method: 'GET',
       pattern: /^\/ui\/deliveries\/(\d{1,15})$/,
       handler: page(async (req, res, [id], url) => {
-        const session = sessions.find(req.headers.cookie)
+        const session = await sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
         const delivery = await context.store.get(Number(id))
         if (delivery === undefined) throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${id}`)
@@ -182,7 +186,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       pattern: /^\/ui\/deliveries\/(\d{1,15})\/retry$/,
       handler: page(async (req, res, [id]) => {
         checkSameOrigin(req)
-        postedSession(req, await readForm(req))
+        await postedSession(req, await readForm(req))
         await handleRetry(context, id!)
         log.info(`delivery ${id} queued again from the operator page`, {
           event: 'retried-by-hand',
@@ -204,7 +208,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
           context.authLimiter.failed(req, 'operator page: sign-in')
           return showSignIn(res, url, 401, context.adminToken.configured ? 'That is not the admin token.' : undefined)
         }
-        const { id } = sessions.create()
+        const { id } = await sessions.create()
         log.info(`operator page: signed in from ${req.socket.remoteAddress}`, {
           event: 'signed-in',
           client: req.socket.remoteAddress,
@@ -219,8 +223,8 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       pattern: /^\/ui\/sign-out$/,
       handler: page(async (req, res) => {
         checkSameOrigin(req)
-        postedSession(req, await readForm(req))
-        sessions.end(req.headers.cookie)
+        await postedSession(req, await readForm(req))
+        await sessions.end(req.headers.cookie)
         redirect(res, '/', { 'set-cookie': cookie('', 0, isSecure(req)) })
       }),
     },
