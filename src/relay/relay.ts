@@ -16,7 +16,7 @@ import { GroupCommit } from './ingest/group-commit'
 import { log, plural, redactFromLog, useLogLevel } from './log'
 import { StoreHealth } from './ops/health'
 import { ClockOffset } from './ops/clock-offset'
-import { RelayMetrics } from './ops/metrics'
+import { type RelayFigures, RelayMetrics } from './ops/metrics'
 import { pageRoutes } from './ops/page/page-routes'
 import { opsRoutes } from './ops/routes'
 import { secretsOf } from './ops/secrets'
@@ -68,6 +68,13 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
 export interface RelayProcess {
   sharedByProcesses: boolean
   warningsLogged: boolean
+  /**
+   * Where `/metrics` and the operator page read the relay's figures, given this process's own:
+   * under `--workers`, all the workers' together (the primary gathers them). Its own when absent.
+   */
+  figures?: (own: RelayMetrics) => RelayFigures
+  /** Where the relay listens is said by the primary of `--workers`, once for all: not logged here. */
+  listeningAnnounced?: boolean
 }
 
 /** {@link createRelay}, for a relay that may be one of several processes on its store. */
@@ -120,6 +127,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     // On PostgreSQL, this relay's clock's offset to the database's, which judges leases and due times.
     const clock = store.kind === 'postgres' ? new ClockOffset({ store: opened }) : undefined
     if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
+    const figures = process.figures?.(metrics) ?? metrics
     worker = new Worker({
       store,
       destinations,
@@ -156,12 +164,22 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       routes: [
         ...opsRoutes({
           health,
-          metrics,
+          metrics: figures,
           authLimiter,
           adminToken,
           scrapeTokens: [resolved.metricsToken, resolved.adminToken],
         }),
-        ...pageRoutes({ store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter, health, metrics }),
+        ...pageRoutes({
+          store,
+          sources,
+          wake,
+          webhooks,
+          circuitChanged,
+          adminToken,
+          authLimiter,
+          health,
+          metrics: figures,
+        }),
       ],
       observeIngest: {
         answered: (source, outcome) => {
@@ -187,10 +205,12 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     )
     const url = await listen(server, resolved)
     // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.
-    log.info(`listening on ${url} with ${plural(sources.length, 'source')} (${describeStore(resolved.database)})`, {
-      event: 'listening',
-      url,
-    })
+    if (!process.listeningAnnounced) {
+      log.info(`listening on ${url} with ${plural(sources.length, 'source')} (${describeStore(resolved.database)})`, {
+        event: 'listening',
+        url,
+      })
+    }
     worker.wake()
     retention.start()
     clock?.start()

@@ -6,7 +6,7 @@ import { HttpError } from '../../http/http-error'
 import type { Handler, Route } from '../../http/route'
 import { log } from '../../log'
 import type { StoreHealth } from '../health'
-import type { RelayMetrics } from '../metrics'
+import type { RelayFigures } from '../metrics'
 import type { Html } from './html'
 import { checkSameOrigin, isSecure, readForm } from './requests'
 import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } from './sessions'
@@ -25,7 +25,8 @@ export interface PageContext extends AdminContext {
   /** Counts failed sign-ins per client address, and refuses an address over its failures. */
   authLimiter: AuthLimiter
   health: StoreHealth
-  metrics: RelayMetrics
+  /** This relay's figures (under `--workers`, every worker's together). */
+  metrics: RelayFigures
   now?: () => number
 }
 
@@ -140,7 +141,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
             health: context.health.report(),
             sources: sourceNames,
             backlog: overview.backlog,
-            rates: context.metrics.recentRates(),
+            rates: await context.metrics.recentRates(),
             troubled: overview.troubled,
             query: overview.query,
             urls: overview.urls,
