@@ -1,4 +1,12 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client'
+import {
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricValue,
+  Registry,
+} from 'prom-client'
 import type { SettledAttempt } from '../delivery/worker'
 import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind } from '../ingest/ingest'
 import { log } from '../log'
