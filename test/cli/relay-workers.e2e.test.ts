@@ -6,8 +6,8 @@ import { newDatabase, STORE_KINDS, type StoreKind } from '../support/stores'
 import { waitFor } from '../support/wait-for'
 import { request } from 'undici'
 import { ADMIN_TOKEN, adminGet, post, type Receiver, startReceiver, track, WRITE_KEY } from '../relay/helpers'
-import { PageClient } from '../relay/ops/page-client'
-import { parseExposition, type Sample, sampleValue } from '../relay/ops/prometheus'
+import { PageClient } from '../relay/console/page-client'
+import { parseExposition, type Sample, sampleValue } from '../relay/telemetry/prometheus'
 import { listeningUrl, runTracklet, startTracklet, stopAll, type TrackletProcess, useCli } from '../support/cli-process'
 
 // `tracklet relay --workers N` as an operator runs it: the built command, a primary and its

@@ -1,6 +1,7 @@
 import type { Worker } from 'node:cluster'
 import { AggregatorRegistry, type Registry } from 'prom-client'
-import type { MetricsSnapshot, RecentRates } from '../../relay/ops/metrics'
+import type { RecentRates } from '../../relay/events/readings'
+import type { MetricsSnapshot } from '../../relay/telemetry/metrics'
 import type { FiguresKind, GatheredMessage, GatherMessage, ReportedMessage, ReportMessage } from './messages'
 
 /** How long the primary waits for every worker's own figures before answering without the late ones, ms. */

@@ -1,5 +1,6 @@
 import type { RelayOptions } from '../../relay/index'
-import type { MetricsSnapshot, RecentRates } from '../../relay/ops/metrics'
+import type { RecentRates } from '../../relay/events/readings'
+import type { MetricsSnapshot } from '../../relay/telemetry/metrics'
 
 // What the primary of `tracklet relay --workers N` and its workers say to each other over the
 // cluster's IPC channel: the worker asks once it listens for messages (one sent before would be

@@ -2,7 +2,7 @@ import cluster from 'node:cluster'
 import { once } from 'node:events'
 import { startRelay } from '../../relay/relay'
 import type { Relay } from '../../relay/index'
-import type { RelayFigures, RelayMetrics } from '../../relay/ops/metrics'
+import type { RelayFigures, RelayMetrics } from '../../relay/telemetry/metrics'
 import {
   type FiguresKind,
   type GatheredMessage,

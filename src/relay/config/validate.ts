@@ -11,7 +11,7 @@ import type {
   ResolvedRelayOptions,
   SourceDestinations,
   SourceSchema,
-} from '../options'
+} from './options'
 import { databaseValue } from './database-value'
 import { MAX_RESPONSE_BODY_LIMIT } from '../../webhooks/limits'
 import { BREAKER_DEFAULTS, RELAY_DEFAULTS } from './defaults'
@@ -201,5 +201,18 @@ function logLevelFromEnv(problems: ConfigProblems): LogLevel {
   } catch (error) {
     problems.add('LOG_LEVEL', (error as Error).message.replace(/^LOG_LEVEL /, ''))
     return 'info'
+  }
+}
+
+/**
+ * `workers` forks processes, which only the `tracklet relay` command can do: a value given to
+ * `createRelay` must not be ignored.
+ */
+export function refuseWorkersOutsideCommand(options: ResolvedRelayOptions, sharedByProcesses: boolean): void {
+  if (options.workers > 1 && !sharedByProcesses) {
+    throw new RelayConfigError(
+      'workers',
+      `is an option of the \`tracklet relay\` command, which forks that many processes; createRelay runs one relay in this process (start one per process instead), got ${options.workers}`,
+    )
   }
 }

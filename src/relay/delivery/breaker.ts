@@ -6,7 +6,7 @@ import { type BreakerPolicy, nextProbeAt, verdictOf } from './breaker-policy'
 import type { DeliveryAttempt } from '../../webhooks/index'
 import { Reports, type Unreported } from './breaker-reports'
 import { Parking } from './parking'
-import { type CircuitSnapshot, snapshotOf } from './circuit-snapshot'
+import { type CircuitSnapshot, snapshotOf } from '../store/circuit-snapshot'
 import { Prober } from './prober'
 
 /** What the worker gives the breaker: the policy and the shared circuits. */

@@ -1,0 +1,16 @@
+import type { AdminToken } from '../../http/auth'
+import type { AuthLimiter } from '../../http/auth-limiter'
+import type { HealthReport, RecentRates } from '../../events/readings'
+import type { AdminContext } from '../operations'
+
+/** What the operator page works on. */
+export interface PageContext extends AdminContext {
+  adminToken: AdminToken
+  /** Counts failed sign-ins per client address, and refuses an address over its failures. */
+  authLimiter: AuthLimiter
+  /** Whether the store takes writes (what /healthz answers). */
+  health: { report(): HealthReport }
+  /** The rates the overview shows. */
+  metrics: { recentRates(): RecentRates | Promise<RecentRates> }
+  now?: () => number
+}
