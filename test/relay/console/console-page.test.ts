@@ -40,6 +40,14 @@ describe("the console's forms and filters on the page", () => {
     }
   })
 
+  it('sends /ui/deliveries to the overview, its filter kept: a page, not a JSON 404', async () => {
+    for (const path of ['/ui/deliveries', '/ui/deliveries/']) {
+      const answer = await client.get(`${path}?status=failed&since=5m`)
+      expect(answer.status, path).toBe(303)
+      expect(answer.headers.location, path).toBe('/?status=failed&since=5m')
+    }
+  })
+
   it('takes a time ago (since=5m, until=2h) on the page and the API alike', async () => {
     const recent = await deadLetter({ messageId: 'recent-one' })
     expect((await client.get('/?since=5m')).body).toContain(`/ui/deliveries/${recent.id}`)

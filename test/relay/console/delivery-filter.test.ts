@@ -46,7 +46,9 @@ describe('the delivery filter', () => {
     expect(ago('since=5m&until=90s')).toEqual({ since: now - 5 * 60_000, until: now - 90_000 })
     expect(ago('since=7d&until=2h')).toEqual({ since: now - 7 * 86_400_000, until: now - 2 * 3_600_000 })
     expect(refusal(() => ago('since=5m&until=7d')).message).toBe('since must not be after until')
-    expect(refusal(() => ago('since=5w')).message).toMatch(/^since must be .* or a time ago \(90s, 5m, 2h, 7d\), got "5w"$/)
+    expect(refusal(() => ago('since=5w')).message).toMatch(
+      /^since must be .* or a time ago \(90s, 5m, 2h, 7d\), got "5w"$/,
+    )
   })
 
   it('names an unknown parameter (a typo is never ignored)', () => {

@@ -132,6 +132,13 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       }),
     },
     {
+      // The deliveries are listed (and filtered) on the overview: a link or a guess at this path
+      // lands there, with its filter, rather than on the API's JSON 404.
+      method: 'GET',
+      pattern: /^\/ui\/deliveries\/?$/,
+      handler: page(async (_req, res, _params, url) => redirect(res, `/${url.search}`)),
+    },
+    {
       method: 'GET',
       pattern: /^\/ui\/deliveries\/(\d{1,15})$/,
       handler: page(async (req, res, [id], url) => {
