@@ -185,6 +185,13 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
       })
       // Requests already in flight when the circuit opened failed too.
       expect(open.recent.failed).toBeGreaterThanOrEqual(2)
+      // Held back behind the open circuit: attempted when its next probe may go, as the log says.
+      await waitFor(async () => {
+        const pending = (await adminGet(`${relay.url}/v1/deliveries?status=pending&source=web`)).body.deliveries
+        return pending.length === 3 && pending.every((d: any) => d.nextAttemptAt === open.nextProbeAt)
+          ? true
+          : undefined
+      }, 'every pending delivery to show the next probe as its next attempt')
       const crmEndpoint = (await endpoints()).find((e) => e.id === endpointId(crmUrl))!
       expect(crmEndpoint).toMatchObject({ url: crm.url, state: 'closed', pending: 0 })
       expect(JSON.stringify(await endpoints())).not.toContain(HOOK_TOKEN)

@@ -17,6 +17,7 @@ import { readOverview } from './overview'
 import type { EndpointView } from '../../store/endpoints'
 import type { DeliveryView } from '../../store/store'
 import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
+import { withProbeTimes } from '../probe-times'
 
 /**
  * The operator page (`GET /`), server-rendered HTML with no script: the outbox and rates at a
@@ -144,8 +145,9 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       handler: page(async (req, res, [id], url) => {
         const session = await sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
-        const delivery = await context.store.get(Number(id))
-        if (delivery === undefined) throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${id}`)
+        const found = await context.store.get(Number(id))
+        if (found === undefined) throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${id}`)
+        const delivery = (await withProbeTimes(context, [found]))[0]!
         sendHtml(
           res,
           200,
