@@ -1,5 +1,5 @@
 import type { DeliveryView } from '../store/store'
-import type { AdminContext } from './admin'
+import type { AdminContext } from './operations'
 
 /**
  * The deliveries with `nextAttemptAt` as an operator should read it. A pending delivery whose every
