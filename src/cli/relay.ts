@@ -170,7 +170,7 @@ function refuseUnsharedStore(database: string, workers: number): void {
 
 /** A worker of the primary above: one relay on the shared port and store. */
 async function runWorker(format: LogFormat): Promise<number> {
-  const stopLogging = writeLogTo(nonBlockingStderr(), format)
+  const stopLogging = writeLogTo(nonBlockingStderr(), format, Number(env[WORKER_ENV]))
   const code = await runRelayWorker((error) => failed(error))
   await stopLogging()
   return code

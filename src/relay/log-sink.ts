@@ -11,15 +11,22 @@ export const MAX_BUFFERED_LOG_BYTES = 1024 * 1024
 /** How long stopping waits for unwritten lines to leave: a process exiting keeps its last words. */
 const MAX_DRAIN_WAIT_MS = 5000
 
-/** One event as a line: `time level msg` for people, or one JSON object for log pipelines. */
-export function formatLogLine(event: LogEvent, format: LogFormat): string {
-  if (format === 'json')
-    return `${JSON.stringify({ time: event.time, level: event.level, msg: event.msg, ...event.fields })}\n`
-  return `${event.time} ${event.level.padEnd(5)} ${oneLine(event.msg)}\n`
+/**
+ * One event as a line: `time level msg` for people, or one JSON object for log pipelines.
+ * `worker`: the worker of `tracklet relay --workers N` that writes it, a field of every line
+ * (`[worker 2]` before the message in text).
+ */
+export function formatLogLine(event: LogEvent, format: LogFormat, worker?: number): string {
+  if (format === 'json') {
+    const fields = worker === undefined ? event.fields : { ...event.fields, worker }
+    return `${JSON.stringify({ time: event.time, level: event.level, msg: event.msg, ...fields })}\n`
+  }
+  return `${event.time} ${event.level.padEnd(5)} ${worker === undefined ? '' : `[worker ${worker}] `}${oneLine(event.msg)}\n`
 }
 
 /**
- * Writes every event from now on to `stream`, one line each, in `format`, until the returned
+ * Writes every event from now on to `stream`, one line each, in `format` (each line naming
+ * `worker` when given), until the returned
  * function is called; the promise it returns settles once the lines written so far have left.
  * While the stream holds more than {@link MAX_BUFFERED_LOG_BYTES} unwritten,
  * lines are dropped, and the first line written after says how many.
@@ -27,6 +34,7 @@ export function formatLogLine(event: LogEvent, format: LogFormat): string {
 export function writeLogTo(
   stream: NodeJS.WritableStream & { writableLength?: number },
   format: LogFormat,
+  worker?: number,
 ): () => Promise<void> {
   let dropped = 0
   const remove = addLogSink((event) => {
@@ -41,10 +49,10 @@ export function writeLogTo(
         msg: `${dropped} log lines dropped: the log's reader fell behind`,
         fields: { event: 'log-lines-dropped', dropped },
       } as const
-      stream.write(formatLogLine(lost, format))
+      stream.write(formatLogLine(lost, format, worker))
       dropped = 0
     }
-    stream.write(formatLogLine(event, format))
+    stream.write(formatLogLine(event, format, worker))
   })
   return () => {
     remove()

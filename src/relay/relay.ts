@@ -16,7 +16,7 @@ import { log, plural, redactFromLog, useLogLevel } from './log'
 import { runSteps, type Step } from './steps'
 import { openNotifications } from './store/notifications/open'
 import { openStore } from './store/open-store'
-import { createTelemetry } from './telemetry/area'
+import { createTelemetry, type TelemetryDeps } from './telemetry/area'
 
 /** A running relay. */
 export interface Relay {
@@ -54,6 +54,13 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
 export interface RelayProcess {
   sharedByProcesses: boolean
   warningsLogged: boolean
+  /**
+   * Where `/metrics` and the operator page read the relay's figures, given this process's own:
+   * under `--workers`, all the workers' together (the primary gathers them). Its own when absent.
+   */
+  figures?: TelemetryDeps['figures']
+  /** Where the relay listens is said by the primary of `--workers`, once for all: not logged here. */
+  listeningAnnounced?: boolean
 }
 
 /**
@@ -93,9 +100,10 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     let delivery: Delivery | undefined
     const scrapeTokens = [resolved.metricsToken, resolved.adminToken]
     const circuits = () => delivery?.circuits() ?? []
-    const telemetry = createTelemetry({ store: opened, sources, events, circuits, scrapeTokens, ...auth })
+    const { figures } = process
+    const telemetry = createTelemetry({ store: opened, sources, events, circuits, scrapeTokens, figures, ...auth })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
-    const { store, health, metrics } = telemetry
+    const { store, health } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
     const shared = store.kind === 'postgres' || process.sharedByProcesses
     const started = await createDelivery({ options: resolved, store, circuits: opened.circuits, shared, events })
@@ -105,15 +113,20 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const ingest = createIngest({ store, sources: registry, authLimiter: auth.authLimiter, wake, events })
     const { webhooks } = started
     const circuitChanged = (url: string) => started.circuitChanged(url)
-    const operator = createConsole({ store, sources, wake, webhooks, circuitChanged, health, metrics, ...auth })
+    const operator = createConsole({
+      ...{ store, sources, wake, webhooks, circuitChanged, health, ...auth },
+      metrics: telemetry.figures,
+    })
     const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])
     const server = await listen(telemetry.timeRequests(router), resolved)
     const { url } = server
     // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.
-    log.info(`listening on ${url} with ${plural(sources.length, 'source')} (${describeStore(resolved.database)})`, {
-      event: 'listening',
-      url,
-    })
+    if (!process.listeningAnnounced) {
+      log.info(`listening on ${url} with ${plural(sources.length, 'source')} (${describeStore(resolved.database)})`, {
+        event: 'listening',
+        url,
+      })
+    }
     started.start()
     telemetry.start()
     const close = once(() =>

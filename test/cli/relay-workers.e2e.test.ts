@@ -4,7 +4,10 @@ import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { newDatabase, STORE_KINDS, type StoreKind } from '../support/stores'
 import { waitFor } from '../support/wait-for'
+import { request } from 'undici'
 import { ADMIN_TOKEN, adminGet, post, type Receiver, startReceiver, track, WRITE_KEY } from '../relay/helpers'
+import { PageClient } from '../relay/console/page-client'
+import { parseExposition, type Sample, sampleValue } from '../relay/telemetry/prometheus'
 import { listeningUrl, runTracklet, startTracklet, stopAll, type TrackletProcess, useCli } from '../support/cli-process'
 
 // `tracklet relay --workers N` as an operator runs it: the built command, a primary and its
@@ -96,6 +99,102 @@ describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
     expect(receivedIds().sort()).toEqual([...sent].sort())
   })
 
+  it("says where it listens once, and each worker's log lines name the worker", async () => {
+    const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'], {
+      LOG_FORMAT: 'json',
+    })
+    await listeningUrl(run)
+    await waitFor(() => (workerPids(run).size === 2 ? true : undefined), 'both workers to log their start')
+    expect(run.stdout().match(/listening on/g)).toHaveLength(1)
+    const lines = run
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(lines.filter((line) => line['event'] === 'listening')).toEqual([])
+    // A line a worker wrote (its relay's own: the schema, the circuits...) names it; the primary's do not.
+    run.child.kill('SIGTERM')
+    await run.exited
+    const closed = run
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line['event'] === 'closed')
+    expect(closed.map((line) => line['worker']).sort()).toEqual([1, 2])
+  })
+
+  it('keeps a sign-in on every worker: the page and its forms work through either', async () => {
+    const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'])
+    const url = await listeningUrl(run)
+    await waitFor(() => (workerPids(run).size === 2 ? true : undefined), 'both workers to log their start')
+    // Each request on a new connection: the primary hands connections to the workers in turn.
+    const client = new PageClient(url, { newConnectionEach: true })
+    expect((await client.signIn()).status).toBe(303)
+    for (let i = 0; i < 8; i++) {
+      const page = await client.get('/')
+      expect(page.status).toBe(200)
+      expect(page.body).not.toContain('action="/ui/sign-in"')
+    }
+    const endpoints = await client.get('/ui/endpoints')
+    const action = /action="(\/ui\/endpoints\/[^/"]+)\/pause"/.exec(endpoints.body)![1]!
+    const csrf = PageClient.csrfOf(endpoints.body)
+    for (let i = 0; i < 6; i++) {
+      const done = await client.post(`${action}/${i % 2 === 0 ? 'pause' : 'resume'}`, { csrf })
+      expect(done.status).toBe(303)
+    }
+    // Both workers took forms of that one session.
+    await waitFor(
+      () =>
+        /\[worker 1\] endpoint .* by an operator/.test(run.stderr()) &&
+        /\[worker 2\] endpoint .* by an operator/.test(run.stderr())
+          ? true
+          : undefined,
+      'both workers to log a pause or resume',
+    )
+    expect((await client.post('/ui/sign-out', { csrf })).status).toBe(303)
+    for (let i = 0; i < 4; i++) expect((await client.get('/')).body).toContain('action="/ui/sign-in"')
+  })
+
+  it("answers /metrics with one relay's series, whichever worker a scrape reaches: counters never go down", async () => {
+    const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'])
+    const url = await listeningUrl(run)
+    await waitFor(() => (workerPids(run).size === 2 ? true : undefined), 'both workers to log their start')
+    const scrape = async (): Promise<Sample[]> => {
+      const answer = await request(`${url}/metrics`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        reset: true,
+      })
+      expect(answer.statusCode).toBe(200)
+      return parseExposition(await answer.body.text())
+    }
+    const delivered = (samples: Sample[]) =>
+      sampleValue(samples, 'tracklet_delivery_attempts_total', { outcome: 'delivered' }) ?? Number.NaN
+    const ingested = (samples: Sample[]) => sampleValue(samples, 'tracklet_messages_ingested_total') ?? Number.NaN
+    const seen: { delivered: number; ingested: number }[] = []
+    let sent = 0
+    for (let i = 0; i < 20; i++) {
+      const [, samples] = await Promise.all([sendBatches(url, 2, 5, `scrape-${i}`), scrape()])
+      sent += 10
+      seen.push({ delivered: delivered(samples), ingested: ingested(samples) })
+    }
+    for (let i = 1; i < seen.length; i++) {
+      expect(seen[i]!.delivered).toBeGreaterThanOrEqual(seen[i - 1]!.delivered)
+      expect(seen[i]!.ingested).toBeGreaterThanOrEqual(seen[i - 1]!.ingested)
+    }
+    await waitFor(() => (new Set(receivedIds()).size === sent ? true : undefined), 'every message delivered')
+    const last = await waitFor(async () => {
+      const samples = await scrape()
+      return delivered(samples) === sent ? samples : undefined
+    }, 'the relay to count every delivery')
+    // Both workers' counts, added up: each took some of the work.
+    expect(ingested(last)).toBe(sent)
+    // A gauge every worker reads alike is not counted twice.
+    expect(sampleValue(last, 'tracklet_build_info')).toBe(1)
+    expect(sampleValue(last, 'tracklet_store_writable')).toBe(1)
+    expect(sampleValue(last, 'tracklet_outbox_deliveries', { status: 'pending' })).toBe(0)
+  })
+
   it('restarts a worker killed with SIGKILL, and every acknowledged message still arrives', async () => {
     // The least lease: the work of the killed worker is taken up by the others soon.
     const config = await configFor(kind, 1000)
@@ -130,7 +229,7 @@ describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
     run.child.kill('SIGTERM')
     expect(await run.exited).toBe(0)
     expect(run.stdout()).toContain('tracklet relay: SIGTERM received, closing 2 workers\n')
-    expect(run.stderr().match(/info {2}closed/g)).toHaveLength(2)
+    expect(run.stderr().match(/info {2}\[worker [12]\] closed/g)).toHaveLength(2)
     expect(pids.filter(isRunning)).toEqual([])
   })
 })

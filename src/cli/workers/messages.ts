@@ -1,4 +1,6 @@
 import type { RelayOptions } from '../../relay/index'
+import type { RecentRates } from '../../relay/events/readings'
+import type { MetricsSnapshot } from '../../relay/telemetry/metrics'
 
 // What the primary of `tracklet relay --workers N` and its workers say to each other over the
 // cluster's IPC channel: the worker asks once it listens for messages (one sent before would be
@@ -32,4 +34,60 @@ export function isListeningMessage(message: unknown): message is ListeningMessag
 
 export function isReadyMessage(message: unknown): message is ReadyMessage {
   return (message as Partial<ReadyMessage> | null)?.kind === 'tracklet-relay-ready'
+}
+
+// The relay's figures under `--workers`: the worker a scrape (or the operator page) reaches asks
+// the primary, which asks every worker for its own and answers with the sum (./figures.ts).
+
+/** What a worker asks the primary for: the relay's metrics exposition, or its recent rates. */
+export type FiguresKind = 'metrics' | 'rates'
+
+/** A worker to the primary: gather the relay's figures of `what`. */
+export interface GatherMessage {
+  kind: 'tracklet-relay-gather'
+  id: number
+  what: FiguresKind
+}
+
+/** The primary to a worker: report your own figures of `what`. */
+export interface ReportMessage {
+  kind: 'tracklet-relay-report'
+  id: number
+  what: FiguresKind
+  /** Whether to read the store-wide gauges (the outbox): one worker per scrape does. */
+  storeWide: boolean
+}
+
+/** A worker to the primary: its own figures, or why it has none. */
+export interface ReportedMessage {
+  kind: 'tracklet-relay-reported'
+  id: number
+  metrics?: MetricsSnapshot
+  rates?: RecentRates
+  error?: string
+}
+
+/** The primary to the worker that asked: the relay's figures, or why there are none. */
+export interface GatheredMessage {
+  kind: 'tracklet-relay-gathered'
+  id: number
+  metrics?: { contentType: string; text: string }
+  rates?: RecentRates
+  error?: string
+}
+
+export function isGatherMessage(message: unknown): message is GatherMessage {
+  return (message as Partial<GatherMessage> | null)?.kind === 'tracklet-relay-gather'
+}
+
+export function isReportMessage(message: unknown): message is ReportMessage {
+  return (message as Partial<ReportMessage> | null)?.kind === 'tracklet-relay-report'
+}
+
+export function isReportedMessage(message: unknown): message is ReportedMessage {
+  return (message as Partial<ReportedMessage> | null)?.kind === 'tracklet-relay-reported'
+}
+
+export function isGatheredMessage(message: unknown): message is GatheredMessage {
+  return (message as Partial<GatheredMessage> | null)?.kind === 'tracklet-relay-gathered'
 }

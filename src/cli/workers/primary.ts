@@ -1,7 +1,8 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { RelayOptions } from '../../relay/index'
 import { log } from '../../relay/log'
-import { isListeningMessage, isReadyMessage, type StartMessage } from './messages'
+import { PoolFigures } from './figures'
+import { isGatherMessage, isListeningMessage, isReadyMessage, isReportedMessage, type StartMessage } from './messages'
 import { RestartBackoff } from './restart-backoff'
 
 /**
@@ -54,6 +55,8 @@ export function runWorkerPool(count: number, options: RelayOptions, events: Pool
       restartTimer: undefined,
     }))
     let ending: { signal: NodeJS.Signals; clean: boolean } | { failed: PoolEnd } | undefined
+    // /metrics and the operator page's rates: every worker's figures, added up here.
+    const figures = new PoolFigures(() => slots)
 
     const finishIfAllExited = () => {
       if (ending === undefined || slots.some((slot) => slot.worker !== undefined)) return
@@ -70,11 +73,14 @@ export function runWorkerPool(count: number, options: RelayOptions, events: Pool
 
     const fork = (slot: Slot) => {
       slot.restartTimer = undefined
+      // Structured clone, not JSON: a metric's NaN (a clock offset not yet measured) stays NaN.
+      cluster.setupPrimary({ serialization: 'advanced' })
       const worker = cluster.fork({ [WORKER_ENV]: String(slot.number) })
       slot.worker = worker
       const pid = worker.process.pid
       worker.on('message', (message: unknown) => {
         if (isReadyMessage(message)) worker.send({ kind: 'tracklet-relay-start', options } satisfies StartMessage)
+        if (isGatherMessage(message) || isReportedMessage(message)) figures.received(slot.number, message)
         if (!isListeningMessage(message)) return
         slot.backoff.started()
         if (slot.started) {
@@ -95,6 +101,7 @@ export function runWorkerPool(count: number, options: RelayOptions, events: Pool
       })
       worker.on('exit', (code, signal) => {
         slot.worker = undefined
+        void figures.retire(slot.number)
         const how = signal === null ? `exit code ${code}` : signal
         if (ending !== undefined) {
           if ('signal' in ending && code !== 0) ending.clean = false

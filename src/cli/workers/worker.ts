@@ -2,7 +2,21 @@ import cluster from 'node:cluster'
 import { once } from 'node:events'
 import { startRelay } from '../../relay/relay'
 import type { Relay } from '../../relay/index'
-import { isStartMessage, type ListeningMessage, type ReadyMessage } from './messages'
+import type { RelayFigures, RelayMetrics } from '../../relay/telemetry/metrics'
+import {
+  type FiguresKind,
+  type GatheredMessage,
+  type GatherMessage,
+  isGatheredMessage,
+  isReportMessage,
+  isStartMessage,
+  type ListeningMessage,
+  type ReadyMessage,
+  type ReportedMessage,
+} from './messages'
+
+/** How long a worker waits for the primary's figures before /metrics fails, ms. */
+const GATHER_TIMEOUT_MS = 10_000
 
 /**
  * One worker of `tracklet relay --workers N`: waits for the options from the primary, runs a relay
@@ -23,7 +37,12 @@ export async function runRelayWorker(failed: (error: unknown) => number): Promis
   if (!isStartMessage(message)) return leave(failed(new Error('the primary sent no options')))
   let relay: Relay
   try {
-    relay = await startRelay(message.options, { sharedByProcesses: true, warningsLogged: true })
+    relay = await startRelay(message.options, {
+      sharedByProcesses: true,
+      warningsLogged: true,
+      listeningAnnounced: true,
+      figures: (own) => relayFigures(own),
+    })
   } catch (error) {
     return leave(failed(error))
   }
@@ -31,6 +50,50 @@ export async function runRelayWorker(failed: (error: unknown) => number): Promis
   await stop
   await relay.close()
   return leave(0)
+}
+
+/**
+ * The relay's figures, every worker's together: asked of the primary, which asks each worker for
+ * its own (answered here from `own`) and adds them up. One relay's numbers, whichever worker a
+ * scrape or the operator page reaches.
+ */
+function relayFigures(own: RelayMetrics): RelayFigures {
+  let nextId = 0
+  const waiting = new Map<number, (answer: GatheredMessage) => void>()
+  process.on('message', (message: unknown) => {
+    if (isGatheredMessage(message)) waiting.get(message.id)?.(message)
+    if (!isReportMessage(message)) return
+    const { id, what, storeWide } = message
+    const report =
+      what === 'rates'
+        ? Promise.resolve({ rates: own.recentRates() })
+        : own.snapshot(storeWide).then((metrics) => ({ metrics }))
+    void report.then(
+      (figures) => process.send?.({ kind: 'tracklet-relay-reported', id, ...figures } satisfies ReportedMessage),
+      (error: Error) =>
+        process.send?.({ kind: 'tracklet-relay-reported', id, error: error.message } satisfies ReportedMessage),
+    )
+  })
+  const gather = (what: FiguresKind): Promise<GatheredMessage> => {
+    const id = nextId++
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiting.delete(id)
+        reject(new Error(`the primary did not answer with the relay's ${what} within ${GATHER_TIMEOUT_MS} ms`))
+      }, GATHER_TIMEOUT_MS)
+      waiting.set(id, (answer) => {
+        clearTimeout(timer)
+        waiting.delete(id)
+        if (answer.error !== undefined) reject(new Error(`the relay's ${what} could not be gathered: ${answer.error}`))
+        else resolve(answer)
+      })
+      process.send?.({ kind: 'tracklet-relay-gather', id, what } satisfies GatherMessage)
+    })
+  }
+  return {
+    scrape: async () => (await gather('metrics')).metrics!,
+    recentRates: async () => (await gather('rates')).rates!,
+  }
 }
 
 // A cluster worker exits at once when its channel to the primary closes unasked; disconnecting

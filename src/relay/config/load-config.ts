@@ -4,6 +4,7 @@ import { RelayConfigError } from '../errors'
 import type { RelayOptions } from './options'
 import { isPostgresUrl } from './database-value'
 import { expandEnvReferences } from './env-references'
+import { whereJsonBreaks } from './json-error'
 import { ConfigProblems } from './rules'
 import { validateRelayOptions } from './validate'
 
@@ -31,9 +32,9 @@ export async function loadRelayConfig(
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
-  } catch {
-    // Not the parser's message: it quotes the text around the mistake, which may be a secret.
-    throw new RelayConfigError(path, `is not valid JSON${whereJsonBreaks(text)}`)
+  } catch (error) {
+    // The parser's reason, never the text around the mistake that its message quotes (a secret?).
+    throw new RelayConfigError(path, `is not valid JSON${whereJsonBreaks(text, error)}`)
   }
   const problems = new ConfigProblems()
   const expanded = expandEnvReferences(parsed, env, problems)
@@ -50,29 +51,4 @@ export async function loadRelayConfig(
     return { ...options, database: resolve(dirname(path), database) }
   }
   return options
-}
-
-// ` at line L, column C` of the first character the parser refuses. Node's message gives a
-// position only for some mistakes, so it is found here: the shortest prefix of the text that
-// fails for another reason than ending early ends at the mistake.
-function whereJsonBreaks(text: string): string {
-  if (text.trim() === '') return ' (the file is empty)'
-  const breaksWithin = (length: number): boolean => {
-    try {
-      JSON.parse(text.slice(0, length))
-      return false
-    } catch (error) {
-      return !/Unexpected end of JSON input/.test((error as Error).message)
-    }
-  }
-  let low = 1
-  let high = text.length
-  if (!breaksWithin(high)) return ' (it ends too early)'
-  while (low < high) {
-    const middle = Math.floor((low + high) / 2)
-    if (breaksWithin(middle)) high = middle
-    else low = middle + 1
-  }
-  const before = text.slice(0, low - 1).split('\n')
-  return ` at line ${before.length}, column ${before.at(-1)!.length + 1}`
 }

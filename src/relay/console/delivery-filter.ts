@@ -45,6 +45,10 @@ const MAX_TEXT_CHARS = 1000
 // An ISO 8601 date or date-time (`2026-11-24`, `2026-11-24T22:05:00Z`, `…T22:05:00.123+01:00`).
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/
 
+// A time ago: a whole number and its unit (`90s`, `5m`, `2h`, `7d`), in ms per unit.
+const AGO = /^(\d{1,6})([smhd])$/
+const AGO_UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
 /** Where a filter came from, to name its fields as the user wrote them (`filter.status` in a body). */
 export type FilterSource = { kind: 'query'; code: string } | { kind: 'body'; code: string; prefix: string }
 
@@ -52,11 +56,13 @@ export type FilterSource = { kind: 'query'; code: string } | { kind: 'body'; cod
  * Reads the filter fields of `values` (a query's parameters, or a body's `filter` object), each
  * checked: an unknown name or a malformed value is a 400 naming it; `since` after `until` too.
  * `others` are the further names the caller reads itself (`cursor`, `limit`): not unknown here.
+ * A time ago (`since=5m`) is counted back from `now` (epoch ms).
  */
 export function parseFilter(
   values: ReadonlyMap<string, unknown>,
   source: FilterSource,
   others: readonly string[] = [],
+  now: number = Date.now(),
 ): RequestedFilter {
   const name = (field: string) => (source.kind === 'body' ? `${source.prefix}${field}` : field)
   const refuse = (message: string): never => {
@@ -96,7 +102,7 @@ export function parseFilter(
         break
       case 'since':
       case 'until':
-        filter[field] = instant(checked, name(field), refuse)
+        filter[field] = instant(checked, name(field), refuse, now)
         break
       default:
         filter[field] = checked
@@ -119,13 +125,16 @@ export function queryValues(query: URLSearchParams, code: string, { dropEmpty = 
   return values
 }
 
-// Epoch ms (`1764021900000`) or ISO 8601 (a date alone is midnight UTC; a date-time needs its offset).
-function instant(text: string, name: string, refuse: (message: string) => never): number {
+// Epoch ms (`1764021900000`), ISO 8601 (a date alone is midnight UTC; a date-time needs its
+// offset), or a time ago (`5m`: five minutes before `now`).
+function instant(text: string, name: string, refuse: (message: string) => never, now: number): number {
   if (/^\d{1,15}$/.test(text)) return Number(text)
+  const ago = AGO.exec(text)
+  if (ago !== null) return now - Number(ago[1]) * AGO_UNIT_MS[ago[2]!]!
   const ms = ISO_8601.test(text) && isCalendarDate(text) ? Date.parse(text) : Number.NaN
   if (Number.isNaN(ms))
     refuse(
-      `${name} must be an ISO 8601 time with its offset (2026-11-24T22:05:00Z) or epoch milliseconds, got ${JSON.stringify(text.slice(0, 60))}`,
+      `${name} must be an ISO 8601 time with its offset (2026-11-24T22:05:00Z), epoch milliseconds or a time ago (90s, 5m, 2h, 7d), got ${JSON.stringify(text.slice(0, 60))}`,
     )
   return ms
 }

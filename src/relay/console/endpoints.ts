@@ -5,10 +5,33 @@ import type { EndpointView } from '../store/endpoints'
 import type { AdminContext } from './operations'
 import { webhookOfId } from './webhook-urls'
 
+/**
+ * An endpoint as the admin API answers it: the endpoints view, its times in ISO 8601 as every
+ * time of the admin API is (`/v1/deliveries` too), not epoch ms.
+ */
+export type EndpointJson = Omit<EndpointView, 'openedAt' | 'pausedAt' | 'nextProbeAt' | 'lastFailure'> & {
+  openedAt?: string
+  pausedAt?: string
+  nextProbeAt?: string
+  lastFailure?: Omit<NonNullable<EndpointView['lastFailure']>, 'at'> & { at: string }
+}
+
 /** `GET /v1/endpoints`: every webhook URL the relay sends to, as the endpoints view shows it. */
-export async function handleEndpoints(context: AdminContext, now: number): Promise<{ endpoints: EndpointView[] }> {
+export async function handleEndpoints(context: AdminContext, now: number): Promise<{ endpoints: EndpointJson[] }> {
   const endpoints = [...context.webhooks].map(([url, routes]) => ({ url, routes }))
-  return { endpoints: await context.store.endpoints({ endpoints, now }) }
+  return { endpoints: (await context.store.endpoints({ endpoints, now })).map(endpointJson) }
+}
+
+function endpointJson(view: EndpointView): EndpointJson {
+  const { openedAt, pausedAt, nextProbeAt, lastFailure, ...rest } = view
+  const iso = (ms: number) => new Date(ms).toISOString()
+  return {
+    ...rest,
+    ...(openedAt === undefined ? {} : { openedAt: iso(openedAt) }),
+    ...(pausedAt === undefined ? {} : { pausedAt: iso(pausedAt) }),
+    ...(nextProbeAt === undefined ? {} : { nextProbeAt: iso(nextProbeAt) }),
+    ...(lastFailure === undefined ? {} : { lastFailure: { ...lastFailure, at: iso(lastFailure.at) } }),
+  }
 }
 
 /** What pausing or resuming an endpoint answers. */

@@ -5,6 +5,7 @@ import type { DeliveryFilter, DeliveryView } from '../store/store'
 import type { AdminContext } from './operations'
 import { type FilterSource, parseFilter, queryValues, type RequestedFilter } from './delivery-filter'
 import { routesOfUrl } from './webhook-urls'
+import { withProbeTimes } from './probe-times'
 
 /** The delivery log's page size when none is asked for, and the largest allowed. */
 export const DEFAULT_PAGE_SIZE = 50
@@ -30,7 +31,7 @@ export async function handleFind(
 ): Promise<{ deliveries: DeliveryView[]; next: string | null }> {
   const search = readSearch(context, queryValues(query, QUERY.code), ['cursor', 'limit'])
   const page = await context.store.find({ ...search.filter, cursor: search.cursor, limit: search.limit })
-  return { deliveries: page.deliveries, next: page.next ?? null }
+  return { deliveries: await withProbeTimes(context, page.deliveries), next: page.next ?? null }
 }
 
 /**
@@ -59,7 +60,8 @@ export async function handleGetDelivery(context: AdminContext, id: string): Prom
   const numeric = /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN
   const delivery = Number.isNaN(numeric) ? undefined : await context.store.get(numeric)
   if (delivery === undefined) throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${JSON.stringify(id)}`)
-  return delivery
+  const [shown] = await withProbeTimes(context, [delivery])
+  return shown!
 }
 
 /**

@@ -70,12 +70,16 @@ export async function handleRetry(context: AdminContext, id: string): Promise<{ 
   const numeric = /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN
   const outcome = Number.isNaN(numeric) ? 'not-found' : await context.store.retry(numeric)
   if (outcome === 'not-found') throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${JSON.stringify(id)}`)
-  if (outcome === 'not-failed')
+  if (outcome === 'not-failed') {
+    // Its status now, to say what it is rather than only what it is not.
+    const status = (await context.store.get(numeric))?.status
+    const what = status === 'pending' ? 'pending (it is still being attempted)' : (status ?? 'no longer there')
     throw new HttpError(
       409,
       'ERR_NOT_FAILED',
-      `delivery ${id} is not dead-lettered (status failed); only those can be retried`,
+      `delivery ${id} is ${what}, not dead-lettered: only dead letters can be retried`,
     )
+  }
   context.wake()
   return { id: numeric, status: 'pending' }
 }

@@ -1,6 +1,7 @@
 import type { CircuitStore, Route } from './circuits'
 import type { EndpointQuery, EndpointView } from './endpoints'
 import type { DueDelivery } from './due-delivery'
+import type { SessionStore } from './sessions'
 
 export type { DueDelivery }
 
@@ -23,6 +24,12 @@ export interface Store {
    * them). Their writes are the circuit breaker's, not the outbox's.
    */
   readonly circuits: CircuitStore
+
+  /**
+   * The operator page's sessions, kept in the same database (so every relay and every worker on
+   * it honours a sign-in made through any of them, and a sign-out ends it for all).
+   */
+  readonly sessions: SessionStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source

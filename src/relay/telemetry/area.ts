@@ -8,7 +8,7 @@ import type { RelayEvent } from '../events/kinds'
 import type { Store } from '../store/store'
 import { ClockOffset } from './clock-offset'
 import { StoreHealth } from './health'
-import { RelayMetrics } from './metrics'
+import { type RelayFigures, RelayMetrics } from './metrics'
 import { opsRoutes } from './routes'
 import { probeWrite, watchWrites } from './watched-store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
@@ -27,6 +27,11 @@ export interface TelemetryDeps {
   adminToken: AdminToken
   /** Counts failed scrape tokens per client address. */
   authLimiter: AuthLimiter
+  /**
+   * Where `/metrics` and the operator page read the relay's figures, given this process's own:
+   * under `--workers`, all the workers' together (the primary gathers them). Its own when absent.
+   */
+  figures?: ((own: RelayMetrics) => RelayFigures) | undefined
 }
 
 /** Telemetry's area: its routes and stop, and what the other areas report to. */
@@ -35,6 +40,8 @@ export interface Telemetry extends Area {
   readonly store: Store
   readonly health: StoreHealth
   readonly metrics: RelayMetrics
+  /** What `/metrics` and the operator page show: {@link metrics}, or under `--workers` every worker's. */
+  readonly figures: RelayFigures
   /** `listener`, each ingest request timed from arrival to answer. */
   timeRequests(listener: (req: IncomingMessage, res: ServerResponse) => void): typeof listener
   start(): void
@@ -54,10 +61,11 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   // On PostgreSQL, this relay's clock's offset to the database's, which judges leases and due times.
   const clock = store.kind === 'postgres' ? new ClockOffset({ store: opened }) : undefined
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
+  const figures = deps.figures?.(metrics) ?? metrics
   const unsubscribe = deps.events.subscribe((event) => count(metrics, event))
   const routes = opsRoutes({
     health,
-    metrics,
+    metrics: figures,
     authLimiter: deps.authLimiter,
     adminToken: deps.adminToken,
     scrapeTokens: deps.scrapeTokens,
@@ -66,6 +74,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     store,
     health,
     metrics,
+    figures,
     routes,
     timeRequests: (listener) => metrics.console.timeIngest(listener),
     start: () => clock?.start(),

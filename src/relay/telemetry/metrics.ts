@@ -1,4 +1,12 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import {
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricValue,
+  Registry,
+} from 'prom-client'
 import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind, type SettledAttempt } from '../events/kinds'
 import type { RecentRates } from '../events/readings'
 import { log } from '../log'
@@ -23,6 +31,20 @@ export interface RelayMetricsOptions {
 }
 
 export type { AttemptOutcomeLabel }
+
+/**
+ * What `/metrics` and the operator page read of a relay: its {@link RelayMetrics}, or under
+ * `tracklet relay --workers N` every worker's together (gathered by the primary).
+ */
+export interface RelayFigures {
+  /** The Prometheus text exposition, read now. */
+  scrape(): Promise<{ contentType: string; text: string }>
+  /** Ingest and delivery outcomes per minute, over the last few minutes. */
+  recentRates(): RecentRates | Promise<RecentRates>
+}
+
+/** One relay process's series as prom-client's JSON gives them, for the primary to add together. */
+export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[]
 
 // The operator page's rates cover this long; Prometheus keeps the history.
 const RATE_WINDOW_MINUTES = 5
@@ -216,11 +238,29 @@ export class RelayMetrics {
 
   /** The Prometheus text exposition of this relay's metrics and the process's, read now. */
   async scrape(): Promise<{ contentType: string; text: string }> {
-    await this.#readOutbox()
+    await this.#readNow(true)
+    return { contentType: this.#exposed.contentType, text: await this.#exposed.metrics() }
+  }
+
+  /**
+   * This process's series as JSON, read now, for the primary of `--workers` to add to the others'.
+   * `storeWide`: with the outbox gauges, which read the shared store (one worker per scrape reads
+   * them, not each).
+   */
+  async snapshot(storeWide: boolean): Promise<MetricsSnapshot> {
+    await this.#readNow(storeWide)
+    return (await this.#exposed.getMetricsAsJSON()) as MetricsSnapshot
+  }
+
+  async #readNow(storeWide: boolean): Promise<void> {
+    if (storeWide) await this.#readOutbox()
+    else {
+      this.#outboxDeliveries.reset()
+      this.#outboxOldestAge.reset()
+    }
     this.#readCircuits()
     this.#storeWritable.set(this.#options.health.report().ok ? 1 : 0)
     this.#tally.flush()
-    return { contentType: this.#exposed.contentType, text: await this.#exposed.metrics() }
   }
 
   #readCircuits(): void {

@@ -5,12 +5,13 @@ import { sendJson } from '../http/body'
 import { HttpError } from '../http/http-error'
 import type { Route } from '../http/route'
 import { type StoreHealth, withoutErrors } from './health'
-import type { RelayMetrics } from './metrics'
+import type { RelayFigures } from './metrics'
 
 /** What the operations routes work on. */
 export interface OpsContext {
   health: StoreHealth
-  metrics: RelayMetrics
+  /** This relay's figures (under `--workers`, every worker's together). */
+  metrics: RelayFigures
   /** The tokens that may read `/metrics`: the metrics token and the admin token, as configured. */
   scrapeTokens: readonly (string | undefined)[]
   /** Counts failed scrape tokens per client address, and refuses an address over its failures. */

@@ -39,6 +39,7 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
   return {
     kind: store.kind,
     circuits: store.circuits,
+    sessions: store.sessions,
     enqueue: watch('deliveries', store.enqueue, (deliveries) =>
       deliveries.reduce((sum, d) => sum + Buffer.byteLength(d.json), 0),
     ),

@@ -109,7 +109,34 @@ describe('a file that is not JSON', () => {
     const path = join(dir, 'broken.json')
     writeFileSync(path, '{\n  "adminToken": xyz-json-secret\n}')
     const error = (await loadRelayConfig(path).catch((caught: unknown) => caught)) as Error
-    expect(error.message).toBe(`${path}: is not valid JSON at line 2, column 17`)
+    expect(error.message).toBe(`${path}: is not valid JSON at line 2, column 17: Unexpected token 'x'`)
     expect(error.message).not.toContain('xyz-json-secret')
+  })
+
+  it.each([
+    [
+      'a trailing comma, at the comma',
+      '{\n  "port": 8787,\n  "sources": [\n    { "name": "web", "writeKey": "k" }\n  ],\n  "adminToken": "t",\n}\n',
+      "at line 6, column 20: a comma before '}' (JSON allows no trailing comma; the parser says: Expected double-quoted property name)",
+    ],
+    [
+      'a missing comma',
+      '{\n  "port": 8787\n  "host": "x"\n}',
+      "at line 3, column 3: Expected ',' or '}' after property value",
+    ],
+    ['a name without quotes', '{\n  port: 8787\n}', "at line 2, column 3: Expected property name or '}'"],
+    ['a string left open', '{\n  "host": "x\n}', 'at line 2, column 13: Bad control character in string literal'],
+    [
+      'text after the object',
+      '{ "port": 1 }\n}',
+      'at line 2, column 1: Unexpected non-whitespace character after JSON',
+    ],
+    ['an end too early', '{ "port": 1,', ': it ends too early (Expected double-quoted property name)'],
+    ['an end too early, inside a list', '{ "sources": [', ': it ends too early (Unexpected end of JSON input)'],
+  ])("names %s where it is, with the parser's reason", async (_name, text, where) => {
+    const path = join(dir, 'wrong.json')
+    writeFileSync(path, text)
+    const error = (await loadRelayConfig(path).catch((caught: unknown) => caught)) as Error
+    expect(error.message).toBe(`${path}: is not valid JSON ${where}`.replace(' :', ':'))
   })
 })

@@ -252,7 +252,16 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
       expect(receiver.received.filter((r) => r.body['messageId'] === 'again')).toHaveLength(2)
 
       // Only dead-lettered deliveries can be retried; unknown ids are 404.
-      expect((await post(`${relay.url}/v1/deliveries/${failed.id}/retry`, {}, admin)).status).toBe(409)
+      // Said the right way round: what it is, and that only dead letters can be retried.
+      expect(await post(`${relay.url}/v1/deliveries/${failed.id}/retry`, {}, admin)).toEqual({
+        status: 409,
+        body: {
+          error: {
+            code: 'ERR_NOT_FAILED',
+            message: `delivery ${failed.id} is delivered, not dead-lettered: only dead letters can be retried`,
+          },
+        },
+      })
       expect((await post(`${relay.url}/v1/deliveries/99999/retry`, {}, admin)).status).toBe(404)
     })
   })

@@ -20,6 +20,8 @@ import {
 // see each endpoint's health and pause it. On both stores.
 
 const HOOK_TOKEN = 'crm-s3cret-token'
+// Every time of the admin API, as /v1/deliveries gives them: ISO 8601 in UTC.
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
 describe.each(STORE_KINDS)('on the %s store', (kind) => {
   let orders: Receiver
@@ -158,8 +160,9 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
           url: string
           state: string
           pending: number
-          lastFailure?: { status?: number; responseBody?: string }
-          nextProbeAt?: number
+          lastFailure?: { at: string; status?: number; responseBody?: string }
+          openedAt?: string
+          nextProbeAt?: string
           sources: string[]
           recent: { delivered: number; failed: number; p50?: number; p99?: number }
         }[]
@@ -171,12 +174,24 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
         url: orders.url,
         sources: ['web'],
         pending: 3,
-        lastFailure: { status: 503, responseBody: '{"error":"db pool exhausted"}' },
-        nextProbeAt: expect.any(Number),
+        lastFailure: {
+          at: expect.stringMatching(ISO_TIME),
+          status: 503,
+          responseBody: '{"error":"db pool exhausted"}',
+        },
+        nextProbeAt: expect.stringMatching(ISO_TIME),
+        openedAt: expect.stringMatching(ISO_TIME),
         recent: { delivered: 0, failed: expect.any(Number) },
       })
       // Requests already in flight when the circuit opened failed too.
       expect(open.recent.failed).toBeGreaterThanOrEqual(2)
+      // Held back behind the open circuit: attempted when its next probe may go, as the log says.
+      await waitFor(async () => {
+        const pending = (await adminGet(`${relay.url}/v1/deliveries?status=pending&source=web`)).body.deliveries
+        return pending.length === 3 && pending.every((d: any) => d.nextAttemptAt === open.nextProbeAt)
+          ? true
+          : undefined
+      }, 'every pending delivery to show the next probe as its next attempt')
       const crmEndpoint = (await endpoints()).find((e) => e.id === endpointId(crmUrl))!
       expect(crmEndpoint).toMatchObject({ url: crm.url, state: 'closed', pending: 0 })
       expect(JSON.stringify(await endpoints())).not.toContain(HOOK_TOKEN)

@@ -40,6 +40,24 @@ describe("the console's forms and filters on the page", () => {
     }
   })
 
+  it('sends /ui/deliveries to the overview, its filter kept: a page, not a JSON 404', async () => {
+    for (const path of ['/ui/deliveries', '/ui/deliveries/']) {
+      const answer = await client.get(`${path}?status=failed&since=5m`)
+      expect(answer.status, path).toBe(303)
+      expect(answer.headers.location, path).toBe('/?status=failed&since=5m')
+    }
+  })
+
+  it('takes a time ago (since=5m, until=2h) on the page and the API alike', async () => {
+    const recent = await deadLetter({ messageId: 'recent-one' })
+    expect((await client.get('/?since=5m')).body).toContain(`/ui/deliveries/${recent.id}`)
+    expect((await client.get('/?until=2h')).body).not.toContain(`/ui/deliveries/${recent.id}`)
+    expect((await adminGet(`${relay.url}/v1/deliveries?since=5m`)).body.deliveries.map((d: any) => d.id)).toEqual([
+      recent.id,
+    ])
+    expect((await adminGet(`${relay.url}/v1/deliveries?until=2h`)).body.deliveries).toEqual([])
+  })
+
   it('offers "Retry all N" only on a list of dead letters, not on a search', async () => {
     const d1 = await deadLetter({ messageId: 'd1', userId: 'ada', event: 'Gone' })
     const d2 = await deadLetter({ messageId: 'd2', userId: 'bob', event: 'Gone' })

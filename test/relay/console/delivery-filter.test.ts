@@ -40,6 +40,17 @@ describe('the delivery filter', () => {
     expect(fromQuery('since=2026-11-24T10:00:00.5%2B01:00')).toEqual({ since: Date.parse('2026-11-24T09:00:00.5Z') })
   })
 
+  it('reads a time ago (90s, 5m, 2h, 7d) as that long before now', () => {
+    const now = Date.parse('2026-11-24T12:00:00Z')
+    const ago = (text: string) => parseFilter(queryValues(new URLSearchParams(text), QUERY.code), QUERY, [], now)
+    expect(ago('since=5m&until=90s')).toEqual({ since: now - 5 * 60_000, until: now - 90_000 })
+    expect(ago('since=7d&until=2h')).toEqual({ since: now - 7 * 86_400_000, until: now - 2 * 3_600_000 })
+    expect(refusal(() => ago('since=5m&until=7d')).message).toBe('since must not be after until')
+    expect(refusal(() => ago('since=5w')).message).toMatch(
+      /^since must be .* or a time ago \(90s, 5m, 2h, 7d\), got "5w"$/,
+    )
+  })
+
   it('names an unknown parameter (a typo is never ignored)', () => {
     expect(refusal(() => fromQuery('stauts=failed'))).toEqual({
       status: 400,

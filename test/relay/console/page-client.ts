@@ -12,14 +12,18 @@ export interface PageResponse {
 export class PageClient {
   readonly base: string
   cookie: string | undefined
+  /** A new connection for each request: under `--workers`, each may reach another worker. */
+  readonly #newConnectionEach: boolean
 
-  constructor(base: string) {
+  constructor(base: string, { newConnectionEach = false } = {}) {
     this.base = base
+    this.#newConnectionEach = newConnectionEach
   }
 
   async get(path: string): Promise<PageResponse> {
     const response = await request(`${this.base}${path}`, {
       headers: this.cookie === undefined ? {} : { cookie: this.cookie },
+      reset: this.#newConnectionEach,
     })
     return { status: response.statusCode, headers: response.headers, body: await response.body.text() }
   }
@@ -32,6 +36,7 @@ export class PageClient {
   ): Promise<PageResponse> {
     const response = await request(`${this.base}${path}`, {
       method: 'POST',
+      reset: this.#newConnectionEach,
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
         origin: this.base,

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../../src/relay/index'
-import { Sessions, SESSION_IDLE_MS } from '../../../src/relay/console/page/sessions'
 import { post, type Receiver, startReceiver, startRelay, track, waitForDelivery } from '../helpers'
 import { PageClient } from './page-client'
 
@@ -180,19 +179,5 @@ describe('the operator page, signed in', () => {
     expect(out.headers['set-cookie']).toMatch(/^tracklet_session=; .*Max-Age=0/)
     // The old cookie, replayed, opens nothing.
     expect((await client.get('/')).body).toContain('action="/ui/sign-in"')
-  })
-})
-
-describe('Sessions', () => {
-  it('ends a session after an hour without a request', () => {
-    let now = 0
-    const sessions = new Sessions(() => now)
-    const { id } = sessions.create()
-    const cookie = `other=1; tracklet_session=${id}`
-    now += SESSION_IDLE_MS
-    expect(sessions.find(cookie)).toBeDefined()
-    now += SESSION_IDLE_MS + 1
-    expect(sessions.find(cookie)).toBeUndefined()
-    expect(sessions.find(`tracklet_session=${id.slice(1)}`)).toBeUndefined()
   })
 })

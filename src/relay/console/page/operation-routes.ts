@@ -19,7 +19,7 @@ export interface ConsoleKit {
   /** Renders a refusal as a page. */
   page: (handler: Handler) => Handler
   /** The session of a state-changing request, checked for origin and CSRF token. */
-  postedSession: (req: IncomingMessage, form: URLSearchParams) => Session
+  postedSession: (req: IncomingMessage, form: URLSearchParams) => Promise<Session>
   showSignIn: (res: ServerResponse, url: URL) => void
   now: () => number
 }
@@ -42,7 +42,7 @@ export function consoleRoutes(kit: ConsoleKit): Route[] {
       method: 'GET',
       pattern: /^\/ui\/endpoints$/,
       handler: page(async (req, res, _params, url) => {
-        const session = sessions.find(req.headers.cookie)
+        const session = await sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
         const endpoints = [...context.webhooks].map(([webhook, routes]) => ({ url: webhook, routes }))
         const done = url.searchParams.get('done')
@@ -65,7 +65,7 @@ export function consoleRoutes(kit: ConsoleKit): Route[] {
       pattern: /^\/ui\/endpoints\/([A-Za-z0-9_-]{1,64})\/(pause|resume)$/,
       handler: page(async (req, res, [id, verb]) => {
         checkSameOrigin(req)
-        postedSession(req, await readForm(req))
+        await postedSession(req, await readForm(req))
         await (verb === 'pause' ? handlePause : handleResume)(context, id!, now())
         redirect(res, `/ui/endpoints?done=${verb === 'pause' ? 'paused' : 'resumed'}`)
       }),
@@ -74,7 +74,7 @@ export function consoleRoutes(kit: ConsoleKit): Route[] {
       method: 'GET',
       pattern: /^\/ui\/retry$/,
       handler: page(async (req, res, _params, url) => {
-        const session = sessions.find(req.headers.cookie)
+        const session = await sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
         const values = queryValues(url.searchParams, 'ERR_INVALID_QUERY', { dropEmpty: true })
         const filter = retryFilter(context, values, { kind: 'query', code: 'ERR_INVALID_QUERY' })
@@ -98,7 +98,7 @@ export function consoleRoutes(kit: ConsoleKit): Route[] {
       handler: page(async (req, res) => {
         checkSameOrigin(req)
         const form = await readForm(req)
-        postedSession(req, form)
+        await postedSession(req, form)
         form.delete('csrf')
         const values = queryValues(form, FORM.code, { dropEmpty: true })
         const filter = retryFilter(context, values, FORM)

@@ -11,6 +11,6 @@ export interface PageContext extends AdminContext {
   /** Whether the store takes writes (what /healthz answers). */
   health: { report(): HealthReport }
   /** The rates the overview shows. */
-  metrics: { recentRates(): RecentRates }
+  metrics: { recentRates(): RecentRates | Promise<RecentRates> }
   now?: () => number
 }

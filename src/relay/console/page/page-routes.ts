@@ -17,6 +17,7 @@ import { readOverview } from './overview'
 import type { EndpointView } from '../../store/endpoints'
 import type { DeliveryView } from '../../store/store'
 import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
+import { withProbeTimes } from '../probe-times'
 
 /**
  * The operator page (`GET /`), server-rendered HTML with no script: the outbox and rates at a
@@ -25,11 +26,11 @@ import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
  * cookie; every POST needs the session's CSRF token and a same-origin `Origin`.
  */
 export function pageRoutes(pageContext: PageContext): Route[] {
-  const sessions = new Sessions(pageContext.now)
   const now = pageContext.now ?? Date.now
   // Every store call of the page: a failure of the store itself shows the outage page.
   const storeCalls = new StoreCalls(now)
   const context = { ...pageContext, store: storeCalls.watch(pageContext.store) }
+  const sessions = new Sessions(context.store.sessions, now)
   const sourceNames = context.sources.map((s) => s.name)
 
   // Renders an HttpError as a page, not JSON: the reader is a person.
@@ -41,7 +42,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       } catch (error) {
         if (error instanceof StoreUnavailableError && !res.headersSent) {
           logStoreUnavailable(req.method, url.pathname, error)
-          const session = sessions.find(req.headers.cookie)
+          const session = await sessions.find(req.headers.cookie).catch(() => undefined)
           if (session !== undefined) return sendHtml(res, 503, outage(session.csrfToken, error.reason, url))
         }
         if (!(error instanceof HttpError) || res.headersSent) throw error
@@ -53,7 +54,11 @@ export function pageRoutes(pageContext: PageContext): Route[] {
         sendHtml(
           res,
           error.status,
-          errorPage(error.status, error.message, sessions.find(req.headers.cookie) !== undefined),
+          errorPage(
+            error.status,
+            error.message,
+            (await sessions.find(req.headers.cookie).catch(() => undefined)) !== undefined,
+          ),
           // The error's own headers that still hold for a page: a 429's Retry-After, a cut connection.
           pick(error.headers, ['connection', 'retry-after']),
         )
@@ -74,8 +79,8 @@ export function pageRoutes(pageContext: PageContext): Route[] {
   }
 
   // The session of a state-changing request, checked for origin and CSRF token.
-  const postedSession = (req: IncomingMessage, form: URLSearchParams): Session => {
-    const session = sessions.find(req.headers.cookie)
+  const postedSession = async (req: IncomingMessage, form: URLSearchParams): Promise<Session> => {
+    const session = await sessions.find(req.headers.cookie)
     if (session === undefined) throw new HttpError(401, 'ERR_UNAUTHORIZED', 'your session has ended: sign in again')
     if (!isCsrfToken(session, form.get('csrf')))
       throw new HttpError(
@@ -98,7 +103,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       method: 'GET',
       pattern: /^\/$/,
       handler: page(async (req, res, _params, url) => {
-        const session = sessions.find(req.headers.cookie)
+        const session = await sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
         const overview = await readOverview(context, url.searchParams, now())
         const retried = overview.query.get('retried')
@@ -110,7 +115,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
             health: context.health.report(),
             sources: sourceNames,
             backlog: overview.backlog,
-            rates: context.metrics.recentRates(),
+            rates: await context.metrics.recentRates(),
             troubled: overview.troubled,
             query: overview.query,
             urls: overview.urls,
@@ -128,13 +133,21 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       }),
     },
     {
+      // The deliveries are listed (and filtered) on the overview: a link or a guess at this path
+      // lands there, with its filter, rather than on the API's JSON 404.
+      method: 'GET',
+      pattern: /^\/ui\/deliveries\/?$/,
+      handler: page(async (_req, res, _params, url) => redirect(res, `/${url.search}`)),
+    },
+    {
       method: 'GET',
       pattern: /^\/ui\/deliveries\/(\d{1,15})$/,
       handler: page(async (req, res, [id], url) => {
-        const session = sessions.find(req.headers.cookie)
+        const session = await sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
-        const delivery = await context.store.get(Number(id))
-        if (delivery === undefined) throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${id}`)
+        const found = await context.store.get(Number(id))
+        if (found === undefined) throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${id}`)
+        const delivery = (await withProbeTimes(context, [found]))[0]!
         sendHtml(
           res,
           200,
@@ -156,7 +169,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       pattern: /^\/ui\/deliveries\/(\d{1,15})\/retry$/,
       handler: page(async (req, res, [id]) => {
         checkSameOrigin(req)
-        postedSession(req, await readForm(req))
+        await postedSession(req, await readForm(req))
         await handleRetry(context, id!)
         log.info(`delivery ${id} queued again from the operator page`, {
           event: 'retried-by-hand',
@@ -178,7 +191,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
           context.authLimiter.failed(req, 'operator page: sign-in')
           return showSignIn(res, url, 401, context.adminToken.configured ? 'That is not the admin token.' : undefined)
         }
-        const { id } = sessions.create()
+        const { id } = await sessions.create()
         log.info(`operator page: signed in from ${req.socket.remoteAddress}`, {
           event: 'signed-in',
           client: req.socket.remoteAddress,
@@ -193,8 +206,8 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       pattern: /^\/ui\/sign-out$/,
       handler: page(async (req, res) => {
         checkSameOrigin(req)
-        postedSession(req, await readForm(req))
-        sessions.end(req.headers.cookie)
+        await postedSession(req, await readForm(req))
+        await sessions.end(req.headers.cookie)
         redirect(res, '/', { 'set-cookie': cookie('', 0, isSecure(req)) })
       }),
     },

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { SessionRow, SessionStore } from '../../store/sessions'
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'tracklet_session'
@@ -7,67 +8,101 @@ export const SESSION_COOKIE = 'tracklet_session'
 export const SESSION_IDLE_MS = 60 * 60 * 1000
 /** And after this long in any case, ms: a stolen cookie is not good forever. */
 export const SESSION_MAX_MS = 12 * 60 * 60 * 1000
-// Signed-in browsers held at once; past it the oldest session ends. Only token holders make
-// sessions, but a script signing in in a loop must not grow memory without bound.
+// Signed-in browsers kept at once; past it the oldest sessions end. Only token holders make
+// sessions, but a script signing in in a loop must not grow the table without bound.
 const MAX_SESSIONS = 1000
+// A session's last request is written at most this often, ms: the page reloads every 10 s, and a
+// write per reload per browser would cost the store more than an idle limit of an hour needs.
+const TOUCH_EVERY_MS = 60 * 1000
 
 /** A signed-in browser. */
 export interface Session {
   /** The token its forms carry in a hidden field; a POST without it is refused (CSRF). */
   readonly csrfToken: string
   readonly createdAt: number
-  lastSeenAt: number
+  readonly lastSeenAt: number
 }
 
 /**
- * The operator page's sessions, in memory (a restart signs everyone out). The cookie holds a
- * random id; the map is keyed by its SHA-256, so the ids themselves are never kept.
+ * The operator page's sessions, kept in the relay's store so that every relay and every worker
+ * of `tracklet relay --workers N` on it honours them (a request may land on any of them) and a
+ * sign-out through one ends the session everywhere. The cookie holds a random token; the store
+ * keeps only its SHA-256. The CSRF token is derived from the cookie's token (an HMAC keyed by
+ * it), so it is stored nowhere and any process can tell it, while a page that leaks it leaks
+ * nothing that signs in.
  */
 export class Sessions {
+  readonly #store: SessionStore
   readonly #now: () => number
-  /** Sessions by the digest of their id, oldest first (Map keeps insertion order). */
-  readonly #byDigest = new Map<string, Session>()
+  /**
+   * The sessions this process found live in the store, by digest, oldest first: asked only when
+   * the store cannot answer, so a signed-in operator still sees the outage page rather than a
+   * sign-in that cannot work either. (A sign-out elsewhere cannot be written then, nor seen.)
+   */
+  readonly #known = new Map<string, { createdAt: number; lastSeenAt: number }>()
 
-  constructor(now: () => number = Date.now) {
+  constructor(store: SessionStore, now: () => number = Date.now) {
+    this.#store = store
     this.#now = now
   }
 
-  /** Starts a session; returns the id for the cookie. */
-  create(): { id: string; session: Session } {
-    this.#sweep()
-    while (this.#byDigest.size >= MAX_SESSIONS) this.#byDigest.delete(this.#byDigest.keys().next().value!)
-    const id = randomBytes(32).toString('base64url')
+  /** Starts a session; returns the token for the cookie. */
+  async create(): Promise<{ id: string; session: Session }> {
     const now = this.#now()
-    const session: Session = { csrfToken: randomBytes(32).toString('base64url'), createdAt: now, lastSeenAt: now }
-    this.#byDigest.set(digest(id), session)
+    await this.#store.sweep(now - SESSION_IDLE_MS, now - SESSION_MAX_MS, MAX_SESSIONS - 1)
+    const id = randomBytes(32).toString('base64url')
+    await this.#store.insert(digest(id), now)
+    const session = { csrfToken: csrfTokenOf(id), createdAt: now, lastSeenAt: now }
+    this.#remember(digest(id), session)
     return { id, session }
   }
 
   /** The live session named by the request's cookie header, if any; marks it as seen now. */
-  find(cookieHeader: string | undefined): Session | undefined {
+  async find(cookieHeader: string | undefined): Promise<Session | undefined> {
     const now = this.#now()
     for (const id of cookieValues(cookieHeader, SESSION_COOKIE)) {
       const key = digest(id)
-      const session = this.#byDigest.get(key)
-      if (session === undefined) continue
-      if (isExpired(session, now)) {
-        this.#byDigest.delete(key)
+      let row: SessionRow | undefined
+      try {
+        row = await this.#store.find(key)
+        if (row !== undefined && isExpired(row, now)) {
+          this.#known.delete(key)
+          await this.#store.delete(key)
+          continue
+        }
+        if (row !== undefined && now - row.lastSeenAt >= TOUCH_EVERY_MS) await this.#store.touch(key, now)
+      } catch (error) {
+        const known = this.#known.get(key)
+        if (known === undefined || isExpired(known, now)) throw error
+        return { csrfToken: csrfTokenOf(id), ...known }
+      }
+      if (row === undefined) {
+        this.#known.delete(key)
         continue
       }
-      session.lastSeenAt = now
+      const session = {
+        csrfToken: csrfTokenOf(id),
+        createdAt: row.createdAt,
+        lastSeenAt: Math.max(row.lastSeenAt, now),
+      }
+      this.#remember(key, session)
       return session
     }
     return undefined
   }
 
-  /** Ends the session named by the cookie header (sign-out). */
-  end(cookieHeader: string | undefined): void {
-    for (const id of cookieValues(cookieHeader, SESSION_COOKIE)) this.#byDigest.delete(digest(id))
+  #remember(key: string, session: Session): void {
+    this.#known.delete(key)
+    this.#known.set(key, { createdAt: session.createdAt, lastSeenAt: session.lastSeenAt })
+    if (this.#known.size > MAX_SESSIONS) this.#known.delete(this.#known.keys().next().value!)
   }
 
-  #sweep(): void {
-    const now = this.#now()
-    for (const [key, session] of this.#byDigest) if (isExpired(session, now)) this.#byDigest.delete(key)
+  /** Ends the session named by the cookie header (sign-out), for every relay on the store. */
+  async end(cookieHeader: string | undefined): Promise<void> {
+    for (const id of cookieValues(cookieHeader, SESSION_COOKIE)) {
+      this.#known.delete(digest(id))
+      await this.#store.delete(digest(id))
+    }
   }
 }
 
@@ -79,8 +114,12 @@ export function isCsrfToken(session: Session, sent: string | null): boolean {
   )
 }
 
-function isExpired(session: Session, now: number): boolean {
+function isExpired(session: SessionRow, now: number): boolean {
   return now - session.lastSeenAt > SESSION_IDLE_MS || now - session.createdAt > SESSION_MAX_MS
+}
+
+function csrfTokenOf(id: string): string {
+  return createHmac('sha256', id).update('tracklet operator page: csrf').digest('base64url')
 }
 
 function digest(id: string): string {

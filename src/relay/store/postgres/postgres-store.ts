@@ -1,5 +1,6 @@
 import type { PoolClient, QueryConfig } from 'pg'
 import type { CircuitStore } from '../circuits'
+import type { SessionStore } from '../sessions'
 import {
   type AttemptRow,
   audienceChange,
@@ -40,6 +41,7 @@ import {
 } from './pool'
 import { endpointViews } from './endpoint-views'
 import { PostgresCircuits } from './postgres-circuits'
+import { PostgresSessions } from './postgres-sessions'
 import { migrate } from './schema'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
 
@@ -85,6 +87,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
   readonly circuits: CircuitStore
+  readonly sessions: SessionStore
   /** The connection pool, this store's alone (its circuits share it). */
   readonly #pool: PostgresPool
   /** The relay's clock: the clock of the times callers pass and are given. */
@@ -99,6 +102,7 @@ export class PostgresStore implements Store {
     this.#now = options.now ?? Date.now
     this.#databaseNow = options.databaseNow
     this.circuits = new PostgresCircuits(pool, options)
+    this.sessions = new PostgresSessions(pool)
   }
 
   // The statements' clock parameter: null, so they read the database's clock, unless a test stands in for it.

@@ -1,6 +1,7 @@
 import type { PoolClient, QueryConfig } from 'pg'
 import { log } from '../../log'
 import type { PostgresPool } from './pool'
+import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -140,6 +141,8 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX attempts_delivery;
   ALTER TABLE tracklet_schema REPLICA IDENTITY FULL;
   `,
+  // The operator page's sessions, shared by every relay on the database.
+  POSTGRES_SESSIONS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { loadDriver } from '../load-driver'
+import { SQLITE_SESSIONS_STEP } from '../sessions-schema'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
 export type SqliteDatabase = Database.Database
@@ -119,6 +120,8 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX deliveries_message;
   DROP INDEX deliveries_message_id;
   `,
+  // The operator page's sessions, shared by every process on the file (`--workers`).
+  SQLITE_SESSIONS_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

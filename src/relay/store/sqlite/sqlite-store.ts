@@ -1,5 +1,6 @@
 import type { Transaction } from 'better-sqlite3'
 import type { CircuitStore } from '../circuits'
+import type { SessionStore } from '../sessions'
 import {
   type AttemptRow,
   audienceChange,
@@ -41,6 +42,7 @@ import {
 import { deadLetterFilter, filterFields, findPage, nothingMatched } from '../filter'
 import { openSqliteDatabase, type SqliteDatabase } from './schema'
 import { SqliteCircuits } from './sqlite-circuits'
+import { SqliteSessions } from './sqlite-sessions'
 import { StatementCache } from './statement-cache'
 import {
   ENQUEUE_PARAMS,
@@ -73,6 +75,7 @@ export async function openSqliteStore(
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
   readonly circuits: CircuitStore
+  readonly sessions: SessionStore
   /** The database, this store's alone. */
   readonly #db: SqliteDatabase
   /** The time source, epoch ms (injectable so retry windows can be tested without waiting). */
@@ -105,6 +108,7 @@ export class SqliteStore implements Store {
     this.#sql = sql
     if (!sharedByProcesses) sql.get(SQL.voidLeases).run()
     this.circuits = new SqliteCircuits(sql, now, { sharedByProcesses })
+    this.sessions = new SqliteSessions(sql)
 
     // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
     const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))
