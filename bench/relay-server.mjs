@@ -2,7 +2,7 @@
 // Started by bench/relay.mjs (and bench/relay-fault.mjs) with the relay options as JSON in argv[2];
 // reports its URL over IPC; on 'usage' reports its CPU time so far; on 'stop' closes and reports
 // its peak RSS and CPU time.
-import { createRelay } from '../dist/relay/index.js'
+import { createRelay } from '../dist/relay/index.js.js'
 
 const relay = await createRelay(JSON.parse(process.argv[2]))
 process.send({ url: relay.url })

@@ -1,6 +1,6 @@
 import createDebug from 'debug'
 import { redactUrl } from '../shared/redact-url'
-import { redactUrlsInText } from './ops/redact'
+import { redactUrlsInText } from './redact'
 
 /**
  * The relay's log: one line per event, at a level, with the event's fields, every URL cut to

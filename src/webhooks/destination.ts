@@ -12,24 +12,12 @@ import {
 } from './settings'
 import { shownHeaders } from './shown-headers'
 import { SEND_STORED, type SendsStored } from './stored'
+import type { DeliveryResult } from './delivery-result'
 import { sign } from './sign'
 import { signStandardWebhook } from './standard-webhooks'
 import { isRetryableFailure, isSuccess } from './retry-rule'
 
-/** The outcome of one attempt to deliver a message to every configured URL. */
-export interface DeliveryResult {
-  /** Some URL answered 2xx: the message is processed and is not retried to the others. */
-  ok: boolean
-  /**
-   * Not ok, and worth another attempt later: some URL timed out, failed on the network, or
-   * answered 429 or 5xx. Other 4xx and 3xx (redirects are not followed) are not retried.
-   */
-  retryable: boolean
-  /** Each URL's status or error and duration, in the order the webhooks are configured. */
-  attempts: DeliveryAttempt[]
-  /** The longest `Retry-After` a failing receiver asked for, in milliseconds. */
-  retryAfterMs?: number
-}
+export type { DeliveryResult }
 
 /** The User-Agent of every request (the platform sends `<vendor>/1.0`). */
 export const USER_AGENT = 'Tracklet/1.0'

@@ -1,5 +1,5 @@
 import type { DeliverableMessage } from '../shared/message'
-import type { DeliveryResult } from './destination'
+import type { DeliveryResult } from './delivery-result'
 
 /**
  * The key under which a destination offers `send` for a message the relay validated at ingest and

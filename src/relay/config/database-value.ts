@@ -1,5 +1,4 @@
 import { didYouMean } from '../../shared/nearest-name'
-import { isPostgresUrl } from '../store/open-store'
 import type { Rule } from './rules'
 
 // Anything shaped like a URL: a scheme and `://`, however the scheme is spelt.
@@ -9,6 +8,11 @@ const USER_INFO = /([^\s:/?#@]*):[^\s/?#@]*@/g
 // `user:password@host…` with no scheme at all: a database URL that lost its `postgres://`.
 const SCHEMELESS_CREDENTIALS = /^[^\s:/@]+:[^\s/@]*@/
 const STORE_SCHEMES = ['postgres', 'postgresql']
+
+/** Whether a `database` option names a PostgreSQL server rather than a SQLite file. */
+export function isPostgresUrl(database: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(database)
+}
 
 /**
  * A `database` value as it may be shown: any `user:password@` cut to `user@` and a URL's query

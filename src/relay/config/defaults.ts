@@ -1,5 +1,5 @@
 import { DEFAULT_RESPONSE_BODY_LIMIT, DEFAULT_TIMEOUT_MS } from '../../webhooks/limits'
-import type { BreakerOptions } from '../options'
+import type { BreakerOptions } from './options'
 
 /**
  * The relay's defaults: what an option left out means. docs/relay.md's options table is checked

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import { classifyAddress, type Resolve } from '../delivery/ssrf'
-import type { ResolvedRelayOptions } from '../options'
+import { classifyAddress, type Resolve } from '../net/address'
+import type { ResolvedRelayOptions } from './options'
 import { log } from '../log'
 import { MIN_ADMIN_TOKEN_LENGTH } from './defaults'
 

@@ -11,7 +11,7 @@ import type {
   ResolvedRelayOptions,
   SourceDestinations,
   SourceSchema,
-} from '../options'
+} from './options'
 import { databaseValue } from './database-value'
 import { MAX_RESPONSE_BODY_LIMIT } from '../../webhooks/limits'
 import { BREAKER_DEFAULTS, RELAY_DEFAULTS } from './defaults'

@@ -1,7 +1,7 @@
 import { validRetryAfter } from '../../shared/retry'
 import type { DeliveryAttempt } from '../../webhooks/index'
 import { isRetryableFailure } from '../../webhooks/retry-rule'
-import { BLOCKED_ADDRESS_CODE } from './ssrf'
+import { BLOCKED_ADDRESS_CODE } from '../../shared/blocked-address'
 
 /** The breaker's thresholds, as the relay options give them (validated there, with the defaults). */
 export interface BreakerPolicy {

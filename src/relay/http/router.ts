@@ -1,30 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { adminRoutes } from '../admin/routes'
-import type { AdminContext } from '../admin/admin'
-import { type IngestContext, ingestRoutes } from '../ingest/routes'
 import { log } from '../log'
-import type { AdminToken } from './auth'
-import type { AuthLimiter } from './auth-limiter'
 import { sendError } from './body'
 import { HttpError } from './http-error'
 import type { Route } from './route'
 
-/** Everything the routes work on. */
-export interface RouterContext extends AdminContext, IngestContext {
-  adminToken: AdminToken
-  authLimiter: AuthLimiter
-  /** More routes, served beside the API: health, metrics and the operator page (`ops/`). */
-  routes?: readonly Route[]
-}
-
 /**
- * The relay's routes (DESIGN.md §3), as a `node:http` request listener: it only finds the route
- * for a request (404 or 405 when there is none) and turns whatever a route throws into an answer.
- * The routes themselves live with their area: `ingest/routes.ts`, `admin/routes.ts`, `ops/`.
+ * The relay's routes (docs/relay.md), as a `node:http` request listener: it only finds the route for
+ * a request (404 or 405 when there is none) and turns whatever a route throws into an answer. The
+ * routes themselves live with their area (`ingest/`, `console/`, `telemetry/`); `relay.ts` lists them.
  */
-export function createRouter(context: RouterContext): (req: IncomingMessage, res: ServerResponse) => void {
-  const routes: Route[] = [...ingestRoutes(context), ...adminRoutes(context), ...(context.routes ?? [])]
-
+export function createRouter(routes: readonly Route[]): (req: IncomingMessage, res: ServerResponse) => void {
   const dispatch = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = parseRequestUrl(req)
     const matching = routes

@@ -4,7 +4,7 @@ import { serialize } from '../../shared/json'
 import { MAX_MESSAGE_BYTES } from '../../shared/limits'
 import type { Integrations, MessageType } from '../../shared/message'
 import { findWireMessageProblem } from '../../shared/validate'
-import type { RoutedSource } from '../sources'
+import type { RoutedSource } from '../config/sources'
 import { isDataError } from '../store/data-error'
 import { searchKeysOf } from '../store/rows'
 import type { NewDelivery } from '../store/store'
@@ -12,7 +12,7 @@ import { withBatchDefaults } from './batch-defaults'
 import { eventTime } from './event-time'
 import type { GroupCommit } from './group-commit'
 import { IngestError } from './ingest-error'
-import { findUnstorable } from './storable'
+import { findUnstorable } from '../store/storable'
 
 /**
  * Why a message was refused, as data (the `reason` says it to a person; metrics count by this):

@@ -1,4 +1,4 @@
-import type { DueDelivery } from './store'
+import type { DueDelivery } from './due-delivery'
 
 /**
  * Where a webhook URL's circuit stands. `closed`: requests go out. `open`: none does; one probe

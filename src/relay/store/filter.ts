@@ -1,4 +1,3 @@
-import { toPage } from './rows'
 import type { DeliveryFilter, DeliveryPage, DeliveryView, FindQuery, NewestQuery, RetryMatchingResult } from './store'
 
 // A delivery filter as both dialects write it: which fields are given (in one fixed order, so a
@@ -71,6 +70,13 @@ export async function findPage(
   const { cursor, limit, ...filter } = query
   const before = cursor === undefined ? undefined : decodeCursor(cursor)
   return toPage(await listNewest({ ...filter, before, limit: limit + 1 }), limit)
+}
+
+/** A page of at most `limit` deliveries from `rows` (read with one more, to know whether a next page exists). */
+export function toPage(rows: DeliveryView[], limit: number): DeliveryPage {
+  if (rows.length <= limit) return { deliveries: rows, next: undefined }
+  const deliveries = rows.slice(0, limit)
+  return { deliveries, next: encodeCursor(deliveries.at(-1)!.id) }
 }
 
 const CURSOR_PREFIX = 'd1.'

@@ -1,11 +1,6 @@
-import { redactDatabase } from '../config/database-value'
+import { isPostgresUrl, redactDatabase } from '../config/database-value'
 import { RELAY_DEFAULTS } from '../config/defaults'
 import type { Store } from './store'
-
-/** Whether a `database` option names a PostgreSQL server rather than a SQLite file. */
-export function isPostgresUrl(database: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(database)
-}
 
 /** Options of {@link openStore}. */
 export interface OpenStoreOptions {

@@ -1,10 +1,8 @@
 import type { DeliverableMessage } from '../../shared/message'
 import type { Route } from './circuits'
 import type { EndpointFailure } from './endpoints'
-import { encodeCursor } from './filter'
 import type {
   AttemptOutcome,
-  DeliveryPage,
   AudienceChange,
   DeliveryStatus,
   DeliveryView,
@@ -59,13 +57,6 @@ export interface AttemptRow {
 
 /** Dead letters a bulk replay puts back per statement: small enough never to hold the outbox for long. */
 export const REPLAY_CHUNK = 1000
-
-/** A page of at most `limit` deliveries from `rows` (read with one more, to know whether a next page exists). */
-export function toPage(rows: DeliveryView[], limit: number): DeliveryPage {
-  if (rows.length <= limit) return { deliveries: rows, next: undefined }
-  const deliveries = rows.slice(0, limit)
-  return { deliveries, next: encodeCursor(deliveries.at(-1)!.id) }
-}
 
 /** Routes as one JSON parameter, `[[source, destination], …]` (SQLite's json_each reads it). */
 export function routesJson(routes: readonly Route[]): string {

@@ -1,6 +1,8 @@
-import type { DeliverableMessage } from '../../shared/message'
 import type { CircuitStore, Route } from './circuits'
 import type { EndpointQuery, EndpointView } from './endpoints'
+import type { DueDelivery } from './due-delivery'
+
+export type { DueDelivery }
 
 /**
  * The relay's durable state behind one interface: the outbox (deliveries and their attempts) and
@@ -188,18 +190,6 @@ export interface NewDelivery {
 export interface SearchKeys {
   userId: string | null
   event: string | null
-}
-
-/** A due delivery, as the worker attempts it. */
-export interface DueDelivery {
-  id: number
-  source: string
-  destination: string
-  message: DeliverableMessage
-  /** Attempts made so far in the current retry window. */
-  attempts: number
-  /** When the window's first attempt started (epoch ms, on the caller's clock), if there was one. */
-  firstAttemptAt: number | undefined
 }
 
 /** One HTTP request of an attempt, as the delivery log shows it. */

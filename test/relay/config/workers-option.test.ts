@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createRelay, RelayConfigError } from '../../../src/relay/index'
-import { resolveRelayOptions } from '../../../src/relay/options'
+import { validateRelayOptions } from '../../../src/relay/config/validate'
 
 // `workers` is the command's option: validated like every other, and never ignored in code.
 
@@ -8,10 +8,10 @@ const sources = [{ name: 'web', writeKey: 'wk-web' }]
 
 describe('the workers option', () => {
   it('defaults to 1 and takes 1 to 256', () => {
-    expect(resolveRelayOptions({ sources }).workers).toBe(1)
-    expect(resolveRelayOptions({ sources, workers: 8 }).workers).toBe(8)
+    expect(validateRelayOptions({ sources }).workers).toBe(1)
+    expect(validateRelayOptions({ sources, workers: 8 }).workers).toBe(8)
     for (const workers of [0, 257, 1.5, '2'])
-      expect(() => resolveRelayOptions({ sources, workers })).toThrow(RelayConfigError)
+      expect(() => validateRelayOptions({ sources, workers })).toThrow(RelayConfigError)
   })
 
   it('is refused by createRelay above 1, saying it is the command’s, before anything is opened', async () => {

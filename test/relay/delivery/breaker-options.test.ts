@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { probeDelay, verdictOf } from '../../../src/relay/delivery/breaker-policy'
 import { RelayConfigError } from '../../../src/relay/index'
-import { resolveRelayOptions } from '../../../src/relay/options'
+import { validateRelayOptions } from '../../../src/relay/config/validate'
 
 const sources = [
   { name: 'web', writeKey: 'wk', destinations: { Webhooks: { webhooks: [{ url: 'https://a.example/' }] } } },
@@ -9,14 +9,14 @@ const sources = [
 
 describe('the breaker options', () => {
   it('have defaults', () => {
-    expect(resolveRelayOptions({ sources })).toMatchObject({
+    expect(validateRelayOptions({ sources })).toMatchObject({
       breaker: { failureThreshold: 5, probeInterval: 1000, maxProbeInterval: 5000 },
       maxInFlightPerUrl: 32,
     })
   })
 
   it('take what is given, keeping the defaults of the rest', () => {
-    const resolved = resolveRelayOptions({ sources, breaker: { failureThreshold: 3 }, maxInFlightPerUrl: 4 })
+    const resolved = validateRelayOptions({ sources, breaker: { failureThreshold: 3 }, maxInFlightPerUrl: 4 })
     expect(resolved.breaker).toEqual({ failureThreshold: 3, probeInterval: 1000, maxProbeInterval: 5000 })
     expect(resolved.maxInFlightPerUrl).toBe(4)
   })
@@ -56,7 +56,7 @@ describe('the breaker options', () => {
   ])('refuses %j, naming the field', (options, field, message) => {
     let error: unknown
     try {
-      resolveRelayOptions({ sources, ...options })
+      validateRelayOptions({ sources, ...options })
     } catch (caught) {
       error = caught
     }

@@ -21,7 +21,7 @@ import {
 import { ADMIN_TOKEN, adminGet, post, startRelay, track, waitFor } from '../helpers'
 import type { Worker } from '../../../src/relay/delivery/worker'
 import { runUntilIdle, testWorker } from '../fixtures/worker'
-import { parseExposition, sampleValue } from '../ops/prometheus'
+import { parseExposition, sampleValue } from '../telemetry/prometheus'
 
 const cleanups: (() => Promise<void>)[] = []
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import type { Destination, RetryPolicy } from '../../../src/relay/delivery/destination'
 import { RelayConfigError } from '../../../src/relay/index'
-import { resolveRelayOptions } from '../../../src/relay/options'
+import { validateRelayOptions } from '../../../src/relay/config/validate'
 import {
   type DeliveryResult,
   nextAttemptAt,
@@ -25,11 +25,11 @@ describe('the boundary between the relay and the Webhooks destination', () => {
   })
 
   it('has one webhook timeout: the relay takes the default and the maximum the destination takes', () => {
-    expect(resolveRelayOptions({ sources }).webhookTimeout).toBe(5000)
-    expect(resolveRelayOptions({ sources, webhookTimeout: MAX_TIMEOUT_MS }).webhookTimeout).toBe(MAX_TIMEOUT_MS)
+    expect(validateRelayOptions({ sources }).webhookTimeout).toBe(5000)
+    expect(validateRelayOptions({ sources, webhookTimeout: MAX_TIMEOUT_MS }).webhookTimeout).toBe(MAX_TIMEOUT_MS)
     expect(
       () => new WebhookDestination({ webhooks: [{ url: 'https://a.example/' }] }, { timeout: MAX_TIMEOUT_MS }),
     ).not.toThrow()
-    expect(() => resolveRelayOptions({ sources, webhookTimeout: MAX_TIMEOUT_MS + 1 })).toThrow(RelayConfigError)
+    expect(() => validateRelayOptions({ sources, webhookTimeout: MAX_TIMEOUT_MS + 1 })).toThrow(RelayConfigError)
   })
 })

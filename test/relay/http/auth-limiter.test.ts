@@ -6,7 +6,7 @@ import { HttpError } from '../../../src/relay/http/http-error'
 import type { Relay } from '../../../src/relay/index'
 import { addLogSink, type LogEvent } from '../../../src/relay/log'
 import { ADMIN_TOKEN, basic, startRelay, track, WRITE_KEY } from '../helpers'
-import { PageClient } from '../ops/page-client'
+import { PageClient } from '../console/page-client'
 
 const requestFrom = (address: string, forwardedFor?: string): IncomingMessage =>
   ({

@@ -3,7 +3,7 @@ import { RelayConfigError, type Relay } from '../../../src/relay/index'
 import { GroupCommit } from '../../../src/relay/ingest/group-commit'
 import { ingest } from '../../../src/relay/ingest/ingest'
 import { answerOf } from '../../../src/relay/ingest/routes'
-import { resolveRelayOptions } from '../../../src/relay/options'
+import { validateRelayOptions } from '../../../src/relay/config/validate'
 import { openSqliteStore } from '../../../src/relay/store/sqlite/sqlite-store'
 import { adminGet, basic, post, type Receiver, startReceiver, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
 
@@ -31,7 +31,7 @@ describe('sources[].schema.blockedEvents in the options', () => {
   ])('refuses %j naming the field', (fields, field, message) => {
     let error: unknown
     try {
-      resolveRelayOptions({ sources: [{ ...source, ...fields }] })
+      validateRelayOptions({ sources: [{ ...source, ...fields }] })
     } catch (caught) {
       error = caught
     }
@@ -42,7 +42,7 @@ describe('sources[].schema.blockedEvents in the options', () => {
 
   it('keeps a copy of the list, and defaults to none', () => {
     const blockedEvents = ['A']
-    const resolved = resolveRelayOptions({
+    const resolved = validateRelayOptions({
       sources: [
         { ...source, schema: { blockedEvents } },
         { ...source, name: 'b', writeKey: 'k' },

@@ -10,7 +10,7 @@ import { type HttpReceiver, startHttpReceiver } from '../../support/http-receive
 import { waitFor } from '../../support/wait-for'
 import { testDelivery } from '../fixtures/deliveries'
 import { testWorker } from '../fixtures/worker'
-import { parseExposition, sampleValue } from '../ops/prometheus'
+import { parseExposition, sampleValue } from '../telemetry/prometheus'
 
 // Two relays on one PostgreSQL database, one of them with its clock 40 s off, a 5 s lease (well
 // under the skew) and many deliveries to a counting receiver: leases and due times are judged by

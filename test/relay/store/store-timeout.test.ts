@@ -6,7 +6,7 @@ import { request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { RELAY_DEFAULTS } from '../../../src/relay/config/defaults'
 import { RelayConfigError, type Relay } from '../../../src/relay/index'
-import { resolveRelayOptions } from '../../../src/relay/options'
+import { validateRelayOptions } from '../../../src/relay/config/validate'
 import { openSqliteDatabase } from '../../../src/relay/store/sqlite/schema'
 import { post, type Receiver, startReceiver, startRelay, track, WRITE_KEY, waitFor } from '../helpers'
 
@@ -41,12 +41,12 @@ async function healthStatus(url: string): Promise<number> {
 describe('storeTimeout', () => {
   it('is 5000 ms unless given, and refuses values no database could meet, naming the option', () => {
     const sources = [{ name: 'web', writeKey: WRITE_KEY }]
-    expect(resolveRelayOptions({ sources }).storeTimeout).toBe(5000)
-    expect(resolveRelayOptions({ sources, storeTimeout: 1000 }).storeTimeout).toBe(1000)
+    expect(validateRelayOptions({ sources }).storeTimeout).toBe(5000)
+    expect(validateRelayOptions({ sources, storeTimeout: 1000 }).storeTimeout).toBe(1000)
     for (const storeTimeout of [50, 0, 1.5, '5000', 3_600_000]) {
       const error = (() => {
         try {
-          resolveRelayOptions({ sources, storeTimeout })
+          validateRelayOptions({ sources, storeTimeout })
         } catch (thrown) {
           return thrown
         }

@@ -1,0 +1,42 @@
+import type { Area } from '../area'
+import type { RoutedSource } from '../config/sources'
+import type { AdminToken } from '../http/auth'
+import type { AuthLimiter } from '../http/auth-limiter'
+import type { Store } from '../store/store'
+import type { StoreHealth } from '../telemetry/health'
+import type { RelayMetrics } from '../telemetry/metrics'
+import { adminRoutes } from './api-routes'
+import { pageRoutes } from './page/page-routes'
+import type { WebhookRoutes } from './webhook-urls'
+
+/** What the console needs from the relay. */
+export interface ConsoleDeps {
+  /** The outbox, as every write's outcome tells /healthz. */
+  store: Store
+  sources: readonly RoutedSource[]
+  /** Deliveries were queued (a retry, a deletion): wake the delivery worker. */
+  wake: () => void
+  /** Each configured webhook URL with the routes that send there. */
+  webhooks: WebhookRoutes
+  /** An operator paused or resumed `url`: the worker reads its circuit again at once. */
+  circuitChanged: (url: string) => Promise<void>
+  adminToken: AdminToken
+  /** Counts failed admin tokens and sign-ins per client address. */
+  authLimiter: AuthLimiter
+  health: StoreHealth
+  metrics: RelayMetrics
+}
+
+/**
+ * The console, the area of the operator: the operations on the outbox (find, retry, pause,
+ * deletions, audience syncs) served both as the JSON admin API (`/v1/…`) and as the operator
+ * page (`/`, `/ui/…`), both signed with the admin token.
+ */
+export function createConsole(deps: ConsoleDeps): Area {
+  const { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter } = deps
+  const operations = { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter }
+  return {
+    routes: [...adminRoutes(operations), ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics })],
+    stop: () => {},
+  }
+}

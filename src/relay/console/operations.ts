@@ -1,0 +1,87 @@
+import { describe } from '../../shared/validate'
+import { HttpError } from '../http/http-error'
+import { findNul } from '../store/storable'
+import type { RoutedSource } from '../config/sources'
+import type { AudienceChange, Store } from '../store/store'
+import { syncAudience } from './audiences'
+import { requestDeletion } from './deletions'
+import type { WebhookRoutes } from './webhook-urls'
+
+/** What the admin API works on. */
+export interface AdminContext {
+  store: Store
+  sources: readonly RoutedSource[]
+  /** New deliveries were committed: wake the worker. */
+  wake: () => void
+  /** Each configured webhook URL with the routes that send there: the endpoints, and `url` filters. */
+  webhooks: WebhookRoutes
+  /** An operator paused or resumed `url`: this relay's worker reads its circuit again at once. */
+  circuitChanged?: (url: string) => Promise<void>
+  now?: () => number
+}
+
+/** `POST /v1/deletions { userId }`: a delete message to every source with Webhooks. */
+export async function handleDeletion(
+  context: AdminContext,
+  body: Record<string, unknown>,
+): Promise<{ userId: string; sources: string[] }> {
+  const userId = body['userId']
+  if (typeof userId !== 'string' || userId.length === 0) {
+    throw new HttpError(400, 'ERR_INVALID_BODY', `userId must be a non-empty string, got ${describe(userId)}`)
+  }
+  refuseNul('ERR_INVALID_BODY', 'userId', userId)
+  const sources = await requestDeletion(context.store, context.sources, userId)
+  context.wake()
+  return { userId, sources }
+}
+
+/** `PUT /v1/audiences/:name { source, userIds }`: an audience sync. */
+export async function handleAudienceSync(
+  context: AdminContext,
+  audience: string,
+  body: Record<string, unknown>,
+): Promise<AudienceChange> {
+  const { source: sourceName, userIds } = body
+  const source = context.sources.find((s) => s.name === sourceName)
+  if (source === undefined) {
+    throw new HttpError(
+      400,
+      'ERR_INVALID_BODY',
+      `source must name a configured source (${context.sources.map((s) => JSON.stringify(s.name)).join(', ')}), got ${describe(sourceName)}`,
+    )
+  }
+  if (!Array.isArray(userIds))
+    throw new HttpError(400, 'ERR_INVALID_BODY', `userIds must be an array of user ids, got ${describe(userIds)}`)
+  const bad = userIds.findIndex((id) => typeof id !== 'string' || id.length === 0)
+  if (bad !== -1)
+    throw new HttpError(
+      400,
+      'ERR_INVALID_BODY',
+      `userIds[${bad}] must be a non-empty string, got ${describe(userIds[bad])}`,
+    )
+  for (const [index, id] of (userIds as string[]).entries()) refuseNul('ERR_INVALID_BODY', `userIds[${index}]`, id)
+  const change = await syncAudience(context.store, source, audience, userIds as string[])
+  context.wake()
+  return change
+}
+
+/** `POST /v1/deliveries/:id/retry`: a dead-lettered delivery, due again with a fresh window. */
+export async function handleRetry(context: AdminContext, id: string): Promise<{ id: number; status: 'pending' }> {
+  const numeric = /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN
+  const outcome = Number.isNaN(numeric) ? 'not-found' : await context.store.retry(numeric)
+  if (outcome === 'not-found') throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${JSON.stringify(id)}`)
+  if (outcome === 'not-failed')
+    throw new HttpError(
+      409,
+      'ERR_NOT_FAILED',
+      `delivery ${id} is not dead-lettered (status failed); only those can be retried`,
+    )
+  context.wake()
+  return { id: numeric, status: 'pending' }
+}
+
+/** Refuses text a store cannot hold with a 400 naming it, rather than a 500 from the database. */
+export function refuseNul(code: string, name: string, text: string): void {
+  const problem = findNul(name, text)
+  if (problem !== undefined) throw new HttpError(400, code, problem)
+}

@@ -1,0 +1,236 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { handleRetry } from '../operations'
+import { HttpError } from '../../http/http-error'
+import type { Handler, Route } from '../../http/route'
+import { log } from '../../log'
+import type { Html } from './html'
+import type { PageContext } from './page-context'
+import { redirect, refreshOf, SECURITY_HEADERS, sendHtml } from './respond'
+import { checkSameOrigin, isSecure, readForm } from './requests'
+import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } from './sessions'
+import { PAGE_CSS } from './style'
+import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../store-unavailable'
+import { consoleRoutes } from './operation-routes'
+import { outagePage } from './outage-view'
+import { readOverview } from './overview'
+import type { EndpointView } from '../../store/endpoints'
+import type { DeliveryView } from '../../store/store'
+import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
+
+/**
+ * The operator page (`GET /`), server-rendered HTML with no script: the outbox and rates at a
+ * glance, recent deliveries by status and source, one delivery's attempts, and a retry button for
+ * dead letters. Signed in with the admin token, which sets an HttpOnly, SameSite=Strict session
+ * cookie; every POST needs the session's CSRF token and a same-origin `Origin`.
+ */
+export function pageRoutes(pageContext: PageContext): Route[] {
+  const sessions = new Sessions(pageContext.now)
+  const now = pageContext.now ?? Date.now
+  // Every store call of the page: a failure of the store itself shows the outage page.
+  const storeCalls = new StoreCalls(now)
+  const context = { ...pageContext, store: storeCalls.watch(pageContext.store) }
+  const sourceNames = context.sources.map((s) => s.name)
+
+  // Renders an HttpError as a page, not JSON: the reader is a person.
+  const page =
+    (handler: Handler): Handler =>
+    async (req, res, params, url) => {
+      try {
+        await handler(req, res, params, url)
+      } catch (error) {
+        if (error instanceof StoreUnavailableError && !res.headersSent) {
+          logStoreUnavailable(req.method, url.pathname, error)
+          const session = sessions.find(req.headers.cookie)
+          if (session !== undefined) return sendHtml(res, 503, outage(session.csrfToken, error.reason, url))
+        }
+        if (!(error instanceof HttpError) || res.headersSent) throw error
+        log.debug(`${req.method} ${url.pathname} → ${error.status} ${error.code}`, {
+          event: 'request-refused',
+          status: error.status,
+          code: error.code,
+        })
+        sendHtml(
+          res,
+          error.status,
+          errorPage(error.status, error.message, sessions.find(req.headers.cookie) !== undefined),
+          {
+            ...(error.headers.connection === undefined ? {} : { connection: error.headers.connection }),
+          },
+        )
+      }
+    }
+
+  const outage = (csrfToken: string, reason: string, url: URL): Html => {
+    const health = context.health.report()
+    const failingSince = health.ok ? [] : health.failing.map((f) => Date.parse(f.since))
+    return outagePage({
+      csrfToken,
+      reason,
+      health,
+      lastHealthy: failingSince.length > 0 ? Math.min(...failingSince) : storeCalls.lastAnswered,
+      refreshSeconds: refreshOf(url),
+      now: now(),
+    })
+  }
+
+  // The session of a state-changing request, checked for origin and CSRF token.
+  const postedSession = (req: IncomingMessage, form: URLSearchParams): Session => {
+    const session = sessions.find(req.headers.cookie)
+    if (session === undefined) throw new HttpError(401, 'ERR_UNAUTHORIZED', 'your session has ended: sign in again')
+    if (!isCsrfToken(session, form.get('csrf')))
+      throw new HttpError(
+        403,
+        'ERR_FORBIDDEN',
+        'the form is stale or did not come from this page: reload and try again',
+      )
+    return session
+  }
+
+  const showSignIn = (res: ServerResponse, url: URL, status = 200, error?: string): void =>
+    sendHtml(
+      res,
+      status,
+      signInPage({ open: context.adminToken.configured, error, next: localPath(url.pathname + url.search) }),
+    )
+
+  return [
+    {
+      method: 'GET',
+      pattern: /^\/$/,
+      handler: page(async (req, res, _params, url) => {
+        const session = sessions.find(req.headers.cookie)
+        if (session === undefined) return showSignIn(res, url)
+        const overview = await readOverview(context, url.searchParams, now())
+        const retried = overview.query.get('retried')
+        sendHtml(
+          res,
+          200,
+          dashboardPage({
+            csrfToken: session.csrfToken,
+            health: context.health.report(),
+            sources: sourceNames,
+            backlog: overview.backlog,
+            rates: context.metrics.recentRates(),
+            troubled: overview.troubled,
+            query: overview.query,
+            urls: overview.urls,
+            deliveries: overview.page.deliveries,
+            next: overview.page.next,
+            retryAll: overview.retryAll,
+            notice:
+              retried === undefined
+                ? undefined
+                : `Queued again: ${retried} dead letters, attempted now with a fresh retry window.`,
+            refreshSeconds: refreshOf(url),
+            now: now(),
+          }),
+        )
+      }),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/ui\/deliveries\/(\d{1,15})$/,
+      handler: page(async (req, res, [id], url) => {
+        const session = sessions.find(req.headers.cookie)
+        if (session === undefined) return showSignIn(res, url)
+        const delivery = await context.store.get(Number(id))
+        if (delivery === undefined) throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${id}`)
+        sendHtml(
+          res,
+          200,
+          deliveryPage({
+            csrfToken: session.csrfToken,
+            health: context.health.report(),
+            delivery,
+            endpoints: await endpointsOf(context, delivery, now()),
+            notice: url.searchParams.has('retried')
+              ? 'Queued again: it is attempted now, with a fresh retry window.'
+              : undefined,
+            now: now(),
+          }),
+        )
+      }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/ui\/deliveries\/(\d{1,15})\/retry$/,
+      handler: page(async (req, res, [id]) => {
+        checkSameOrigin(req)
+        postedSession(req, await readForm(req))
+        await handleRetry(context, id!)
+        log.info(`delivery ${id} queued again from the operator page`, {
+          event: 'retried-by-hand',
+          deliveryId: Number(id),
+        })
+        redirect(res, `/ui/deliveries/${id}?retried`)
+      }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/ui\/sign-in$/,
+      handler: page(async (req, res, _params, url) => {
+        checkSameOrigin(req)
+        const form = await readForm(req)
+        const token = form.get('token') ?? ''
+        context.authLimiter.refuseIfLimited(req, 'operator page: sign-in')
+        if (!context.adminToken.matches(token)) {
+          // Logged by the limiter: one line per address, however many guesses.
+          context.authLimiter.failed(req, 'operator page: sign-in')
+          return showSignIn(res, url, 401, context.adminToken.configured ? 'That is not the admin token.' : undefined)
+        }
+        const { id } = sessions.create()
+        log.info(`operator page: signed in from ${req.socket.remoteAddress}`, {
+          event: 'signed-in',
+          client: req.socket.remoteAddress,
+        })
+        redirect(res, localPath(form.get('next') ?? '/'), {
+          'set-cookie': cookie(id, SESSION_MAX_MS / 1000, isSecure(req)),
+        })
+      }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/ui\/sign-out$/,
+      handler: page(async (req, res) => {
+        checkSameOrigin(req)
+        postedSession(req, await readForm(req))
+        sessions.end(req.headers.cookie)
+        redirect(res, '/', { 'set-cookie': cookie('', 0, isSecure(req)) })
+      }),
+    },
+    ...consoleRoutes({ context, sessions, page, postedSession, showSignIn, now }),
+    {
+      method: 'GET',
+      pattern: /^\/ui\/page\.css$/,
+      handler: async (_req, res) => {
+        res.writeHead(200, {
+          ...SECURITY_HEADERS,
+          'content-type': 'text/css; charset=utf-8',
+          'content-length': Buffer.byteLength(PAGE_CSS),
+          'cache-control': 'max-age=300',
+        })
+        res.end(PAGE_CSS)
+      },
+    },
+  ]
+}
+
+function cookie(value: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`
+}
+
+// A path on this relay to return to after sign-in; anything else (`//evil.example`, a URL) is `/`.
+// Percent-encoded as a URL would be (`/€` → `/%E2%82%AC`): a Location header is ASCII only.
+function localPath(value: string): string {
+  if (!/^\/(?![/\\])[^\s]*$/.test(value) || value.startsWith('/ui/sign-')) return '/'
+  const url = new URL(value, 'http://relay.invalid')
+  return url.origin === 'http://relay.invalid' ? `${url.pathname}${url.search}` : '/'
+}
+
+// The endpoints a delivery goes to: the URLs its source's destination sends to.
+async function endpointsOf(context: PageContext, delivery: DeliveryView, now: number): Promise<EndpointView[]> {
+  const endpoints = [...context.webhooks]
+    .filter(([, routes]) => routes.some((r) => r.source === delivery.source && r.destination === delivery.destination))
+    .map(([url, routes]) => ({ url, routes }))
+  return endpoints.length === 0 ? [] : context.store.endpoints({ endpoints, now })
+}

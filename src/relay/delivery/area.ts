@@ -1,0 +1,142 @@
+import type { Agent } from 'undici'
+import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../webhooks/index'
+import type { Area } from '../area'
+import type { ResolvedRelayOptions } from '../config/options'
+import { WEBHOOKS_DESTINATION } from '../config/sources'
+import { RelayConfigError } from '../errors'
+import { log, plural } from '../log'
+import type { Route } from '../store/circuits'
+import { RetentionSweeper } from '../store/retention'
+import type { CircuitStore } from '../store/circuits'
+import type { Store } from '../store/store'
+import type { CircuitSnapshot } from './breaker'
+import type { Destination } from './destination'
+import { guardedAgent } from './ssrf'
+import { Worker } from './worker'
+import { routesByUrl, type SettledAttempt } from './worker-options'
+
+// On a database shared by several relays, work appears that this relay is not told of: messages
+// another relay took in, retries it scheduled, leases of a relay that died. Each relay looks for
+// it this often (one cheap claim per source when there is none).
+const SHARED_STORE_POLL_MS = 1000
+
+/** What delivery needs from the relay. */
+export interface DeliveryDeps {
+  options: ResolvedRelayOptions
+  /** The outbox, as every write's outcome tells /healthz. */
+  store: Store
+  /** The circuits as opened: circuit writes are the breaker's, not a sign of the outbox's health. */
+  circuits: CircuitStore
+  /** Other processes use the store at once (`--workers`, or PostgreSQL): look for their work. */
+  shared: boolean
+  /** Told of every attempt's outcome as it settles (metrics). Must not throw. */
+  observe?: (attempt: SettledAttempt) => void
+}
+
+/** Delivery's area: its routes (none) and stop, and what the others ask of it. */
+export interface Delivery extends Area {
+  /** Each webhook URL with the routes that send there: the console's endpoints and `url` filters. */
+  readonly webhooks: Map<string, Route[]>
+  /** Deliveries were queued: attempt what is due now. */
+  wake(): void
+  /** An operator paused or resumed `url`: read its circuit again at once. */
+  circuitChanged(url: string): Promise<void>
+  /** The breaker's view of each webhook URL. */
+  circuits(): readonly CircuitSnapshot[]
+  start(): void
+  /** Stops claiming; deliveries in flight get `graceMs` to finish (the rest go again at the next start). */
+  drain(graceMs: number): Promise<void>
+}
+
+/**
+ * Delivery, the area of the receivers: each due delivery claimed, sent through its source's
+ * destinations behind the circuit breaker and the SSRF guard, and its outcome recorded; with the
+ * retention sweep of settled deliveries.
+ */
+export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
+  const { options, store } = deps
+  await failUnconfiguredSources(
+    store,
+    options.sources.map((s) => s.name),
+  )
+  const agent = guardedAgent({ allowPrivateNetworks: options.allowPrivateNetworks })
+  let destinations: Map<string, Map<string, Destination>>
+  try {
+    destinations = buildDestinations(options, agent)
+  } catch (error) {
+    void agent.close()
+    throw error
+  }
+  const worker = new Worker({
+    store,
+    destinations,
+    // The platform's schedule and the window it keeps to, together.
+    retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
+    concurrency: options.concurrency,
+    leaseTimeout: options.leaseTimeout,
+    ...(deps.observe === undefined ? {} : { observe: deps.observe }),
+    breaker: { ...options.breaker, maxInFlightPerUrl: options.maxInFlightPerUrl, circuits: deps.circuits },
+  })
+  const retention = new RetentionSweeper(store, options.retention)
+  let poll: NodeJS.Timeout | undefined
+  return {
+    routes: [],
+    webhooks: routesByUrl(destinations),
+    wake: () => worker.wake(),
+    circuitChanged: (url) => worker.refreshCircuits([url]),
+    circuits: () => worker.circuits(),
+    start: () => {
+      worker.wake()
+      retention.start()
+      if (deps.shared) poll = setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref()
+    },
+    drain: (graceMs) => {
+      clearInterval(poll)
+      return worker.stop(graceMs)
+    },
+    stop: async () => {
+      clearInterval(poll)
+      await agent.destroy()
+      await retention.stop()
+    },
+  }
+}
+
+// Deliveries that were in flight when the relay last stopped are still pending: due once their
+// leases are void (at once on SQLite; after leaseTimeout on a shared PostgreSQL). Those of sources
+// no longer configured can never be delivered: dead-lettered, and said so.
+async function failUnconfiguredSources(store: Store, configured: string[]): Promise<void> {
+  const orphaned = await store.failUnconfiguredSources(configured)
+  if (orphaned === 0) return
+  log.warn(
+    `dead-lettered ${plural(orphaned, 'pending delivery', 'pending deliveries')} of sources no longer configured`,
+    { event: 'dead-lettered', reason: 'source-unconfigured', count: orphaned },
+  )
+}
+
+// One Webhooks destination per source, built once; its settings errors are configuration errors.
+function buildDestinations(options: ResolvedRelayOptions, agent: Agent): Map<string, Map<string, Destination>> {
+  const bySource = new Map<string, Map<string, Destination>>()
+  options.sources.forEach((source, index) => {
+    const destinations = new Map<string, Destination>()
+    const settings = source.destinations?.Webhooks
+    if (settings !== undefined) {
+      try {
+        destinations.set(
+          WEBHOOKS_DESTINATION,
+          new WebhookDestination(settings, {
+            timeout: options.webhookTimeout,
+            dispatcher: agent,
+            responseBodyLimit: options.responseBodyLimit,
+          }),
+        )
+      } catch (error) {
+        throw new RelayConfigError(`sources[${index}].destinations.Webhooks`, (error as Error).message, {
+          cause: error,
+        })
+      }
+    }
+    bySource.set(source.name, destinations)
+  })
+  return bySource
+}

@@ -1,0 +1,72 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Area } from '../area'
+import type { RoutedSource } from '../config/sources'
+import type { AdminToken } from '../http/auth'
+import type { AuthLimiter } from '../http/auth-limiter'
+import type { Store } from '../store/store'
+import { ClockOffset } from './clock-offset'
+import { StoreHealth } from './health'
+import { RelayMetrics } from './metrics'
+import { opsRoutes } from './routes'
+import { probeWrite, watchWrites } from './watched-store'
+import type { CircuitSnapshot } from '../delivery/breaker'
+
+/** What telemetry needs from the relay. */
+export interface TelemetryDeps {
+  /** The outbox as opened: telemetry hands the others a copy whose writes tell /healthz. */
+  store: Store
+  sources: readonly RoutedSource[]
+  /** The circuit breaker's view of each webhook URL, read at each scrape. */
+  circuits: () => readonly CircuitSnapshot[]
+  /** The tokens that may read `/metrics`: the metrics token and the admin token, as configured. */
+  scrapeTokens: readonly (string | undefined)[]
+  adminToken: AdminToken
+  /** Counts failed scrape tokens per client address. */
+  authLimiter: AuthLimiter
+}
+
+/** Telemetry's area: its routes and stop, and what the other areas report to. */
+export interface Telemetry extends Area {
+  /** The store, every write's outcome told to {@link health}: what every other area writes through. */
+  readonly store: Store
+  readonly health: StoreHealth
+  readonly metrics: RelayMetrics
+  /** `listener`, each ingest request timed from arrival to answer. */
+  timeRequests(listener: (req: IncomingMessage, res: ServerResponse) => void): typeof listener
+  start(): void
+}
+
+/**
+ * Telemetry, the area of whoever watches the relay: `/healthz` (whether the store takes writes)
+ * and `/metrics` (Prometheus), and on PostgreSQL the offset of this relay's clock to the database's.
+ */
+export function createTelemetry(deps: TelemetryDeps): Telemetry {
+  const opened = deps.store
+  // A probe runs only after a write failed.
+  const health = new StoreHealth({ probe: (bytes) => probeWrite(opened, bytes) })
+  // Everything below writes through this: every write's outcome tells /healthz.
+  const store = watchWrites(opened, health)
+  const metrics = new RelayMetrics({ store, sources: deps.sources, health, circuits: deps.circuits })
+  // On PostgreSQL, this relay's clock's offset to the database's, which judges leases and due times.
+  const clock = store.kind === 'postgres' ? new ClockOffset({ store: opened }) : undefined
+  if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
+  const routes = opsRoutes({
+    health,
+    metrics,
+    authLimiter: deps.authLimiter,
+    adminToken: deps.adminToken,
+    scrapeTokens: deps.scrapeTokens,
+  })
+  return {
+    store,
+    health,
+    metrics,
+    routes,
+    timeRequests: (listener) => metrics.console.timeIngest(listener),
+    start: () => clock?.start(),
+    stop: () => {
+      clock?.stop()
+      health.stop()
+    },
+  }
+}
