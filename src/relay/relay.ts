@@ -99,6 +99,8 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       scrapeTokens: [resolved.metricsToken, resolved.adminToken],
       adminToken,
       authLimiter,
+      streamReaders: resolved.streamReaders,
+      webhooksOf: (name) => resolved.sources.find((source) => source.name === name)?.destinations?.Webhooks,
     })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
     const { store, health, metrics } = telemetry
@@ -109,7 +111,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       store,
       circuits: opened.circuits,
       shared,
-      observe: (attempt) => metrics.attemptSettled(attempt),
+      observe: (attempt) => telemetry.attemptSettled(attempt),
     })
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])
@@ -124,8 +126,9 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
           metrics.ingested(source, outcome)
           if (outcome.filtered > 0) metrics.filtered(source, outcome.filtered)
         },
-        refused: (error) => metrics.requestRefused(error),
+        refused: (error) => telemetry.requestRefused(error),
       },
+      tap: telemetry.ingestTap,
     })
     const circuitChanged = (url: string) => started.circuitChanged(url)
     const webhooks = started.webhooks

@@ -111,6 +111,12 @@ export interface RelayOptions {
    * started in code is one process: {@link createRelay} refuses a value above 1. @default 1
    */
   workers?: number
+  /**
+   * Readers of the live stream (`GET /v1/stream`, `tracklet tail`, the operator page's live view)
+   * at once on this relay; the next is answered 503. Each holds at most 1 MiB it could not send
+   * yet (past it, events are skipped for that reader). @default 10
+   */
+  streamReaders?: number
 }
 
 /**
@@ -153,4 +159,5 @@ export interface ResolvedRelayOptions {
   storeTimeout: number
   logLevel: LogLevel
   workers: number
+  streamReaders: number
 }

@@ -112,6 +112,8 @@ const OPTION_RULES: RulesOf<RelayOptions> = {
   logLevel: oneOf(LOG_LEVELS),
   // Each worker holds its own connections and memory: past a few hundred it is a typo.
   workers: integer(1, 256),
+  // Each reader may hold a megabyte it could not send yet: a thousand is a gigabyte.
+  streamReaders: integer(1, 1000),
 }
 
 /** Every option a relay (and its config file) takes, at the top level. */

@@ -41,6 +41,8 @@ export function routesByUrl(destinations: WorkerOptions['destinations']): Map<st
 export interface SettledAttempt {
   source: string
   destination: string
+  /** The delivered message's `messageId` (the outcome's `id` is the delivery's). */
+  messageId?: string | undefined
   outcome: AttemptOutcome
   /** How long the attempt took, ms (every request of its fan-out, concurrently). */
   ms: number

@@ -5,6 +5,7 @@ import type { AuthLimiter } from '../http/auth-limiter'
 import type { Store } from '../store/store'
 import { GroupCommit } from './group-commit'
 import { type IngestObserver, ingestRoutes } from './routes'
+import type { IngestTap } from './tap'
 
 /** What ingest needs from the relay. */
 export interface IngestDeps {
@@ -18,6 +19,8 @@ export interface IngestDeps {
   wake: () => void
   /** Told how each request ended (metrics). Must not throw. */
   observe?: IngestObserver
+  /** Told of each message (the live stream). */
+  tap?: IngestTap
 }
 
 /**
@@ -33,6 +36,7 @@ export function createIngest(deps: IngestDeps): Area {
     commits,
     wake: deps.wake,
     ...(deps.observe === undefined ? {} : { observeIngest: deps.observe }),
+    ...(deps.tap === undefined ? {} : { tap: deps.tap }),
   })
   // A group still waiting is committed (its requests' connections are gone, but the client may
   // not have sent them anywhere else; at-least-once).

@@ -13,6 +13,7 @@ import { eventTime } from './event-time'
 import type { GroupCommit } from './group-commit'
 import { IngestError } from './ingest-error'
 import { findUnstorable } from '../store/storable'
+import type { IngestTap } from './tap'
 
 /**
  * Why a message was refused, as data (the `reason` says it to a person; metrics count by this):
@@ -51,6 +52,8 @@ export interface Arrival {
   receivedAt?: Date
   /** The batch's `sentAt` (the client's clock when it sent the request), as received; may be invalid. */
   sentAt?: unknown
+  /** Told of each message as it is judged, once the commit succeeded (the live stream). */
+  tap?: IngestTap | undefined
 }
 
 /**
@@ -68,7 +71,7 @@ export async function ingest(
   commits: GroupCommit,
   source: RoutedSource,
   messages: readonly unknown[],
-  { receivedAt = new Date(), sentAt }: Arrival = {},
+  { receivedAt = new Date(), sentAt, tap }: Arrival = {},
 ): Promise<IngestOutcome> {
   const deliveries: NewDelivery[] = []
   const refused: Refusal[] = []
@@ -77,6 +80,8 @@ export async function ingest(
   // The batch index of each accepted messageId: a second message with one is stored only once.
   const acceptedIds = new Map<unknown, number>()
   const receivedAtText = receivedAt.toISOString()
+  // Only while the live stream has a reader: otherwise ingest keeps nothing for it.
+  const heard: { message: Record<string, unknown>; blocked: boolean }[] | undefined = tap?.listening ? [] : undefined
   messages.forEach((raw, index) => {
     const problem = findWireMessageProblem(raw)
     if (problem !== undefined) {
@@ -119,7 +124,9 @@ export async function ingest(
     }
     acceptedIds.set(message['messageId'], index)
     accepted++
-    if (message['type'] === 'track' && source.blockedEvents?.has(message['event'] as string)) {
+    const blocked = message['type'] === 'track' && source.blockedEvents?.has(message['event'] as string) === true
+    heard?.push({ message, blocked })
+    if (blocked) {
       filtered++
       return
     }
@@ -153,6 +160,10 @@ export async function ingest(
     throw new IngestError('store-unavailable', 'the messages could not be stored: the store is unavailable', {
       cause: error,
     })
+  }
+  if (heard !== undefined && tap !== undefined) {
+    for (const { message, blocked } of heard) tap.accepted(source.name, message, blocked)
+    for (const refusal of refused) tap.refused(source.name, refusal, messages[refusal.index])
   }
   return { accepted, refused, filtered }
 }

@@ -11,6 +11,7 @@ import type { RoutedSource } from '../config/sources'
 import type { GroupCommit } from './group-commit'
 import { batchMessages, type IngestOutcome, ingest, type Refusal, singleMessage } from './ingest'
 import { IngestError, type IngestErrorKind } from './ingest-error'
+import type { IngestTap } from './tap'
 
 /** What the ingest routes work on. */
 export interface IngestContext {
@@ -23,6 +24,8 @@ export interface IngestContext {
   wake: () => void
   /** Told how each ingest request ended (metrics). Must not throw. */
   observeIngest?: IngestObserver
+  /** Told of each message (the live stream). */
+  tap?: IngestTap
 }
 
 /** What hears of ingest requests: each outcome, or the error that refused the request whole. */
@@ -94,7 +97,11 @@ async function ingestRequest(
   const body = await readJsonBody(req, MAX_BATCH_BYTES)
   const source = authorized ?? authLimiter.guard(req, 'ingest: write key', () => writeKeys.fromBody(body))
   // A batch's sentAt is on the body; a single call's body is its message, and sentAt with it.
-  const outcome = await ingest(context.commits, source, messagesOf(body), { receivedAt, sentAt: body['sentAt'] })
+  const outcome = await ingest(context.commits, source, messagesOf(body), {
+    receivedAt,
+    sentAt: body['sentAt'],
+    tap: context.tap,
+  })
   const { accepted, refused, filtered } = outcome
   context.observeIngest?.answered(source.name, outcome)
   if (accepted > filtered) context.wake()

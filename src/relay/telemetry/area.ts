@@ -4,12 +4,19 @@ import type { RoutedSource } from '../config/sources'
 import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'
 import type { Store } from '../store/store'
+import { log } from '../log'
 import { ClockOffset } from './clock-offset'
 import { StoreHealth } from './health'
 import { RelayMetrics } from './metrics'
 import { opsRoutes } from './routes'
 import { probeWrite, watchWrites } from './watched-store'
 import type { CircuitSnapshot } from '../delivery/breaker'
+import type { SettledAttempt } from '../delivery/worker-options'
+import type { IngestTap } from '../ingest/tap'
+import type { WebhookSettings } from '../../webhooks/index'
+import { LiveStream } from './stream/live-stream'
+import { publishAttempt, publishRequestRefused, streamIngestTap } from './stream/publishers'
+import { streamRoutes } from './stream/routes'
 
 /** What telemetry needs from the relay. */
 export interface TelemetryDeps {
@@ -23,6 +30,10 @@ export interface TelemetryDeps {
   adminToken: AdminToken
   /** Counts failed scrape tokens per client address. */
   authLimiter: AuthLimiter
+  /** Readers of the live stream at once (`streamReaders`). */
+  streamReaders: number
+  /** A source's Webhooks settings: how its messages are formatted and signed for `forward` readers. */
+  webhooksOf: (source: string) => WebhookSettings | undefined
 }
 
 /** Telemetry's area: its routes and stop, and what the other areas report to. */
@@ -31,6 +42,14 @@ export interface Telemetry extends Area {
   readonly store: Store
   readonly health: StoreHealth
   readonly metrics: RelayMetrics
+  /** The live stream (`GET /v1/stream`). */
+  readonly live: LiveStream
+  /** Ingest's tap into the live stream. */
+  readonly ingestTap: IngestTap
+  /** An attempt settled: counted, and on the live stream. Never throws. */
+  attemptSettled(attempt: SettledAttempt): void
+  /** An ingest request was refused whole: counted, and on the live stream. */
+  requestRefused(error: unknown): void
   /** `listener`, each ingest request timed from arrival to answer. */
   timeRequests(listener: (req: IncomingMessage, res: ServerResponse) => void): typeof listener
   start(): void
@@ -50,21 +69,45 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   // On PostgreSQL, this relay's clock's offset to the database's, which judges leases and due times.
   const clock = store.kind === 'postgres' ? new ClockOffset({ store: opened }) : undefined
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
-  const routes = opsRoutes({
-    health,
-    metrics,
-    authLimiter: deps.authLimiter,
-    adminToken: deps.adminToken,
-    scrapeTokens: deps.scrapeTokens,
-  })
+  const live = new LiveStream({ maxReaders: deps.streamReaders })
+  const routes = [
+    ...opsRoutes({
+      health,
+      metrics,
+      authLimiter: deps.authLimiter,
+      adminToken: deps.adminToken,
+      scrapeTokens: deps.scrapeTokens,
+    }),
+    ...streamRoutes({
+      live,
+      adminToken: deps.adminToken,
+      authLimiter: deps.authLimiter,
+      sourceNames: () => deps.sources.map((source) => source.name),
+    }),
+  ]
   return {
     store,
     health,
     metrics,
+    live,
+    ingestTap: streamIngestTap(live, deps.webhooksOf),
+    attemptSettled: (attempt) => {
+      metrics.attemptSettled(attempt)
+      try {
+        publishAttempt(live, attempt)
+      } catch (error) {
+        log.error(`live stream: could not publish an attempt: ${(error as Error).message}`, { event: 'internal-error' })
+      }
+    },
+    requestRefused: (error) => {
+      metrics.requestRefused(error)
+      publishRequestRefused(live, error)
+    },
     routes,
     timeRequests: (listener) => metrics.console.timeIngest(listener),
     start: () => clock?.start(),
     stop: () => {
+      live.close()
       clock?.stop()
       health.stop()
     },

@@ -1,14 +1,14 @@
 import type { ServerResponse } from 'node:http'
-import type { StreamEvent, StreamKind } from './events'
+import { RELAY_DEFAULTS } from '../../config/defaults'
+import type { ForwardedMessage, StreamEvent, StreamKind } from './events'
 import { KEEPALIVE_MS, READER_BUFFER_BYTES, SseReader, sseFrame } from './sse-reader'
-
-/** Readers at once per relay when `streamReaders` is not set. */
-export const DEFAULT_STREAM_READERS = 10
 
 /** What a reader asked for: the kinds it wants, and one source or all. */
 export interface StreamFilter {
   kinds: ReadonlySet<StreamKind>
-  source?: string
+  source?: string | undefined
+  /** The source whose messages this reader also gets, formatted and signed (`forward=`). */
+  forward?: string | undefined
 }
 
 /** An open reader of a {@link LiveStream}: stop it when its request ends. */
@@ -36,7 +36,7 @@ export class LiveStream {
   #keepAlive: NodeJS.Timeout | undefined
 
   constructor(options: { maxReaders?: number; readerBufferBytes?: number } = {}) {
-    this.#maxReaders = options.maxReaders ?? DEFAULT_STREAM_READERS
+    this.#maxReaders = options.maxReaders ?? RELAY_DEFAULTS.streamReaders
     this.#readerBufferBytes = options.readerBufferBytes ?? READER_BUFFER_BYTES
   }
 
@@ -96,6 +96,22 @@ export class LiveStream {
       if (!filter.kinds.has(event.kind)) continue
       if (filter.source !== undefined && event.data.source !== filter.source) continue
       frame ??= sseFrame(event.kind, event.data)
+      reader.offer(frame)
+    }
+  }
+
+  /** Whether a reader forwards `source`'s messages: only then is a message formatted and signed for it. */
+  forwarding(source: string): boolean {
+    for (const { filter } of this.#subscribers) if (filter.forward === source) return true
+    return false
+  }
+
+  /** A message of `source`, formatted and signed, to the readers that forward that source. */
+  deliverMessage(source: string, message: ForwardedMessage): void {
+    let frame: string | undefined
+    for (const { reader, filter } of this.#subscribers) {
+      if (filter.forward !== source) continue
+      frame ??= sseFrame('message', message)
       reader.offer(frame)
     }
   }
