@@ -101,6 +101,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       authLimiter,
       streamReaders: resolved.streamReaders,
       webhooksOf: (name) => resolved.sources.find((source) => source.name === name)?.destinations?.Webhooks,
+      alerts: resolved.alerts,
     })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
     const { store, health, metrics } = telemetry
@@ -112,6 +113,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       circuits: opened.circuits,
       shared,
       observe: (attempt) => telemetry.attemptSettled(attempt),
+      circuitChanges: telemetry.circuitChanges,
     })
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])

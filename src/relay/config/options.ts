@@ -1,3 +1,4 @@
+import type { AlertsOptions } from './alerts-option'
 import type { WebhookSettings } from '../../webhooks/index'
 import type { LogLevel } from '../log'
 
@@ -117,6 +118,8 @@ export interface RelayOptions {
    * yet (past it, events are skipped for that reader). @default 10
    */
   streamReaders?: number
+  /** Where the relay POSTs its alerts (a circuit opened or closed, dead letters); none by default. */
+  alerts?: AlertsOptions | undefined
 }
 
 /**
@@ -160,4 +163,5 @@ export interface ResolvedRelayOptions {
   logLevel: LogLevel
   workers: number
   streamReaders: number
+  alerts: AlertsOptions | undefined
 }

@@ -10,6 +10,7 @@ import { RetentionSweeper } from '../store/retention'
 import type { CircuitStore } from '../store/circuits'
 import type { Store } from '../store/store'
 import type { CircuitSnapshot } from './breaker'
+import type { CircuitChanges } from './circuit-changes'
 import type { Destination } from './destination'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
@@ -31,6 +32,8 @@ export interface DeliveryDeps {
   shared: boolean
   /** Told of every attempt's outcome as it settles (metrics). Must not throw. */
   observe?: (attempt: SettledAttempt) => void
+  /** Told of the circuit changes this relay makes (alerts). Must not throw. */
+  circuitChanges?: CircuitChanges
 }
 
 /** Delivery's area: its routes (none) and stop, and what the others ask of it. */
@@ -75,7 +78,12 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     concurrency: options.concurrency,
     leaseTimeout: options.leaseTimeout,
     ...(deps.observe === undefined ? {} : { observe: deps.observe }),
-    breaker: { ...options.breaker, maxInFlightPerUrl: options.maxInFlightPerUrl, circuits: deps.circuits },
+    breaker: {
+      ...options.breaker,
+      maxInFlightPerUrl: options.maxInFlightPerUrl,
+      circuits: deps.circuits,
+      ...(deps.circuitChanges === undefined ? {} : { changed: deps.circuitChanges }),
+    },
   })
   const retention = new RetentionSweeper(store, options.retention)
   let poll: NodeJS.Timeout | undefined

@@ -17,6 +17,9 @@ import type { WebhookSettings } from '../../webhooks/index'
 import { LiveStream } from './stream/live-stream'
 import { publishAttempt, publishRequestRefused, streamIngestTap } from './stream/publishers'
 import { streamRoutes } from './stream/routes'
+import type { AlertsOptions } from '../config/alerts-option'
+import type { CircuitChanges } from '../delivery/circuit-changes'
+import { AlertSender } from './alerts/alert-sender'
 
 /** What telemetry needs from the relay. */
 export interface TelemetryDeps {
@@ -34,6 +37,8 @@ export interface TelemetryDeps {
   streamReaders: number
   /** A source's Webhooks settings: how its messages are formatted and signed for `forward` readers. */
   webhooksOf: (source: string) => WebhookSettings | undefined
+  /** Where alerts go (`alerts`), if anywhere. */
+  alerts: AlertsOptions | undefined
 }
 
 /** Telemetry's area: its routes and stop, and what the other areas report to. */
@@ -48,6 +53,8 @@ export interface Telemetry extends Area {
   readonly ingestTap: IngestTap
   /** An attempt settled: counted, and on the live stream. Never throws. */
   attemptSettled(attempt: SettledAttempt): void
+  /** The circuit changes this relay makes: alerts. */
+  readonly circuitChanges: CircuitChanges
   /** An ingest request was refused whole: counted, and on the live stream. */
   requestRefused(error: unknown): void
   /** `listener`, each ingest request timed from arrival to answer. */
@@ -70,6 +77,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   const clock = store.kind === 'postgres' ? new ClockOffset({ store: opened }) : undefined
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
   const live = new LiveStream({ maxReaders: deps.streamReaders })
+  const alerts = deps.alerts === undefined ? undefined : new AlertSender(deps.alerts)
   const routes = [
     ...opsRoutes({
       health,
@@ -95,9 +103,21 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
       metrics.attemptSettled(attempt)
       try {
         publishAttempt(live, attempt)
+        if (alerts !== undefined && attempt.outcome.next.status === 'failed') {
+          const { error } = attempt.outcome.next
+          for (const url of new Set(attempt.outcome.requests.map((request) => request.url))) {
+            alerts.deadLettered(url, attempt.source, error)
+          }
+        }
       } catch (error) {
-        log.error(`live stream: could not publish an attempt: ${(error as Error).message}`, { event: 'internal-error' })
+        log.error(`live stream: could not publish or alert an attempt: ${(error as Error).message}`, {
+          event: 'internal-error',
+        })
       }
+    },
+    circuitChanges: {
+      opened: (url, error) => alerts?.endpointFailing(url, error),
+      closed: (url) => alerts?.endpointRecovered(url),
     },
     requestRefused: (error) => {
       metrics.requestRefused(error)
@@ -108,6 +128,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     start: () => clock?.start(),
     stop: () => {
       live.close()
+      alerts?.stop()
       clock?.stop()
       health.stop()
     },
