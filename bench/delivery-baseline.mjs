@@ -2,7 +2,7 @@
 // and signed (X-Signature) — POSTed by a hand-written loop with undici keep-alive, `inFlight` at
 // a time, to the same receiver. What the relay's delivery is reported as a ratio to.
 import { Agent, request } from 'undici'
-import { formatMessage, sign } from '../dist/webhooks/index.js.js'
+import { formatMessage, sign } from '../dist/webhooks/index.js'
 
 /** Resolves with { ms, cpuUs } once `messages` have all been answered 2xx (retrying any that fail). */
 export async function deliveryBaseline(url, messages, secret, inFlight) {

@@ -13,7 +13,7 @@ import http from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Analytics } from '../dist/index.js.js'
+import { Analytics } from '../dist/index.js'
 
 const N = Number(process.env.BENCH_MESSAGES ?? 10_000)
 const OUTAGE_MS = Number(process.env.BENCH_OUTAGE_MS ?? 120_000)

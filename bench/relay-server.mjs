@@ -3,7 +3,7 @@
 // reports its URL over IPC; on 'usage' reports its CPU time so far; on 'stop' closes and reports
 // its peak RSS and CPU time.
 import { fork } from 'node:child_process'
-import { createRelay } from '../dist/relay/index.js.js'
+import { createRelay } from '../dist/relay/index.js'
 
 // BENCH_STREAM_READER=1: one reader takes the whole live stream, in a process of its own.
 const READER_TOKEN = 'bench-stream-reader-admin-token'

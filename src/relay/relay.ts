@@ -1,12 +1,12 @@
 import { describeStore } from './config/database-value'
 import type { RelayOptions } from './config/options'
 import { secretsOf } from './config/secrets'
-import type { RoutedSource } from './config/sources'
+import { SourceRegistry } from './config/source-registry'
 import { logStartupWarnings } from './config/startup-warnings'
-import { validateRelayOptions } from './config/validate'
+import { refuseWorkersOutsideCommand, validateRelayOptions } from './config/validate'
 import { createConsole } from './console/area'
 import { createDelivery, type Delivery } from './delivery/area'
-import { RelayConfigError } from './errors'
+import { RelayEvents } from './events/channel'
 import { AdminToken } from './http/auth'
 import { AuthLimiter } from './http/auth-limiter'
 import { createRouter } from './http/router'
@@ -14,6 +14,7 @@ import { listen } from './http/server'
 import { createIngest } from './ingest/area'
 import { log, plural, redactFromLog, useLogLevel } from './log'
 import { runSteps, type Step } from './steps'
+import { openNotifications } from './store/notifications/open'
 import { openStore } from './store/open-store'
 import { createTelemetry } from './telemetry/area'
 
@@ -62,13 +63,7 @@ export interface RelayProcess {
  */
 export async function startRelay(options: RelayOptions, process: RelayProcess): Promise<Relay> {
   const resolved = validateRelayOptions(options)
-  // `workers` forks processes, which only the command can do: a value here must not be ignored.
-  if (resolved.workers > 1 && !process.sharedByProcesses) {
-    throw new RelayConfigError(
-      'workers',
-      `is an option of the \`tracklet relay\` command, which forks that many processes; createRelay runs one relay in this process (start one per process instead), got ${resolved.workers}`,
-    )
-  }
+  refuseWorkersOutsideCommand(resolved, process.sharedByProcesses)
   // What close() and a failed start end with; each started step is undone, in reverse, before them.
   const last: Step[] = [
     ['forget the secrets', redactFromLog(secretsOf(resolved))],
@@ -82,69 +77,36 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       sharedByProcesses: process.sharedByProcesses,
     })
     undo.unshift(['close the store', () => opened.close()])
-    const sources: RoutedSource[] = resolved.sources.map((s) => ({
-      name: s.name,
-      destinations: Object.keys(s.destinations ?? {}),
-      blockedEvents: new Set(s.schema?.blockedEvents),
-    }))
-    const adminToken = new AdminToken(resolved.adminToken)
-    const authLimiter = new AuthLimiter({ trustProxy: resolved.trustProxy })
-    undo.unshift(['stop the sign-in limiter', () => authLimiter.stop()])
+    const registry = new SourceRegistry(resolved.sources)
+    const sources = registry.routed()
+    const events = new RelayEvents()
+    // The one database notification channel, which configuration changes and the live view will share.
+    const notifications = openNotifications(resolved.database)
+    undo.unshift(['close the notification channel', () => notifications.close()])
+    // The admin token, and the limiter every credential check of every area goes through.
+    const auth = {
+      adminToken: new AdminToken(resolved.adminToken),
+      authLimiter: new AuthLimiter({ trustProxy: resolved.trustProxy }),
+    }
+    undo.unshift(['stop the credentials limiter', () => auth.authLimiter.stop()])
     // Delivery is built below; the metrics read its circuits only at scrape time.
     let delivery: Delivery | undefined
-    const telemetry = createTelemetry({
-      store: opened,
-      sources,
-      circuits: () => delivery?.circuits() ?? [],
-      scrapeTokens: [resolved.metricsToken, resolved.adminToken],
-      adminToken,
-      authLimiter,
-      streamReaders: resolved.streamReaders,
-      webhooksOf: (name) => resolved.sources.find((source) => source.name === name)?.destinations?.Webhooks,
-      alerts: resolved.alerts,
-    })
+    const scrapeTokens = [resolved.metricsToken, resolved.adminToken]
+    const circuits = () => delivery?.circuits() ?? []
+    const telemetry = createTelemetry({ store: opened, sources, events, circuits, scrapeTokens, ...auth, resolved })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
     const { store, health, metrics } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
     const shared = store.kind === 'postgres' || process.sharedByProcesses
-    const started = await createDelivery({
-      options: resolved,
-      store,
-      circuits: opened.circuits,
-      shared,
-      observe: (attempt) => telemetry.attemptSettled(attempt),
-      circuitChanges: telemetry.circuitChanges,
-    })
+    const started = await createDelivery({ options: resolved, store, circuits: opened.circuits, shared, events })
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])
     const wake = () => started.wake()
-    const ingest = createIngest({
-      store,
-      sources: resolved.sources.map((s, index) => ({ writeKey: s.writeKey, routed: sources[index]! })),
-      authLimiter,
-      wake,
-      observe: {
-        answered: (source, outcome) => {
-          metrics.ingested(source, outcome)
-          if (outcome.filtered > 0) metrics.filtered(source, outcome.filtered)
-        },
-        refused: (error) => telemetry.requestRefused(error),
-      },
-      tap: telemetry.ingestTap,
-    })
+    const { ingestTap: tap } = telemetry
+    const ingest = createIngest({ store, sources: registry, authLimiter: auth.authLimiter, wake, events, tap })
+    const { webhooks } = started
     const circuitChanged = (url: string) => started.circuitChanged(url)
-    const webhooks = started.webhooks
-    const operator = createConsole({
-      store,
-      sources,
-      wake,
-      webhooks,
-      circuitChanged,
-      adminToken,
-      authLimiter,
-      health,
-      metrics,
-    })
+    const operator = createConsole({ store, sources, wake, webhooks, circuitChanged, health, metrics, ...auth })
     const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])
     const server = await listen(telemetry.timeRequests(router), resolved)
     const { url } = server
@@ -165,9 +127,10 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         ['commit ingest still waiting', () => ingest.stop()],
         ['stop the console', () => operator.stop()],
         ['stop telemetry', () => telemetry.stop()],
+        ['close the notification channel', () => notifications.close()],
         ['close the store', () => store.close()],
         ['log closed', () => log.info('closed', { event: 'closed' })],
-        ['stop the sign-in limiter', () => authLimiter.stop()],
+        ['stop the credentials limiter', () => auth.authLimiter.stop()],
         ...last,
       ]),
     )

@@ -208,3 +208,16 @@ function logLevelFromEnv(problems: ConfigProblems): LogLevel {
     return 'info'
   }
 }
+
+/**
+ * `workers` forks processes, which only the `tracklet relay` command can do: a value given to
+ * `createRelay` must not be ignored.
+ */
+export function refuseWorkersOutsideCommand(options: ResolvedRelayOptions, sharedByProcesses: boolean): void {
+  if (options.workers > 1 && !sharedByProcesses) {
+    throw new RelayConfigError(
+      'workers',
+      `is an option of the \`tracklet relay\` command, which forks that many processes; createRelay runs one relay in this process (start one per process instead), got ${options.workers}`,
+    )
+  }
+}

@@ -3,9 +3,8 @@ import type { RoutedSource } from '../config/sources'
 import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'
 import type { Store } from '../store/store'
-import type { StoreHealth } from '../telemetry/health'
-import type { RelayMetrics } from '../telemetry/metrics'
 import { adminRoutes } from './api-routes'
+import type { PageContext } from './page/page-context'
 import { pageRoutes } from './page/page-routes'
 import type { WebhookRoutes } from './webhook-urls'
 
@@ -23,8 +22,8 @@ export interface ConsoleDeps {
   adminToken: AdminToken
   /** Counts failed admin tokens and sign-ins per client address. */
   authLimiter: AuthLimiter
-  health: StoreHealth
-  metrics: RelayMetrics
+  health: PageContext['health']
+  metrics: PageContext['metrics']
 }
 
 /**

@@ -9,12 +9,13 @@ import type { Route } from '../store/circuits'
 import { RetentionSweeper } from '../store/retention'
 import type { CircuitStore } from '../store/circuits'
 import type { Store } from '../store/store'
-import type { CircuitSnapshot } from './breaker'
-import type { CircuitChanges } from './circuit-changes'
+import type { CircuitSnapshot } from '../store/circuit-snapshot'
+import type { DeliveryStep } from './delivery-step'
 import type { Destination } from './destination'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
-import { routesByUrl, type SettledAttempt } from './worker-options'
+import type { RelayEvents } from '../events/channel'
+import { routesByUrl } from './worker-options'
 
 // On a database shared by several relays, work appears that this relay is not told of: messages
 // another relay took in, retries it scheduled, leases of a relay that died. Each relay looks for
@@ -30,10 +31,10 @@ export interface DeliveryDeps {
   circuits: CircuitStore
   /** Other processes use the store at once (`--workers`, or PostgreSQL): look for their work. */
   shared: boolean
-  /** Told of every attempt's outcome as it settles (metrics). Must not throw. */
-  observe?: (attempt: SettledAttempt) => void
-  /** Told of the circuit changes this relay makes (alerts). Must not throw. */
-  circuitChanges?: CircuitChanges
+  /** A step each delivery passes through before it is formatted (`delivery-step.ts`); none: as stored. */
+  step?: DeliveryStep
+  /** Where delivery tells of each `attempt` as it settles. */
+  events: RelayEvents
 }
 
 /** Delivery's area: its routes (none) and stop, and what the others ask of it. */
@@ -77,12 +78,19 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
     concurrency: options.concurrency,
     leaseTimeout: options.leaseTimeout,
-    ...(deps.observe === undefined ? {} : { observe: deps.observe }),
+    ...(deps.step === undefined ? {} : { step: deps.step }),
+    observe: (attempt) => {
+      if (deps.events.listened) deps.events.publish({ type: 'attempt', attempt })
+    },
     breaker: {
       ...options.breaker,
       maxInFlightPerUrl: options.maxInFlightPerUrl,
       circuits: deps.circuits,
-      ...(deps.circuitChanges === undefined ? {} : { changed: deps.circuitChanges }),
+      // The circuit changes this relay makes, for alerts.
+      changed: {
+        opened: (url, error) => deps.events.publish({ type: 'circuit', url, change: 'opened', error }),
+        closed: (url) => deps.events.publish({ type: 'circuit', url, change: 'closed' }),
+      },
     },
   })
   const retention = new RetentionSweeper(store, options.retention)

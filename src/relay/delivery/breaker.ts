@@ -6,9 +6,9 @@ import { type BreakerPolicy, nextProbeAt, verdictOf } from './breaker-policy'
 import type { DeliveryAttempt } from '../../webhooks/index'
 import { Reports, type Unreported } from './breaker-reports'
 import { Parking } from './parking'
-import { type CircuitSnapshot, snapshotOf } from './circuit-snapshot'
+import { type CircuitSnapshot, snapshotOf } from '../store/circuit-snapshot'
 import { Prober } from './prober'
-import { type CircuitChanges, openedBy } from './circuit-changes'
+import { type CircuitChanges, openedBy } from '../events/circuit-changes'
 
 /** What the worker gives the breaker: the policy and the shared circuits. */
 export interface BreakerConfig extends BreakerPolicy {

@@ -36,3 +36,5 @@ export type AttemptResult =
   | { kind: 'sent'; result: DeliveryResult }
   /** No request left: the destination is gone from the configuration, or threw (it can never send the message). */
   | { kind: 'unsent'; error: string }
+  /** The delivery step dropped the message: settled with no request (`delivery-step.ts`). */
+  | { kind: 'dropped' }

@@ -25,6 +25,7 @@ export interface SettledInput {
  * spent. May throw if the retry rule does: the caller dead-letters with {@link crashedOutcome} then.
  */
 export function outcomeOf({ delivery, at, attempt, skipped, retries, now }: SettledInput): AttemptOutcome {
+  if (attempt.kind === 'dropped') return { id: delivery.id, at, requests: [], next: { status: 'delivered' } }
   if (attempt.kind === 'unsent') {
     // Nothing was sent, so nothing goes in the attempts log; retrying would not change it.
     const error = [attempt.error, ...skipped.map((s) => `skipped ${s}`)].join('; ')

@@ -1,5 +1,6 @@
 import { SEND_STORED, type SendsStored } from '../../webhooks/stored'
 import type { DueDelivery } from '../store/store'
+import { DROP_DELIVERY, type DeliveryStep } from './delivery-step'
 import type { AttemptResult, Destination } from './destination'
 
 /**
@@ -11,9 +12,17 @@ export async function sendAttempt(
   destination: Destination | undefined,
   delivery: DueDelivery,
   urls: readonly string[] | undefined,
+  step?: DeliveryStep,
 ): Promise<AttemptResult> {
   if (destination === undefined) {
     return { kind: 'unsent', error: `the source no longer has the ${delivery.destination} destination` }
+  }
+  let message = delivery.message
+  if (step !== undefined) {
+    const stepped = stepOf(step, delivery)
+    if (stepped === DROP_DELIVERY) return { kind: 'dropped' }
+    if (stepped instanceof Error) return { kind: 'unsent', error: `the delivery step refused it: ${stepped.message}` }
+    message = stepped
   }
   try {
     const subset = urls !== undefined && urls.length < (destination.urls?.length ?? 0)
@@ -21,14 +30,23 @@ export async function sendAttempt(
     // The message was validated at ingest: the Webhooks destination formats it without checking it again.
     const sendStored = (destination as Partial<SendsStored>)[SEND_STORED]
     const result = await (sendStored !== undefined
-      ? sendStored.call(destination, delivery.message, options)
+      ? sendStored.call(destination, message, options)
       : subset
-        ? destination.send(delivery.message, options)
-        : destination.send(delivery.message))
+        ? destination.send(message, options)
+        : destination.send(message))
     return { kind: 'sent', result }
   } catch (error) {
     // A destination reports delivery failures in its result; it throws only for a message it
     // can never send (one it cannot format), which retrying would not change.
     return { kind: 'unsent', error: `the destination threw: ${(error as Error).message}` }
+  }
+}
+
+// The step's answer; one that throws answers its error.
+function stepOf(step: DeliveryStep, delivery: DueDelivery): ReturnType<DeliveryStep> {
+  try {
+    return step(delivery.message, delivery.source)
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error))
   }
 }

@@ -1,6 +1,8 @@
 import type { Route } from '../store/circuits'
-import type { AttemptOutcome, Store } from '../store/store'
+import type { SettledAttempt } from '../events/kinds'
+import type { Store } from '../store/store'
 import type { BreakerConfig } from './breaker'
+import type { DeliveryStep } from './delivery-step'
 import type { Destination, RetryPolicy } from './destination'
 
 /** What the worker needs: the store, each source's destinations by name, and the retry rule. */
@@ -21,6 +23,8 @@ export interface WorkerOptions {
    * send to URLs. Without it, every due delivery is attempted.
    */
   breaker?: BreakerConfig
+  /** A step each delivery passes through before it is formatted and sent (`delivery-step.ts`). */
+  step?: DeliveryStep
   /** Told of every attempt's outcome as it settles (metrics). Must not throw. */
   observe?: (attempt: SettledAttempt) => void
   now?: () => number
@@ -35,17 +39,6 @@ export function routesByUrl(destinations: WorkerOptions['destinations']): Map<st
     }
   }
   return routes
-}
-
-/** One attempt as it settled, for observers such as metrics. */
-export interface SettledAttempt {
-  source: string
-  destination: string
-  /** The delivered message's `messageId` (the outcome's `id` is the delivery's). */
-  messageId?: string | undefined
-  outcome: AttemptOutcome
-  /** How long the attempt took, ms (every request of its fan-out, concurrently). */
-  ms: number
 }
 
 /**

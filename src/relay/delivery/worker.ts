@@ -11,7 +11,8 @@ import { Leases, newLeaseOwner } from './leases'
 import { crashedOutcome, expiredOutcome, judgedOutcome } from './outcome'
 import { outcomeWriter } from './outcome-writer'
 import { sendAttempt } from './send'
-import { routesByUrl, type Sending, type SettledAttempt, type WorkerOptions } from './worker-options'
+import type { SettledAttempt } from '../events/kinds'
+import { routesByUrl, type Sending, type WorkerOptions } from './worker-options'
 
 export type { SettledAttempt, WorkerOptions }
 
@@ -39,6 +40,7 @@ export class Worker {
   readonly #owner: string
   readonly #now: () => number
   readonly #observe: ((attempt: SettledAttempt) => void) | undefined
+  readonly #step: WorkerOptions['step']
   /** Lanes by source name. */
   readonly #lanes = new Map<string, Lane>()
   /** The deliveries leased to this worker and not yet settled in the store. */
@@ -65,6 +67,7 @@ export class Worker {
     this.#owner = options.owner ?? newLeaseOwner()
     this.#now = options.now ?? Date.now
     this.#observe = options.observe
+    this.#step = options.step
     for (const source of options.destinations.keys()) this.#lanes.set(source, new Lane(source))
     this.#routes = routesByUrl(options.destinations)
     this.#leases = new Leases({
@@ -309,7 +312,7 @@ export class Worker {
     const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
     let attempt: AttemptResult | undefined
     try {
-      attempt = await sendAttempt(destination, delivery, sending?.urls)
+      attempt = await sendAttempt(destination, delivery, sending?.urls, this.#step)
     } finally {
       // Frees the URLs' slots and counts each answer towards its circuit, even if the attempt broke.
       const requests = attempt?.kind === 'sent' ? attempt.result.attempts : []

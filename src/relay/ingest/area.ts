@@ -1,24 +1,28 @@
 import type { Area } from '../area'
-import type { RoutedSource } from '../config/sources'
+import type { SourceRegistry } from '../config/source-registry'
 import { WriteKeys } from '../http/auth'
+import type { RelayEvents } from '../events/channel'
 import type { AuthLimiter } from '../http/auth-limiter'
 import type { Store } from '../store/store'
 import { GroupCommit } from './group-commit'
-import { type IngestObserver, ingestRoutes } from './routes'
-import type { IngestTap } from './tap'
+import type { IngestTap } from '../events/tap'
+import type { IngestCheck } from './ingest-check'
+import { ingestRoutes } from './routes'
 
 /** What ingest needs from the relay. */
 export interface IngestDeps {
   /** The outbox, as every write's outcome tells /healthz. */
   store: Store
-  /** Each source with its write key. */
-  sources: readonly { writeKey: string; routed: RoutedSource }[]
+  /** The sources, looked up by write key on each request (they may change while the relay runs). */
+  sources: SourceRegistry
   /** Counts failed write keys per client address, and refuses an address over its failures. */
   authLimiter: AuthLimiter
   /** New deliveries were committed: wake the delivery worker. */
   wake: () => void
-  /** Told how each request ended (metrics). Must not throw. */
-  observe?: IngestObserver
+  /** Asked of each valid message before the outbox (`ingest-check.ts`); none: every valid one goes. */
+  check?: IngestCheck
+  /** Where ingest tells what happens: `ingested`, `filtered`, `refused`. */
+  events: RelayEvents
   /** Told of each message (the live stream). */
   tap?: IngestTap
 }
@@ -30,15 +34,30 @@ export interface IngestDeps {
  */
 export function createIngest(deps: IngestDeps): Area {
   const commits = new GroupCommit(deps.store)
+  const keysOf = () => new WriteKeys(deps.sources.all().map((s) => [s.writeKey, s.routed] as const))
+  let writeKeys = keysOf()
+  const unsubscribe = deps.sources.onChange(() => {
+    writeKeys = keysOf()
+  })
   const routes = ingestRoutes({
-    writeKeys: new WriteKeys(deps.sources.map((s) => [s.writeKey, s.routed] as const)),
+    // Read on each request: a request gets the sources of the moment it arrived.
+    get writeKeys() {
+      return writeKeys
+    },
     authLimiter: deps.authLimiter,
     commits,
     wake: deps.wake,
-    ...(deps.observe === undefined ? {} : { observeIngest: deps.observe }),
+    events: deps.events,
+    ...(deps.check === undefined ? {} : { check: deps.check }),
     ...(deps.tap === undefined ? {} : { tap: deps.tap }),
   })
   // A group still waiting is committed (its requests' connections are gone, but the client may
   // not have sent them anywhere else; at-least-once).
-  return { routes, stop: () => commits.flush() }
+  return {
+    routes,
+    stop: () => {
+      unsubscribe()
+      return commits.flush()
+    },
+  }
 }

@@ -10,41 +10,12 @@ import { searchKeysOf } from '../store/rows'
 import type { NewDelivery } from '../store/store'
 import { withBatchDefaults } from './batch-defaults'
 import { eventTime } from './event-time'
+import type { IngestCheck } from './ingest-check'
 import type { GroupCommit } from './group-commit'
 import { IngestError } from './ingest-error'
 import { findUnstorable } from '../store/storable'
-import type { IngestTap } from './tap'
-
-/**
- * Why a message was refused, as data (the `reason` says it to a person; metrics count by this):
- * - `invalid`: it fails the message rules (`findWireMessageProblem`), or cannot be serialized;
- * - `too_large`: its JSON is over `MAX_MESSAGE_BYTES`;
- * - `unstorable`: valid, but a store could not hold it ({@link findUnstorable});
- * - `duplicate`: an earlier message of the same batch, accepted, has its `messageId`.
- */
-export const REFUSAL_KINDS = ['invalid', 'too_large', 'unstorable', 'duplicate'] as const
-export type RefusalKind = (typeof REFUSAL_KINDS)[number]
-
-/** A message of a batch that was refused, by its index in the batch, and why. */
-export interface Refusal {
-  index: number
-  /** One sentence for the client. */
-  reason: string
-  kind: RefusalKind
-}
-
-/** What ingest did with a request's messages. */
-export interface IngestOutcome {
-  /** Messages accepted (valid, and durably written for every destination they go to). */
-  accepted: number
-  /** The messages refused on their own, in batch order. */
-  refused: Refusal[]
-  /**
-   * Accepted messages for which no delivery was written because the source's schema blocks them
-   * (`schema.blockedEvents`): counted in `answer.accepted`, and by metrics as `filtered`. Never sent.
-   */
-  filtered: number
-}
+import type { IngestOutcome, Refusal } from '../events/kinds'
+import type { IngestTap } from '../events/tap'
 
 /** When and how a request's messages arrived: the facts their times are worked out from. */
 export interface Arrival {
@@ -72,6 +43,7 @@ export async function ingest(
   source: RoutedSource,
   messages: readonly unknown[],
   { receivedAt = new Date(), sentAt, tap }: Arrival = {},
+  check?: IngestCheck,
 ): Promise<IngestOutcome> {
   const deliveries: NewDelivery[] = []
   const refused: Refusal[] = []
@@ -120,6 +92,11 @@ export async function ingest(
         reason: `messageId ${JSON.stringify(message['messageId'])} is the messageId of message ${first} of this batch`,
         kind: 'duplicate',
       })
+      return
+    }
+    const unfit = check?.(message, source)
+    if (unfit !== undefined) {
+      refused.push({ index, reason: unfit, kind: 'invalid' })
       return
     }
     acceptedIds.set(message['messageId'], index)

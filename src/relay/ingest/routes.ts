@@ -9,9 +9,12 @@ import type { Route } from '../http/route'
 import { log } from '../log'
 import type { RoutedSource } from '../config/sources'
 import type { GroupCommit } from './group-commit'
-import { batchMessages, type IngestOutcome, ingest, type Refusal, singleMessage } from './ingest'
+import type { RelayEvents } from '../events/channel'
+import type { IngestOutcome, Refusal } from '../events/kinds'
+import { batchMessages, ingest, singleMessage } from './ingest'
+import type { IngestCheck } from './ingest-check'
 import { IngestError, type IngestErrorKind } from './ingest-error'
-import type { IngestTap } from './tap'
+import type { IngestTap } from '../events/tap'
 
 /** What the ingest routes work on. */
 export interface IngestContext {
@@ -22,17 +25,12 @@ export interface IngestContext {
   commits: GroupCommit
   /** New deliveries were committed: wake the worker. */
   wake: () => void
-  /** Told how each ingest request ended (metrics). Must not throw. */
-  observeIngest?: IngestObserver
+  /** Asked of each valid message before the outbox (`ingest-check.ts`); none: every valid one goes. */
+  check?: IngestCheck
+  /** Told how each request ended: `ingested` and `filtered`, or `refused` whole. */
+  events?: RelayEvents
   /** Told of each message (the live stream). */
   tap?: IngestTap
-}
-
-/** What hears of ingest requests: each outcome, or the error that refused the request whole. */
-export interface IngestObserver {
-  /** `outcome.filtered` of the accepted messages were blocked by the source's schema (never delivered). */
-  answered(source: string, outcome: IngestOutcome): void
-  refused(error: unknown): void
 }
 
 /**
@@ -65,7 +63,7 @@ export function ingestRoutes(context: IngestContext): Route[] {
   const observed = (request: Promise<void>): Promise<void> =>
     request.catch((error: unknown) => {
       const answered = error instanceof IngestError ? httpErrorOf(error) : error
-      context.observeIngest?.refused(answered)
+      if (context.events?.listened) context.events.publish({ type: 'refused', error: answered })
       throw answered
     })
   return [
@@ -97,13 +95,14 @@ async function ingestRequest(
   const body = await readJsonBody(req, MAX_BATCH_BYTES)
   const source = authorized ?? authLimiter.guard(req, 'ingest: write key', () => writeKeys.fromBody(body))
   // A batch's sentAt is on the body; a single call's body is its message, and sentAt with it.
-  const outcome = await ingest(context.commits, source, messagesOf(body), {
-    receivedAt,
-    sentAt: body['sentAt'],
-    tap: context.tap,
-  })
+  const arrival = { receivedAt, sentAt: body['sentAt'], tap: context.tap }
+  const outcome = await ingest(context.commits, source, messagesOf(body), arrival, context.check)
   const { accepted, refused, filtered } = outcome
-  context.observeIngest?.answered(source.name, outcome)
+  const { events } = context
+  if (events?.listened) {
+    events.publish({ type: 'ingested', source: source.name, outcome })
+    if (filtered > 0) events.publish({ type: 'filtered', source: source.name, count: filtered })
+  }
   if (accepted > filtered) context.wake()
   if (refused.length > 0 || filtered > 0) {
     // Per request: debug. Refusals are counted in /metrics; one client's junk must not flood the log.

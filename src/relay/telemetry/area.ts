@@ -3,29 +3,30 @@ import type { Area } from '../area'
 import type { RoutedSource } from '../config/sources'
 import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'
+import type { RelayEvents } from '../events/channel'
+import type { RelayEvent } from '../events/kinds'
 import type { Store } from '../store/store'
-import { log } from '../log'
 import { ClockOffset } from './clock-offset'
 import { StoreHealth } from './health'
 import { RelayMetrics } from './metrics'
 import { opsRoutes } from './routes'
 import { probeWrite, watchWrites } from './watched-store'
-import type { CircuitSnapshot } from '../delivery/breaker'
-import type { SettledAttempt } from '../delivery/worker-options'
-import type { IngestTap } from '../ingest/tap'
-import type { WebhookSettings } from '../../webhooks/index'
+import type { CircuitSnapshot } from '../store/circuit-snapshot'
+import type { ResolvedRelayOptions } from '../config/options'
+import type { IngestTap } from '../events/tap'
+import { log } from '../log'
+import { AlertSender } from './alerts/alert-sender'
 import { LiveStream } from './stream/live-stream'
 import { publishAttempt, publishRequestRefused, streamIngestTap } from './stream/publishers'
 import { streamRoutes } from './stream/routes'
-import type { AlertsOptions } from '../config/alerts-option'
-import type { CircuitChanges } from '../delivery/circuit-changes'
-import { AlertSender } from './alerts/alert-sender'
 
 /** What telemetry needs from the relay. */
 export interface TelemetryDeps {
   /** The outbox as opened: telemetry hands the others a copy whose writes tell /healthz. */
   store: Store
   sources: readonly RoutedSource[]
+  /** What ingest and delivery tell: the metrics count it. */
+  events: RelayEvents
   /** The circuit breaker's view of each webhook URL, read at each scrape. */
   circuits: () => readonly CircuitSnapshot[]
   /** The tokens that may read `/metrics`: the metrics token and the admin token, as configured. */
@@ -33,12 +34,11 @@ export interface TelemetryDeps {
   adminToken: AdminToken
   /** Counts failed scrape tokens per client address. */
   authLimiter: AuthLimiter
-  /** Readers of the live stream at once (`streamReaders`). */
-  streamReaders: number
-  /** A source's Webhooks settings: how its messages are formatted and signed for `forward` readers. */
-  webhooksOf: (source: string) => WebhookSettings | undefined
-  /** Where alerts go (`alerts`), if anywhere. */
-  alerts: AlertsOptions | undefined
+  /**
+   * `streamReaders`; `alerts` (where alerts go, if anywhere); the sources' Webhooks settings (how
+   * messages are formatted and signed for `forward` readers).
+   */
+  resolved: Pick<ResolvedRelayOptions, 'streamReaders' | 'alerts' | 'sources'>
 }
 
 /** Telemetry's area: its routes and stop, and what the other areas report to. */
@@ -49,14 +49,8 @@ export interface Telemetry extends Area {
   readonly metrics: RelayMetrics
   /** The live stream (`GET /v1/stream`). */
   readonly live: LiveStream
-  /** Ingest's tap into the live stream. */
+  /** Ingest's tap into the live stream: each message as ingest judges it. */
   readonly ingestTap: IngestTap
-  /** An attempt settled: counted, and on the live stream. Never throws. */
-  attemptSettled(attempt: SettledAttempt): void
-  /** The circuit changes this relay makes: alerts. */
-  readonly circuitChanges: CircuitChanges
-  /** An ingest request was refused whole: counted, and on the live stream. */
-  requestRefused(error: unknown): void
   /** `listener`, each ingest request timed from arrival to answer. */
   timeRequests(listener: (req: IncomingMessage, res: ServerResponse) => void): typeof listener
   start(): void
@@ -76,8 +70,12 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   // On PostgreSQL, this relay's clock's offset to the database's, which judges leases and due times.
   const clock = store.kind === 'postgres' ? new ClockOffset({ store: opened }) : undefined
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
-  const live = new LiveStream({ maxReaders: deps.streamReaders })
-  const alerts = deps.alerts === undefined ? undefined : new AlertSender(deps.alerts)
+  const live = new LiveStream({ maxReaders: deps.resolved.streamReaders })
+  const alerts = deps.resolved.alerts === undefined ? undefined : new AlertSender(deps.resolved.alerts)
+  const unsubscribe = deps.events.subscribe((event) => {
+    count(metrics, event)
+    tell(live, alerts, event)
+  })
   const routes = [
     ...opsRoutes({
       health,
@@ -98,39 +96,47 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     health,
     metrics,
     live,
-    ingestTap: streamIngestTap(live, deps.webhooksOf),
-    attemptSettled: (attempt) => {
-      metrics.attemptSettled(attempt)
-      try {
-        publishAttempt(live, attempt)
-        if (alerts !== undefined && attempt.outcome.next.status === 'failed') {
-          const { error } = attempt.outcome.next
-          for (const url of new Set(attempt.outcome.requests.map((request) => request.url))) {
-            alerts.deadLettered(url, attempt.source, error)
-          }
-        }
-      } catch (error) {
-        log.error(`live stream: could not publish or alert an attempt: ${(error as Error).message}`, {
-          event: 'internal-error',
-        })
-      }
-    },
-    circuitChanges: {
-      opened: (url, error) => alerts?.endpointFailing(url, error),
-      closed: (url) => alerts?.endpointRecovered(url),
-    },
-    requestRefused: (error) => {
-      metrics.requestRefused(error)
-      publishRequestRefused(live, error)
-    },
+    ingestTap: streamIngestTap(
+      live,
+      (name) => deps.resolved.sources.find((source) => source.name === name)?.destinations?.Webhooks,
+    ),
     routes,
     timeRequests: (listener) => metrics.console.timeIngest(listener),
     start: () => clock?.start(),
     stop: () => {
+      unsubscribe()
       live.close()
       alerts?.stop()
       clock?.stop()
       health.stop()
     },
+  }
+}
+
+// What each event adds to the metrics.
+function count(metrics: RelayMetrics, event: RelayEvent): void {
+  if (event.type === 'ingested') metrics.ingested(event.source, event.outcome)
+  else if (event.type === 'filtered') metrics.filtered(event.source, event.count)
+  else if (event.type === 'refused') metrics.requestRefused(event.error)
+  else if (event.type === 'attempt') metrics.attemptSettled(event.attempt)
+}
+
+// What each event adds to the live stream and the alerts: attempts (dead letters alert), and
+// requests refused whole (per-message events come through ingest's tap).
+function tell(live: LiveStream, alerts: AlertSender | undefined, event: RelayEvent): void {
+  try {
+    if (event.type === 'refused') publishRequestRefused(live, event.error)
+    if (event.type === 'circuit' && event.change === 'opened') alerts?.endpointFailing(event.url, event.error)
+    if (event.type === 'circuit' && event.change === 'closed') alerts?.endpointRecovered(event.url)
+    if (event.type !== 'attempt') return
+    publishAttempt(live, event.attempt)
+    const { outcome, source } = event.attempt
+    if (alerts !== undefined && outcome.next.status === 'failed') {
+      for (const url of new Set(outcome.requests.map((request) => request.url))) {
+        alerts.deadLettered(url, source, outcome.next.error)
+      }
+    }
+  } catch (error) {
+    log.error(`live stream: could not publish an event: ${(error as Error).message}`, { event: 'internal-error' })
   }
 }

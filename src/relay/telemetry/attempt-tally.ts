@@ -1,5 +1,5 @@
 import type { Counter, Histogram } from 'prom-client'
-import type { SettledAttempt } from '../delivery/worker'
+import type { SettledAttempt } from '../events/kinds'
 import { type StatusClassLabel, statusClass } from './console-metrics'
 
 /** What a settled attempt became, as the `outcome` label says it. */

@@ -1,25 +1,6 @@
+import type { HealthReport, WriteKind } from '../events/readings'
 import { log } from '../log'
 import { redactUrlsInText } from '../redact'
-
-/**
- * The kinds of store writes the health check watches, by what they write:
- * - `deliveries`: new or re-queued deliveries (ingest, deletions, audience syncs, retries by hand);
- * - `outcomes`: the results of attempts;
- * - `claims`: claims and leases of due deliveries;
- * - `retention`: pruning of old delivered deliveries.
- */
-export type WriteKind = 'deliveries' | 'outcomes' | 'claims' | 'retention'
-
-/** What `/healthz` answers: 200 with `{ ok: true }`, or 503 with why. */
-export type HealthReport =
-  | { ok: true }
-  | {
-      ok: false
-      /** One sentence, such as `the store refuses writes of outcomes: database or disk is full`. */
-      reason: string
-      /** Every kind of write failing now, with its last error and since when (ISO time). */
-      failing: { writes: WriteKind; error: string; since: string }[]
-    }
 
 /**
  * {@link HealthReport} without the errors (`the store refuses writes of outcomes`), for whoever

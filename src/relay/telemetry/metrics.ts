@@ -1,9 +1,9 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import type { SettledAttempt } from '../delivery/worker'
-import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind } from '../ingest/ingest'
+import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind, type SettledAttempt } from '../events/kinds'
+import type { RecentRates } from '../events/readings'
 import { log } from '../log'
 import type { RoutedSource } from '../config/sources'
-import type { CircuitSnapshot } from '../delivery/breaker'
+import type { CircuitSnapshot } from '../store/circuit-snapshot'
 import type { Store } from '../store/store'
 import { CLOCK_OFFSET_WARN_MS } from './clock-offset'
 import { HttpError } from '../http/http-error'
@@ -23,15 +23,6 @@ export interface RelayMetricsOptions {
 }
 
 export type { AttemptOutcomeLabel }
-
-/** Events per minute over the last {@link RecentRates.minutes} minutes, for the operator page. */
-export interface RecentRates {
-  ingested: number
-  delivered: number
-  retried: number
-  deadLettered: number
-  minutes: number
-}
 
 // The operator page's rates cover this long; Prometheus keeps the history.
 const RATE_WINDOW_MINUTES = 5

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { isDataError } from '../store/data-error'
 import type { Store } from '../store/store'
-import type { StoreHealth, WriteKind } from './health'
+import type { WriteKind } from '../events/readings'
+import type { StoreHealth } from './health'
 
 // The audience the health probe writes. The admin API refuses an empty audience name, so no
 // real audience can ever share these rows; the probe leaves it empty.

@@ -1,5 +1,5 @@
 import type { EndpointView } from '../../store/endpoints'
-import type { HealthReport } from '../../telemetry/health'
+import type { HealthReport } from '../../events/readings'
 import { type Html, html } from './html'
 import { layout, truncate, when } from './layout'
 

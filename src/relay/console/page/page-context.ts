@@ -1,7 +1,6 @@
 import type { AdminToken } from '../../http/auth'
 import type { AuthLimiter } from '../../http/auth-limiter'
-import type { StoreHealth } from '../../telemetry/health'
-import type { RelayMetrics } from '../../telemetry/metrics'
+import type { HealthReport, RecentRates } from '../../events/readings'
 import type { AdminContext } from '../operations'
 
 /** What the operator page works on. */
@@ -9,7 +8,9 @@ export interface PageContext extends AdminContext {
   adminToken: AdminToken
   /** Counts failed sign-ins per client address, and refuses an address over its failures. */
   authLimiter: AuthLimiter
-  health: StoreHealth
-  metrics: RelayMetrics
+  /** Whether the store takes writes (what /healthz answers). */
+  health: { report(): HealthReport }
+  /** The rates the overview shows. */
+  metrics: { recentRates(): RecentRates }
   now?: () => number
 }

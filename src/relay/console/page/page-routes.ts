@@ -4,6 +4,7 @@ import { HttpError } from '../../http/http-error'
 import type { Handler, Route } from '../../http/route'
 import { log } from '../../log'
 import type { Html } from './html'
+import { localPath } from './local-path'
 import type { PageContext } from './page-context'
 import { redirect, refreshOf, SECURITY_HEADERS, sendHtml } from './respond'
 import { checkSameOrigin, isSecure, readForm } from './requests'
@@ -53,9 +54,8 @@ export function pageRoutes(pageContext: PageContext): Route[] {
           res,
           error.status,
           errorPage(error.status, error.message, sessions.find(req.headers.cookie) !== undefined),
-          {
-            ...(error.headers.connection === undefined ? {} : { connection: error.headers.connection }),
-          },
+          // The error's own headers that still hold for a page: a 429's Retry-After, a cut connection.
+          pick(error.headers, ['connection', 'retry-after']),
         )
       }
     }
@@ -219,18 +219,14 @@ function cookie(value: string, maxAgeSeconds: number, secure: boolean): string {
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`
 }
 
-// A path on this relay to return to after sign-in; anything else (`//evil.example`, a URL) is `/`.
-// Percent-encoded as a URL would be (`/€` → `/%E2%82%AC`): a Location header is ASCII only.
-function localPath(value: string): string {
-  if (!/^\/(?![/\\])[^\s]*$/.test(value) || value.startsWith('/ui/sign-')) return '/'
-  const url = new URL(value, 'http://relay.invalid')
-  return url.origin === 'http://relay.invalid' ? `${url.pathname}${url.search}` : '/'
-}
-
 // The endpoints a delivery goes to: the URLs its source's destination sends to.
 async function endpointsOf(context: PageContext, delivery: DeliveryView, now: number): Promise<EndpointView[]> {
   const endpoints = [...context.webhooks]
     .filter(([, routes]) => routes.some((r) => r.source === delivery.source && r.destination === delivery.destination))
     .map(([url, routes]) => ({ url, routes }))
   return endpoints.length === 0 ? [] : context.store.endpoints({ endpoints, now })
+}
+
+function pick(headers: Readonly<Record<string, string>>, names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(names.flatMap((name) => (headers[name] === undefined ? [] : [[name, headers[name]]])))
 }

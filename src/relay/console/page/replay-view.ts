@@ -1,4 +1,4 @@
-import type { HealthReport } from '../../telemetry/health'
+import type { HealthReport } from '../../events/readings'
 import { type Html, html } from './html'
 import { layout } from './layout'
 

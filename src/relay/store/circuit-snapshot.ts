@@ -1,5 +1,5 @@
 import { redactUrl } from '../../shared/redact-url'
-import type { Circuit, CircuitState } from '../store/circuits'
+import type { Circuit, CircuitState } from './circuits'
 
 /** One URL's circuit as `Breaker.circuits()` shows it, for metrics and the operator page. */
 export interface CircuitSnapshot {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { snapshotOf } from '../../../src/relay/delivery/circuit-snapshot'
+import { snapshotOf } from '../../../src/relay/store/circuit-snapshot'
 
 describe('a circuit’s snapshot', () => {
   it('shows a URL without a row as closed, and never a query string', () => {

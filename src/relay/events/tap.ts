@@ -1,4 +1,4 @@
-import type { Refusal } from './ingest'
+import type { Refusal } from './kinds'
 
 /**
  * What hears of each message of an ingest request as ingest judges it (the live stream). Asked

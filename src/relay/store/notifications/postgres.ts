@@ -1,0 +1,70 @@
+import type { Client } from 'pg'
+import { log } from '../../log'
+import { loadDriver } from '../load-driver'
+import { type NotificationListener, type Notifications, Topics } from './channel'
+
+/**
+ * The channel of a PostgreSQL store: `LISTEN` and `pg_notify` on one connection of this relay's
+ * own, opened at the first use (a relay nobody listens on holds none). A connection lost is
+ * opened again at the next use, listening to the same topics.
+ */
+export class PostgresNotifications implements Notifications {
+  readonly #url: string
+  readonly #topics = new Topics()
+  #client: Promise<Client> | undefined
+  #closed = false
+
+  constructor(url: string) {
+    this.#url = url
+  }
+
+  async listen(topic: string, listener: NotificationListener): Promise<() => Promise<void>> {
+    const first = this.#topics.add(topic, listener)
+    const client = await this.#connect()
+    if (first) await client.query(`LISTEN ${client.escapeIdentifier(topic)}`)
+    return async () => {
+      if (!this.#topics.remove(topic, listener) || this.#client === undefined) return
+      const current = await this.#client
+      await current.query(`UNLISTEN ${current.escapeIdentifier(topic)}`)
+    }
+  }
+
+  async notify(topic: string, payload: string): Promise<void> {
+    const client = await this.#connect()
+    await client.query('SELECT pg_notify($1, $2)', [topic, payload])
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    const client = this.#client
+    this.#client = undefined
+    if (client !== undefined) await (await client).end()
+  }
+
+  #connect(): Promise<Client> {
+    if (this.#closed) return Promise.reject(new Error('the notification channel is closed'))
+    this.#client ??= this.#open().catch((error: unknown) => {
+      this.#client = undefined
+      throw error
+    })
+    return this.#client
+  }
+
+  async #open(): Promise<Client> {
+    const pg = await loadDriver('pg', 'PostgreSQL', () => import('pg'))
+    // CommonJS seen from ESM: the classes are on the default export.
+    const driver = ((pg as unknown as { default?: typeof pg }).default ?? pg) as typeof pg
+    const client = new driver.Client({ connectionString: this.#url, application_name: 'tracklet-relay-notifications' })
+    client.on('notification', (message) => this.#topics.dispatch(message.channel, message.payload ?? ''))
+    client.on('error', (error) => {
+      // Never the URL (it may hold the password): the driver's message names the failure only.
+      log.warn(`the notification connection failed, opened again at its next use: ${error.message}`, {
+        event: 'notifications-lost',
+      })
+      this.#client = undefined
+    })
+    await client.connect()
+    for (const topic of this.#topics.names()) await client.query(`LISTEN ${client.escapeIdentifier(topic)}`)
+    return client
+  }
+}

@@ -1,0 +1,49 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Notifications } from '../../../src/relay/store/notifications/channel'
+import { openNotifications } from '../../../src/relay/store/notifications/open'
+import { waitFor } from '../../support/wait-for'
+import { STORE_KINDS, throwawayDatabase } from '../../support/stores'
+
+const opened: Notifications[] = []
+afterEach(async () => {
+  for (const channel of opened.splice(0)) await channel.close()
+})
+
+function open(database: string): Notifications {
+  const channel = openNotifications(database)
+  opened.push(channel)
+  return channel
+}
+
+// The one notification channel per relay that configuration changes and the live view will share
+// (docs/maintainers.md, "Seams").
+describe.each(STORE_KINDS)('the notification channel of the %s store', (kind) => {
+  it('brings each payload sent on a topic to its listeners, until they stop', async () => {
+    const channel = open(await throwawayDatabase(kind))
+    const heard: string[] = []
+    const other: string[] = []
+    const stop = await channel.listen('sources', (payload) => heard.push(payload))
+    await channel.listen('live', (payload) => other.push(payload))
+    await channel.notify('sources', 'changed: web')
+    await waitFor(() => heard.length === 1 || undefined, 'heard to hear 1')
+    expect(heard).toEqual(['changed: web'])
+    await stop()
+    await channel.notify('sources', 'changed again')
+    await channel.notify('live', 'after')
+    await waitFor(() => other.length === 1 || undefined, 'other to hear 1')
+    expect(heard).toEqual(['changed: web'])
+  })
+})
+
+describe('on PostgreSQL', () => {
+  it('reaches the listeners of every relay on the database', async () => {
+    const database = await throwawayDatabase('postgres')
+    const [first, second] = [open(database), open(database)]
+    const heard: string[] = []
+    await second.listen('sources', (payload) => heard.push(`second: ${payload}`))
+    await first.listen('sources', (payload) => heard.push(`first: ${payload}`))
+    await first.notify('sources', 'changed')
+    await waitFor(() => heard.length === 2 || undefined, 'heard to hear 2')
+    expect(heard.sort()).toEqual(['first: changed', 'second: changed'])
+  })
+})
