@@ -2,9 +2,19 @@
 // Started by bench/relay.mjs (and bench/relay-fault.mjs) with the relay options as JSON in argv[2];
 // reports its URL over IPC; on 'usage' reports its CPU time so far; on 'stop' closes and reports
 // its peak RSS and CPU time.
+import { fork } from 'node:child_process'
 import { createRelay } from '../dist/relay/index.js'
 
-const relay = await createRelay(JSON.parse(process.argv[2]))
+// BENCH_STREAM_READER=1: one reader takes the whole live stream, in a process of its own.
+const READER_TOKEN = 'bench-stream-reader-admin-token'
+const withReader = process.env.BENCH_STREAM_READER === '1'
+const options = JSON.parse(process.argv[2])
+const relay = await createRelay(withReader ? { ...options, adminToken: READER_TOKEN } : options)
+if (withReader) {
+  const reader = fork(new URL('./stream-reader.mjs', import.meta.url), [relay.url, READER_TOKEN])
+  await new Promise((resolve) => reader.once('message', resolve))
+  process.once('exit', () => reader.kill())
+}
 process.send({ url: relay.url })
 process.on('message', async (message) => {
   if (message === 'usage') {

@@ -13,6 +13,7 @@ export const MAIN_HELP = `usage: tracklet <command> [flags]
 Commands:
   send     send one message through the SDK and wait until the endpoint accepts it
   relay    run the relay: ingest API, durable outbox, webhook delivery
+  tail     print a relay's live stream; forward a source's messages to a local URL
 
 Flags:
   -h, --help       show this help and exit

@@ -10,7 +10,7 @@ const EXIT_USAGE = 2
 
 // What `tracklet` itself takes (the cases of main's switch), for the nearest-name hint of a
 // misspelling. The long flags only: any two-character slip is one edit from -h or -v, a guess.
-const COMMANDS = ['send', 'relay', 'help']
+const COMMANDS = ['send', 'relay', 'tail', 'help']
 const MAIN_FLAGS = ['--help', '--version']
 
 async function main(args: string[]): Promise<number> {
@@ -22,6 +22,8 @@ async function main(args: string[]): Promise<number> {
       // Answered here, so that help never opens the relay's module (or its database drivers).
       if (asksForHelp(rest)) return printed(RELAY_HELP)
       return (await import('./relay')).runRelay(rest)
+    case 'tail':
+      return (await import('./tail')).runTail(rest)
     case 'help':
       // `tracklet help [command]`, as git and npm take it.
       return helpFor(rest[0])
@@ -56,6 +58,8 @@ async function helpFor(command: string | undefined): Promise<number> {
       return printed((await import('./send-args')).SEND_USAGE)
     case 'relay':
       return printed(RELAY_HELP)
+    case 'tail':
+      return printed((await import('./tail-args')).TAIL_USAGE)
     default:
       return mistake(`no help for unknown command: ${command}${didYouMean(command, COMMANDS)}`)
   }

@@ -101,7 +101,16 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const scrapeTokens = [resolved.metricsToken, resolved.adminToken]
     const circuits = () => delivery?.circuits() ?? []
     const { figures } = process
-    const telemetry = createTelemetry({ store: opened, sources, events, circuits, scrapeTokens, figures, ...auth })
+    const telemetry = createTelemetry({
+      store: opened,
+      sources,
+      events,
+      circuits,
+      scrapeTokens,
+      figures,
+      ...auth,
+      resolved,
+    })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
     const { store, health } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
@@ -110,7 +119,8 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])
     const wake = () => started.wake()
-    const ingest = createIngest({ store, sources: registry, authLimiter: auth.authLimiter, wake, events })
+    const { ingestTap: tap } = telemetry
+    const ingest = createIngest({ store, sources: registry, authLimiter: auth.authLimiter, wake, events, tap })
     const { webhooks } = started
     const circuitChanged = (url: string) => started.circuitChanged(url)
     const operator = createConsole({

@@ -23,6 +23,7 @@ export const RELAY_DEFAULTS = Object.freeze({
   maxInFlightPerUrl: 32,
   storeTimeout: 5000,
   workers: 1,
+  streamReaders: 10,
 })
 
 /** The circuit breaker's defaults (`breaker` option). */

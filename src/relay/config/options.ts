@@ -1,3 +1,4 @@
+import type { AlertsOptions } from './alerts-option'
 import type { WebhookSettings } from '../../webhooks/index'
 import type { LogLevel } from '../log'
 
@@ -111,6 +112,14 @@ export interface RelayOptions {
    * started in code is one process: {@link createRelay} refuses a value above 1. @default 1
    */
   workers?: number
+  /**
+   * Readers of the live stream (`GET /v1/stream`, `tracklet tail`, the operator page's live view)
+   * at once on this relay; the next is answered 503. Each holds at most 1 MiB it could not send
+   * yet (past it, events are skipped for that reader). @default 10
+   */
+  streamReaders?: number
+  /** Where the relay POSTs its alerts (a circuit opened or closed, dead letters); none by default. */
+  alerts?: AlertsOptions | undefined
 }
 
 /**
@@ -153,4 +162,6 @@ export interface ResolvedRelayOptions {
   storeTimeout: number
   logLevel: LogLevel
   workers: number
+  streamReaders: number
+  alerts: AlertsOptions | undefined
 }

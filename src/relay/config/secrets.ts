@@ -6,7 +6,12 @@ import type { ResolvedRelayOptions } from './options'
  * carry an API key) and the database URL's password.
  */
 export function secretsOf(options: ResolvedRelayOptions): string[] {
-  const found: (string | undefined)[] = [options.adminToken, options.metricsToken, databasePassword(options.database)]
+  const found: (string | undefined)[] = [
+    options.adminToken,
+    options.metricsToken,
+    databasePassword(options.database),
+    options.alerts?.url,
+  ]
   for (const source of options.sources) {
     found.push(source.writeKey)
     const webhooks = source.destinations?.Webhooks

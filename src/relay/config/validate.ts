@@ -1,3 +1,4 @@
+import { alertsRule } from './alerts-option'
 import { MAX_TIMEOUT_MS } from '../../webhooks/limits'
 import { WebhookConfigError, WebhookDestination, type WebhookSettings } from '../../webhooks/index'
 import { didYouMean } from '../../shared/nearest-name'
@@ -112,6 +113,9 @@ const OPTION_RULES: RulesOf<RelayOptions> = {
   logLevel: oneOf(LOG_LEVELS),
   // Each worker holds its own connections and memory: past a few hundred it is a typo.
   workers: integer(1, 256),
+  // Each reader may hold a megabyte it could not send yet: a thousand is a gigabyte.
+  streamReaders: integer(1, 1000),
+  alerts: alertsRule,
 }
 
 /** Every option a relay (and its config file) takes, at the top level. */
@@ -188,6 +192,7 @@ export function validateRelayOptions(input: unknown, problems = new ConfigProble
     ...given,
     adminToken: given.adminToken,
     metricsToken: given.metricsToken,
+    alerts: given.alerts,
     sources: given.sources ?? [],
     breaker,
     logLevel,

@@ -82,7 +82,16 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     observe: (attempt) => {
       if (deps.events.listened) deps.events.publish({ type: 'attempt', attempt })
     },
-    breaker: { ...options.breaker, maxInFlightPerUrl: options.maxInFlightPerUrl, circuits: deps.circuits },
+    breaker: {
+      ...options.breaker,
+      maxInFlightPerUrl: options.maxInFlightPerUrl,
+      circuits: deps.circuits,
+      // The circuit changes this relay makes, for alerts.
+      changed: {
+        opened: (url, error) => deps.events.publish({ type: 'circuit', url, change: 'opened', error }),
+        closed: (url) => deps.events.publish({ type: 'circuit', url, change: 'closed' }),
+      },
+    },
   })
   const retention = new RetentionSweeper(store, options.retention)
   let poll: NodeJS.Timeout | undefined

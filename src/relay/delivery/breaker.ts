@@ -8,12 +8,15 @@ import { Reports, type Unreported } from './breaker-reports'
 import { Parking } from './parking'
 import { type CircuitSnapshot, snapshotOf } from '../store/circuit-snapshot'
 import { Prober } from './prober'
+import { type CircuitChanges, openedBy } from '../events/circuit-changes'
 
 /** What the worker gives the breaker: the policy and the shared circuits. */
 export interface BreakerConfig extends BreakerPolicy {
   circuits: CircuitStore
   /** A source of numbers in [0, 1) for the probes' jitter. @default Math.random */
   random?: () => number
+  /** Told when this relay's own write opened or closed a URL's circuit (alerts). */
+  changed?: CircuitChanges
 }
 
 /** What the breaker needs from the worker that owns it. */
@@ -77,6 +80,7 @@ export class Breaker {
   readonly #circuits: CircuitStore
   readonly #window: number
   readonly #random: () => number
+  readonly #changed: CircuitChanges | undefined
   readonly #host: BreakerHost
   /** The circuits with a row in the store, as last read or written by this relay. */
   readonly #view = new Map<string, Circuit>()
@@ -106,6 +110,7 @@ export class Breaker {
     this.#circuits = options.circuits
     this.#window = host.retryWindow
     this.#random = options.random ?? Math.random
+    this.#changed = options.changed
     this.#host = host
     this.#reports = new Reports(
       (url, unreported) => this.#write(url, unreported),
@@ -128,6 +133,7 @@ export class Breaker {
         )
         this.#forget(url)
         this.#run.set(url, 0)
+        this.#changed?.closed(url)
         this.#host.wakeAll()
       },
       refresh: (urls) => this.refresh(urls),
@@ -322,6 +328,7 @@ export class Breaker {
             url,
           },
         )
+        this.#changed?.closed(url)
         this.#host.wakeAll()
       }
     }
@@ -340,6 +347,8 @@ export class Breaker {
     // answer here broke the run meanwhile.
     const since = this.#reports.pending(url)
     if (since === undefined || !since.answered) this.#run.set(url, circuit.failures + (since?.failures ?? 0))
+    if (openedBy(circuit, unreported.failures, this.#policy.failureThreshold))
+      this.#changed?.opened(url, circuit.lastError)
     this.#adopt(circuit)
   }
 

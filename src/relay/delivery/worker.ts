@@ -321,7 +321,13 @@ export class Worker {
     const skipped = sending?.skipped ?? []
     const outcome = judgedOutcome({ delivery, at, attempt, skipped, retries: this.#retries, now: this.#now })
     try {
-      this.#observe?.({ source: delivery.source, destination: delivery.destination, outcome, ms: this.#now() - at })
+      this.#observe?.({
+        source: delivery.source,
+        destination: delivery.destination,
+        messageId: delivery.message.messageId,
+        outcome,
+        ms: this.#now() - at,
+      })
     } catch (error) {
       log.error(`an observer of attempts threw: ${(error as Error).message}`, { event: 'internal-error' })
     }

@@ -35,6 +35,8 @@ export interface IngestOutcome {
 export interface SettledAttempt {
   source: string
   destination: string
+  /** The delivered message's `messageId` (the outcome's `id` is the delivery's). */
+  messageId?: string | undefined
   outcome: AttemptOutcome
   /** How long the attempt took, ms (every request of its fan-out, concurrently). */
   ms: number
@@ -45,10 +47,13 @@ export interface SettledAttempt {
  * - `ingested`: a request's messages were checked and the accepted ones committed;
  * - `filtered`: accepted messages the source's schema blocks (`schema.blockedEvents`), never delivered;
  * - `refused`: a request refused whole (the error answered: an `HttpError`, or what was thrown);
- * - `attempt`: a delivery attempt settled.
+ * - `attempt`: a delivery attempt settled;
+ * - `circuit`: this relay's own write opened or closed a webhook URL's circuit (not one it learnt
+ *   of from another relay): alerts go once per change, from the relay that made it.
  */
 export type RelayEvent =
   | { type: 'ingested'; source: string; outcome: IngestOutcome }
   | { type: 'filtered'; source: string; count: number }
   | { type: 'refused'; error: unknown }
   | { type: 'attempt'; attempt: SettledAttempt }
+  | { type: 'circuit'; url: string; change: 'opened' | 'closed'; error?: string | undefined }

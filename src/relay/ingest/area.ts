@@ -5,6 +5,7 @@ import type { RelayEvents } from '../events/channel'
 import type { AuthLimiter } from '../http/auth-limiter'
 import type { Store } from '../store/store'
 import { GroupCommit } from './group-commit'
+import type { IngestTap } from '../events/tap'
 import type { IngestCheck } from './ingest-check'
 import { ingestRoutes } from './routes'
 
@@ -22,6 +23,8 @@ export interface IngestDeps {
   check?: IngestCheck
   /** Where ingest tells what happens: `ingested`, `filtered`, `refused`. */
   events: RelayEvents
+  /** Told of each message (the live stream). */
+  tap?: IngestTap
 }
 
 /**
@@ -46,6 +49,7 @@ export function createIngest(deps: IngestDeps): Area {
     wake: deps.wake,
     events: deps.events,
     ...(deps.check === undefined ? {} : { check: deps.check }),
+    ...(deps.tap === undefined ? {} : { tap: deps.tap }),
   })
   // A group still waiting is committed (its requests' connections are gone, but the client may
   // not have sent them anywhere else; at-least-once).

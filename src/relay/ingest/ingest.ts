@@ -15,6 +15,7 @@ import type { GroupCommit } from './group-commit'
 import { IngestError } from './ingest-error'
 import { findUnstorable } from '../store/storable'
 import type { IngestOutcome, Refusal } from '../events/kinds'
+import type { IngestTap } from '../events/tap'
 
 /** When and how a request's messages arrived: the facts their times are worked out from. */
 export interface Arrival {
@@ -22,6 +23,8 @@ export interface Arrival {
   receivedAt?: Date
   /** The batch's `sentAt` (the client's clock when it sent the request), as received; may be invalid. */
   sentAt?: unknown
+  /** Told of each message as it is judged, once the commit succeeded (the live stream). */
+  tap?: IngestTap | undefined
 }
 
 /**
@@ -39,7 +42,7 @@ export async function ingest(
   commits: GroupCommit,
   source: RoutedSource,
   messages: readonly unknown[],
-  { receivedAt = new Date(), sentAt }: Arrival = {},
+  { receivedAt = new Date(), sentAt, tap }: Arrival = {},
   check?: IngestCheck,
 ): Promise<IngestOutcome> {
   const deliveries: NewDelivery[] = []
@@ -49,6 +52,8 @@ export async function ingest(
   // The batch index of each accepted messageId: a second message with one is stored only once.
   const acceptedIds = new Map<unknown, number>()
   const receivedAtText = receivedAt.toISOString()
+  // Only while the live stream has a reader: otherwise ingest keeps nothing for it.
+  const heard: { message: Record<string, unknown>; blocked: boolean }[] | undefined = tap?.listening ? [] : undefined
   messages.forEach((raw, index) => {
     const problem = findWireMessageProblem(raw)
     if (problem !== undefined) {
@@ -96,7 +101,9 @@ export async function ingest(
     }
     acceptedIds.set(message['messageId'], index)
     accepted++
-    if (message['type'] === 'track' && source.blockedEvents?.has(message['event'] as string)) {
+    const blocked = message['type'] === 'track' && source.blockedEvents?.has(message['event'] as string) === true
+    heard?.push({ message, blocked })
+    if (blocked) {
       filtered++
       return
     }
@@ -130,6 +137,10 @@ export async function ingest(
     throw new IngestError('store-unavailable', 'the messages could not be stored: the store is unavailable', {
       cause: error,
     })
+  }
+  if (heard !== undefined && tap !== undefined) {
+    for (const { message, blocked } of heard) tap.accepted(source.name, message, blocked)
+    for (const refusal of refused) tap.refused(source.name, refusal, messages[refusal.index])
   }
   return { accepted, refused, filtered }
 }

@@ -14,6 +14,7 @@ import type { IngestOutcome, Refusal } from '../events/kinds'
 import { batchMessages, ingest, singleMessage } from './ingest'
 import type { IngestCheck } from './ingest-check'
 import { IngestError, type IngestErrorKind } from './ingest-error'
+import type { IngestTap } from '../events/tap'
 
 /** What the ingest routes work on. */
 export interface IngestContext {
@@ -28,6 +29,8 @@ export interface IngestContext {
   check?: IngestCheck
   /** Told how each request ended: `ingested` and `filtered`, or `refused` whole. */
   events?: RelayEvents
+  /** Told of each message (the live stream). */
+  tap?: IngestTap
 }
 
 /**
@@ -92,7 +95,7 @@ async function ingestRequest(
   const body = await readJsonBody(req, MAX_BATCH_BYTES)
   const source = authorized ?? authLimiter.guard(req, 'ingest: write key', () => writeKeys.fromBody(body))
   // A batch's sentAt is on the body; a single call's body is its message, and sentAt with it.
-  const arrival = { receivedAt, sentAt: body['sentAt'] }
+  const arrival = { receivedAt, sentAt: body['sentAt'], tap: context.tap }
   const outcome = await ingest(context.commits, source, messagesOf(body), arrival, context.check)
   const { accepted, refused, filtered } = outcome
   const { events } = context

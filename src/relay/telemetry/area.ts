@@ -12,6 +12,13 @@ import { type RelayFigures, RelayMetrics } from './metrics'
 import { opsRoutes } from './routes'
 import { probeWrite, watchWrites } from './watched-store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
+import type { ResolvedRelayOptions } from '../config/options'
+import type { IngestTap } from '../events/tap'
+import { log } from '../log'
+import { AlertSender } from './alerts/alert-sender'
+import { LiveStream } from './stream/live-stream'
+import { publishAttempt, publishRequestRefused, streamIngestTap } from './stream/publishers'
+import { streamRoutes } from './stream/routes'
 
 /** What telemetry needs from the relay. */
 export interface TelemetryDeps {
@@ -32,6 +39,11 @@ export interface TelemetryDeps {
    * under `--workers`, all the workers' together (the primary gathers them). Its own when absent.
    */
   figures?: ((own: RelayMetrics) => RelayFigures) | undefined
+  /**
+   * `streamReaders`; `alerts` (where alerts go, if anywhere); the sources' Webhooks settings (how
+   * messages are formatted and signed for `forward` readers).
+   */
+  resolved: Pick<ResolvedRelayOptions, 'streamReaders' | 'alerts' | 'sources'>
 }
 
 /** Telemetry's area: its routes and stop, and what the other areas report to. */
@@ -42,6 +54,10 @@ export interface Telemetry extends Area {
   readonly metrics: RelayMetrics
   /** What `/metrics` and the operator page show: {@link metrics}, or under `--workers` every worker's. */
   readonly figures: RelayFigures
+  /** The live stream (`GET /v1/stream`). */
+  readonly live: LiveStream
+  /** Ingest's tap into the live stream: each message as ingest judges it. */
+  readonly ingestTap: IngestTap
   /** `listener`, each ingest request timed from arrival to answer. */
   timeRequests(listener: (req: IncomingMessage, res: ServerResponse) => void): typeof listener
   start(): void
@@ -62,24 +78,44 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   const clock = store.kind === 'postgres' ? new ClockOffset({ store: opened }) : undefined
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
   const figures = deps.figures?.(metrics) ?? metrics
-  const unsubscribe = deps.events.subscribe((event) => count(metrics, event))
-  const routes = opsRoutes({
-    health,
-    metrics: figures,
-    authLimiter: deps.authLimiter,
-    adminToken: deps.adminToken,
-    scrapeTokens: deps.scrapeTokens,
+  const live = new LiveStream({ maxReaders: deps.resolved.streamReaders })
+  const alerts = deps.resolved.alerts === undefined ? undefined : new AlertSender(deps.resolved.alerts)
+  const unsubscribe = deps.events.subscribe((event) => {
+    count(metrics, event)
+    tell(live, alerts, event)
   })
+  const routes = [
+    ...opsRoutes({
+      health,
+      metrics: figures,
+      authLimiter: deps.authLimiter,
+      adminToken: deps.adminToken,
+      scrapeTokens: deps.scrapeTokens,
+    }),
+    ...streamRoutes({
+      live,
+      adminToken: deps.adminToken,
+      authLimiter: deps.authLimiter,
+      sourceNames: () => deps.sources.map((source) => source.name),
+    }),
+  ]
   return {
     store,
     health,
     metrics,
     figures,
+    live,
+    ingestTap: streamIngestTap(
+      live,
+      (name) => deps.resolved.sources.find((source) => source.name === name)?.destinations?.Webhooks,
+    ),
     routes,
     timeRequests: (listener) => metrics.console.timeIngest(listener),
     start: () => clock?.start(),
     stop: () => {
       unsubscribe()
+      live.close()
+      alerts?.stop()
       clock?.stop()
       health.stop()
     },
@@ -91,5 +127,25 @@ function count(metrics: RelayMetrics, event: RelayEvent): void {
   if (event.type === 'ingested') metrics.ingested(event.source, event.outcome)
   else if (event.type === 'filtered') metrics.filtered(event.source, event.count)
   else if (event.type === 'refused') metrics.requestRefused(event.error)
-  else metrics.attemptSettled(event.attempt)
+  else if (event.type === 'attempt') metrics.attemptSettled(event.attempt)
+}
+
+// What each event adds to the live stream and the alerts: attempts (dead letters alert), and
+// requests refused whole (per-message events come through ingest's tap).
+function tell(live: LiveStream, alerts: AlertSender | undefined, event: RelayEvent): void {
+  try {
+    if (event.type === 'refused') publishRequestRefused(live, event.error)
+    if (event.type === 'circuit' && event.change === 'opened') alerts?.endpointFailing(event.url, event.error)
+    if (event.type === 'circuit' && event.change === 'closed') alerts?.endpointRecovered(event.url)
+    if (event.type !== 'attempt') return
+    publishAttempt(live, event.attempt)
+    const { outcome, source } = event.attempt
+    if (alerts !== undefined && outcome.next.status === 'failed') {
+      for (const url of new Set(outcome.requests.map((request) => request.url))) {
+        alerts.deadLettered(url, source, outcome.next.error)
+      }
+    }
+  } catch (error) {
+    log.error(`live stream: could not publish an event: ${(error as Error).message}`, { event: 'internal-error' })
+  }
 }

@@ -95,6 +95,8 @@ export class RelayMetrics {
   readonly #storeWritable: Gauge
   readonly #circuitState: Gauge<'url' | 'state'>
   readonly #urlInFlight: Gauge<'url'>
+  /** The clock offset's reader ({@link RelayMetrics.clockOffset}); none on SQLite. */
+  #clockOffset: (() => number | undefined) | undefined
   /** Issue 20's series: ingest durations, answers by status class, build info. */
   readonly console: ConsoleMetrics
   /** Settled attempts not yet added to their series (a scrape adds them first). */
@@ -172,6 +174,20 @@ export class RelayMetrics {
       help: "This relay's requests in flight to each webhook URL (by origin and path), bounded by maxInFlightPerUrl.",
       labelNames: ['url'],
       registers,
+    })
+    // Declared whatever the store (every family is, so dashboards and rules never miss one); a
+    // sample only on PostgreSQL, where clockOffset() gives it a reader.
+    const metrics = this
+    new Gauge({
+      name: 'tracklet_clock_offset_seconds',
+      help: `The database's clock minus this relay's, seconds, measured every minute: leases and due times follow the database's clock; past ${CLOCK_OFFSET_WARN_MS / 1000} s the relay warns (check NTP).`,
+      registers,
+      collect() {
+        const reader = metrics.#clockOffset
+        // NaN until the first measurement: not a 0 that would claim the clocks agree.
+        if (reader === undefined) this.remove()
+        else this.set(reader() ?? Number.NaN)
+      },
     })
     // Every series a configured source will have starts at 0, so rate() sees its first increase.
     for (const source of options.sources) {
@@ -302,21 +318,13 @@ export class RelayMetrics {
   }
 
   /**
-   * Registers `tracklet_clock_offset_seconds`, read at each scrape from `seconds` (this relay's
-   * `ClockOffset`: the database's clock minus this relay's; NaN until first measured).
-   * Only a relay on PostgreSQL has one: on SQLite the store's clock is the process's own.
+   * Feeds `tracklet_clock_offset_seconds` from `seconds` (this relay's `ClockOffset`: the
+   * database's clock minus this relay's; NaN until first measured), read at each scrape. Only a
+   * relay on PostgreSQL has one (on SQLite the store's clock is the process's own): without it the
+   * family is declared with no sample.
    */
   clockOffset(seconds: () => number | undefined): void {
-    new Gauge({
-      name: 'tracklet_clock_offset_seconds',
-      help: `The database's clock minus this relay's, seconds, measured every minute: leases and due times follow the database's clock; past ${CLOCK_OFFSET_WARN_MS / 1000} s the relay warns (check NTP).`,
-      // The exposed registry was merged from this relay's at construction: registered in both.
-      registers: [this.#own, this.#exposed],
-      collect() {
-        // NaN until the first measurement: not a 0 that would claim the clocks agree.
-        this.set(seconds() ?? Number.NaN)
-      },
-    })
+    this.#clockOffset = seconds
   }
 }
 

@@ -1,0 +1,79 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util'
+import { normalizeFlags } from './flag-spellings'
+
+/** What `tracklet tail` was asked to do. */
+export interface TailArgs {
+  /** The relay's base URL. */
+  relay: string
+  adminToken: string
+  source: string | undefined
+  /** One JSON object per event on stdout, nothing else there. */
+  json: boolean
+  /** A local URL each of the source's messages is also POSTed to, as its Webhooks destination sends it. */
+  forwardTo: string | undefined
+}
+
+/** `tracklet tail --help`. */
+export const TAIL_USAGE = `usage: tracklet tail --relay URL --admin-token T [--source S] [--json]
+       tracklet tail --relay URL --admin-token T --source S --forward-to URL [--json]
+
+Prints the relay's live stream (GET /v1/stream) as it happens: messages ingested, refused and
+filtered, and each delivery attempt with the receiver's answer, from every relay on the store.
+
+Flags:
+  --relay URL           the relay's base URL (required)
+  --admin-token T       the relay's admin token (required; or $TRACKLET_ADMIN_TOKEN)
+  --source S            only this source's events
+  --json                one JSON object per event on stdout ({ "kind", "data" }) and nothing
+                        else; everything else goes to stderr
+  --forward-to URL      also POST each of the source's messages to this local URL, formatted and
+                        signed by the relay as the source's Webhooks destination sends it (needs
+                        --source; the shared secret never leaves the relay)
+  -h, --help            show this help and exit
+
+Exit codes: 0 stopped by SIGINT or SIGTERM, 1 the relay refused or ended the stream, 2 bad arguments.`
+
+const OPTIONS = {
+  relay: { type: 'string' },
+  'admin-token': { type: 'string' },
+  source: { type: 'string' },
+  json: { type: 'boolean' },
+  'forward-to': { type: 'string' },
+} as const satisfies ParseArgsConfig['options']
+
+/** `tracklet tail`'s arguments, or what is wrong with them as one line. */
+export function parseTailArgs(
+  args: readonly string[],
+  env: Record<string, string | undefined> = process.env,
+): TailArgs | { problem: string } {
+  const spelt = normalizeFlags(args, OPTIONS)
+  if ('problem' in spelt) return spelt
+  let values: Record<string, string | boolean | undefined>
+  try {
+    values = parseArgs({ args: spelt.args, options: OPTIONS, strict: true }).values
+  } catch (error) {
+    return { problem: (error as Error).message }
+  }
+  const relay = values['relay']
+  if (typeof relay !== 'string' || !isHttpUrl(relay)) return { problem: '--relay must be the relay’s http(s) URL' }
+  const adminToken = (values['admin-token'] as string | undefined) ?? env['TRACKLET_ADMIN_TOKEN']
+  if (adminToken === undefined || adminToken === '') {
+    return { problem: '--admin-token is required (or set TRACKLET_ADMIN_TOKEN)' }
+  }
+  const source = values['source'] as string | undefined
+  const forwardTo = values['forward-to'] as string | undefined
+  if (forwardTo !== undefined && !isHttpUrl(forwardTo)) return { problem: '--forward-to must be an http(s) URL' }
+  if (forwardTo !== undefined && source === undefined) {
+    return { problem: '--forward-to needs --source: the messages of one source are forwarded' }
+  }
+  return { relay: relay.replace(/\/+$/, ''), adminToken, source, json: values['json'] === true, forwardTo }
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const { protocol } = new URL(value)
+    return protocol === 'http:' || protocol === 'https:'
+  } catch {
+    return false
+  }
+}

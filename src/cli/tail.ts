@@ -1,0 +1,165 @@
+import { request } from 'undici'
+import { asksForHelp } from './help'
+import { type SseEvent, sseEvents } from './sse-events'
+import { parseTailArgs, TAIL_USAGE, type TailArgs } from './tail-args'
+
+/** Where `tracklet tail` writes, and what stops it (SIGINT in the command; a test's own signal). */
+export interface TailIo {
+  stdout: { write(text: string): unknown }
+  stderr: { write(text: string): unknown }
+  signal?: AbortSignal
+}
+
+// A forwarded message's request may take this long, ms.
+const FORWARD_TIMEOUT_MS = 10_000
+
+/**
+ * `tracklet tail`: reads the relay's live stream and prints each event; with `--forward-to`, POSTs
+ * each forwarded message to the local URL with the body and signature the relay computed.
+ */
+export async function runTail(args: readonly string[], io: TailIo = defaultIo()): Promise<number> {
+  if (asksForHelp(args)) {
+    io.stdout.write(`${TAIL_USAGE}\n`)
+    return 0
+  }
+  const parsed = parseTailArgs(args)
+  if ('problem' in parsed) {
+    io.stderr.write(`tracklet tail: ${parsed.problem}\n\n${TAIL_USAGE}\n`)
+    return 2
+  }
+  const query = new URLSearchParams()
+  if (parsed.forwardTo !== undefined) query.set('forward', parsed.source!)
+  else if (parsed.source !== undefined) query.set('source', parsed.source)
+  const streamUrl = `${parsed.relay}/v1/stream${query.size > 0 ? `?${query}` : ''}`
+  let response: Awaited<ReturnType<typeof request>>
+  try {
+    response = await request(streamUrl, {
+      headers: { authorization: `Bearer ${parsed.adminToken}`, accept: 'text/event-stream' },
+      // The stream has no end of its own: no body timeout (keep-alive comments come every 15 s).
+      bodyTimeout: 0,
+      ...(io.signal === undefined ? {} : { signal: io.signal }),
+    })
+  } catch (error) {
+    if (io.signal?.aborted) return 0
+    io.stderr.write(`tracklet tail: could not reach ${parsed.relay}: ${(error as Error).message}\n`)
+    return 1
+  }
+  if (response.statusCode !== 200) {
+    const answer = await response.body.text()
+    io.stderr.write(`tracklet tail: the relay answered ${response.statusCode}: ${errorMessage(answer)}\n`)
+    return 1
+  }
+  io.stderr.write(
+    `tracklet tail: reading ${streamUrl}${parsed.forwardTo ? `, forwarding to ${parsed.forwardTo}` : ''}\n`,
+  )
+  // Forwarded one at a time, in order, while the stream goes on being read.
+  let forwarding: Promise<void> = Promise.resolve()
+  try {
+    for await (const event of sseEvents(response.body)) {
+      print(event, parsed, io)
+      if (event.event === 'message' && parsed.forwardTo !== undefined) {
+        const target = parsed.forwardTo
+        forwarding = forwarding.then(() => forward(event, target, io))
+      }
+    }
+  } catch (error) {
+    if (io.signal?.aborted) return 0
+    io.stderr.write(`tracklet tail: the stream broke: ${(error as Error).message}\n`)
+    return 1
+  } finally {
+    await forwarding
+  }
+  if (io.signal?.aborted) return 0
+  io.stderr.write('tracklet tail: the relay ended the stream\n')
+  return 1
+}
+
+function print(event: SseEvent, args: TailArgs, io: TailIo): void {
+  let data: Record<string, unknown>
+  try {
+    data = JSON.parse(event.data) as Record<string, unknown>
+  } catch {
+    io.stderr.write(`tracklet tail: an event that is not JSON: ${event.data.slice(0, 200)}\n`)
+    return
+  }
+  if (args.json) {
+    io.stdout.write(`${JSON.stringify({ kind: event.event, data })}\n`)
+    return
+  }
+  io.stdout.write(`${describe(event.event, data)}\n`)
+}
+
+/** One event as a line for a person: time, kind, and the fields that tell what happened. */
+export function describe(kind: string, data: Record<string, unknown>): string {
+  const time = typeof data['at'] === 'string' ? data['at'].slice(11, 23) : new Date().toISOString().slice(11, 23)
+  const field = (name: string) => (data[name] === undefined ? [] : [String(data[name])])
+  const quoted = (name: string) => (data[name] === undefined ? [] : [JSON.stringify(data[name])])
+  const parts: string[] = (() => {
+    switch (kind) {
+      case 'ingested':
+        return [...field('source'), ...field('messageId'), ...field('type'), ...quoted('event'), ...field('userId')]
+      case 'refused':
+        return [...field('source'), ...field('messageId'), ...field('kind'), ...quoted('reason')]
+      case 'filtered':
+        return [...field('source'), ...field('messageId'), ...quoted('reason')]
+      case 'attempt':
+        return [
+          ...field('source'),
+          ...field('messageId'),
+          `→ ${String(data['url'])}`,
+          String(data['outcome']),
+          ...field('status'),
+          `${String(data['ms'])} ms`,
+          ...quoted('error'),
+        ]
+      case 'skipped':
+        return [`${String(data['count'])} events skipped: this reader was too slow`]
+      case 'message':
+        return [
+          ...field('messageId'),
+          `${String(data['body']).length} bytes`,
+          data['signature'] ? 'signed' : 'unsigned',
+        ]
+      default:
+        return [JSON.stringify(data)]
+    }
+  })()
+  return [time, kind.padEnd(8), ...parts].join(' ')
+}
+
+async function forward(event: SseEvent, target: string, io: TailIo): Promise<void> {
+  const message = JSON.parse(event.data) as { messageId: string; body: string; signature?: string }
+  try {
+    const response = await request(target, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(message.signature === undefined ? {} : { 'x-signature': message.signature }),
+      },
+      body: message.body,
+      headersTimeout: FORWARD_TIMEOUT_MS,
+      bodyTimeout: FORWARD_TIMEOUT_MS,
+    })
+    await response.body.dump()
+    io.stderr.write(`tracklet tail: forwarded ${message.messageId} to ${target}: ${response.statusCode}\n`)
+  } catch (error) {
+    io.stderr.write(`tracklet tail: could not forward ${message.messageId} to ${target}: ${(error as Error).message}\n`)
+  }
+}
+
+function defaultIo(): TailIo {
+  const controller = new AbortController()
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => controller.abort())
+  return { stdout: process.stdout, stderr: process.stderr, signal: controller.signal }
+}
+
+// The relay's JSON error's message (never the whole body of something else).
+function errorMessage(answer: string): string {
+  try {
+    const parsed = JSON.parse(answer) as { error?: { code?: string; message?: string } }
+    if (parsed.error?.message !== undefined) return `${parsed.error.code ?? ''} ${parsed.error.message}`.trim()
+  } catch {
+    // not JSON
+  }
+  return answer.slice(0, 200)
+}

@@ -1,0 +1,18 @@
+import type { Refusal } from './kinds'
+
+/**
+ * What hears of each message of an ingest request as ingest judges it (the live stream). Asked
+ * first whether it listens at all: when not, ingest tells it nothing and builds nothing for it.
+ * Must not throw.
+ */
+export interface IngestTap {
+  /** Whether anyone hears: read once per request. */
+  readonly listening: boolean
+  /**
+   * `message` was accepted (as stored: with its `messageId`, `timestamp`, `receivedAt`);
+   * `blocked` when the source's schema blocks it, so no delivery was written.
+   */
+  accepted(source: string, message: Readonly<Record<string, unknown>>, blocked: boolean): void
+  /** A message of the request was refused on its own (`raw` as sent). */
+  refused(source: string, refusal: Refusal, raw: unknown): void
+}

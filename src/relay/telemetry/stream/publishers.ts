@@ -1,0 +1,92 @@
+import type { WebhookSettings } from '../../../webhooks/index'
+import type { SettledAttempt } from '../../events/kinds'
+import { HttpError } from '../../http/http-error'
+import type { IngestTap } from '../../events/tap'
+import type { AttemptOutcome, StreamEvent } from './events'
+import { forwardedMessage } from './forward'
+import type { LiveStream } from './live-stream'
+
+// What ingest and delivery tell the live stream, as its events (docs/operations.md, "The live
+// stream"). Each is built only while someone reads: `live.listening` is checked first.
+
+/** Ingest's tap into the stream: `ingested`, `refused` and `filtered` events, and forwarded messages. */
+export function streamIngestTap(
+  live: LiveStream,
+  webhooksOf: (source: string) => WebhookSettings | undefined,
+  now: () => Date = () => new Date(),
+): IngestTap {
+  return {
+    get listening() {
+      return live.listening
+    },
+    accepted(source, message, blocked) {
+      const at = now().toISOString()
+      const messageId = String(message['messageId'])
+      const event: StreamEvent = {
+        kind: 'ingested',
+        data: { at, source, messageId, type: String(message['type']) },
+      }
+      if (typeof message['event'] === 'string') event.data.event = message['event']
+      if (typeof message['userId'] === 'string' || typeof message['userId'] === 'number') {
+        event.data.userId = String(message['userId'])
+      }
+      live.publish(event)
+      if (blocked) {
+        live.publish({ kind: 'filtered', data: { at, source, messageId, reason: 'blocked by the source’s schema' } })
+      } else if (live.forwarding(source)) {
+        const forwarded = forwardedMessage(message, webhooksOf(source))
+        if (forwarded !== undefined) live.deliverMessage(source, forwarded)
+      }
+    },
+    refused(source, refusal, raw) {
+      const event: StreamEvent = {
+        kind: 'refused',
+        data: { at: now().toISOString(), source, kind: refusal.kind, reason: refusal.reason },
+      }
+      const messageId = (raw as Record<string, unknown> | null)?.['messageId']
+      if (typeof messageId === 'string') event.data.messageId = messageId
+      live.publish(event)
+    },
+  }
+}
+
+/** A request refused whole (no message of it read): a `refused` event with its error code. */
+export function publishRequestRefused(live: LiveStream, error: unknown, now: () => Date = () => new Date()): void {
+  if (!live.listening) return
+  const { code, message } = error instanceof HttpError ? error : { code: 'ERR_INTERNAL', message: 'the relay failed' }
+  live.publish({ kind: 'refused', data: { at: now().toISOString(), kind: code, reason: message } })
+}
+
+/** A settled attempt: one `attempt` event per request of its fan-out, each with the receiver's answer. */
+export function publishAttempt(live: LiveStream, attempt: SettledAttempt): void {
+  if (!live.listening) return
+  const { outcome } = attempt
+  const at = new Date(outcome.at).toISOString()
+  const result: AttemptOutcome =
+    outcome.next.status === 'delivered' ? 'delivered' : outcome.next.status === 'pending' ? 'retry' : 'failed'
+  const base = {
+    at,
+    source: attempt.source,
+    deliveryId: String(outcome.id),
+    messageId: attempt.messageId ?? '',
+    outcome: result,
+  }
+  if (outcome.requests.length === 0) {
+    // Nothing was sent (every URL's circuit open past the window, say): the delivery's own error.
+    const error = outcome.next.status === 'delivered' ? undefined : outcome.next.error
+    live.publish({ kind: 'attempt', data: { ...base, url: '', ms: attempt.ms, ...(error ? { error } : {}) } })
+    return
+  }
+  for (const request of outcome.requests) {
+    const data: StreamEvent & { kind: 'attempt' } = {
+      kind: 'attempt',
+      data: { ...base, url: request.url, ms: request.ms },
+    }
+    if (request.status !== undefined) data.data.status = request.status
+    // A request answered with an error status carries no error of its own: the delivery's says it.
+    const failed = request.status === undefined || request.status < 200 || request.status > 299
+    const error = request.error ?? (failed && outcome.next.status !== 'delivered' ? outcome.next.error : undefined)
+    if (error !== undefined) data.data.error = error
+    live.publish(data)
+  }
+}
