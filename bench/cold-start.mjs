@@ -47,7 +47,8 @@ const samples = { tracklet: [], segment: [] }
 await run('tracklet') // warm the disk cache for both
 await run('segment')
 for (let i = 0; i < rounds; i++) {
-  for (const name of i % 2 === 0 ? ['tracklet', 'segment'] : ['segment', 'tracklet']) samples[name].push(await run(name))
+  for (const name of i % 2 === 0 ? ['tracklet', 'segment'] : ['segment', 'tracklet'])
+    samples[name].push(await run(name))
 }
 sink.close()
 
@@ -60,5 +61,7 @@ for (const figure of ['importMs', 'firstBatchMs']) {
   const t = median(samples.tracklet.map((s) => s[figure]))
   const s = median(samples.segment.map((s) => s[figure]))
   const label = figure === 'importMs' ? 'import' : 'import + first batch sent'
-  console.log(`${label.padEnd(26)} tracklet ${t.toFixed(1)} ms   segment ${s.toFixed(1)} ms   ratio ${(t / s).toFixed(2)}`)
+  console.log(
+    `${label.padEnd(26)} tracklet ${t.toFixed(1)} ms   segment ${s.toFixed(1)} ms   ratio ${(t / s).toFixed(2)}`,
+  )
 }
