@@ -11,17 +11,29 @@ export interface RuntimeRequest {
   texts: unknown[]
 }
 
+/** Where the probe's second client sends: answered 429 with `Retry-After: 30`, every time. */
+export const PAUSE_PATH = '/pause/v1/batch'
+
 /**
  * The tracking API the probe sends to: 429 with `Retry-After: 1` first, then 413 for a batch of
- * more than two messages, then 200, recording each request (its body gunzipped).
+ * more than two messages, then 200, recording each request (its body gunzipped). Requests to
+ * `PAUSE_PATH` are only counted, and answered 429 with `Retry-After: 30`.
  */
 export async function startRuntimeReceiver(): Promise<{
   url: string
   requests: RuntimeRequest[]
+  /** How many requests reached `PAUSE_PATH`. */
+  pauseRequests(): number
   close(): Promise<void>
 }> {
   const requests: RuntimeRequest[] = []
+  let pauseRequests = 0
   const server = await startHttpReceiver((_req, res: ServerResponse, recorded) => {
+    if (recorded.url === PAUSE_PATH) {
+      pauseRequests++
+      res.writeHead(429, { 'retry-after': '30' }).end('{}')
+      return
+    }
     const encoding = recorded.headers['content-encoding']
     const body = encoding === 'gzip' ? gunzipSync(recorded.body) : recorded.body
     const batch = (JSON.parse(body.toString('utf8')) as { batch: { event: string; properties: { text: unknown } }[] })
@@ -36,5 +48,5 @@ export async function startRuntimeReceiver(): Promise<{
     })
     res.writeHead(status, status === 429 ? { 'retry-after': '1' } : {}).end('{}')
   })
-  return { url: server.origin, requests, close: () => server.close() }
+  return { url: server.origin, requests, pauseRequests: () => pauseRequests, close: () => server.close() }
 }

@@ -43,6 +43,7 @@ interface ProbeResult {
   dispatcherRefused: boolean
   canGzip: boolean
   gzipRefused: boolean
+  paused: string
 }
 
 /** What every runtime must show: the same rules as on Node (gzip, Retry-After, a 413 split). */
@@ -65,6 +66,9 @@ function expectSameRules(result: ProbeResult, requests: RuntimeRequest[], runtim
     expect(request.userAgent).toMatch(runtime)
   }
   expect(result.stats).toMatchObject({ delivered: 4, failed: 0, requests: 4, retries: 1 })
+  // Retry-After: 30 held the second client's message past its 1.5 s closing deadline: no retry.
+  expect(result.paused).toBe('ERR_CLOSED')
+  expect(receiver.pauseRequests()).toBe(1)
 }
 
 function run(command: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string; code: number }> {
