@@ -34,15 +34,15 @@ function webhooksAsSibling(extension: '.js' | '.cjs'): Plugin {
 
 /**
  * The build for Bun, Deno, Cloudflare Workers and Vercel Edge: the SDK with its `fetch` transport.
- * Every Node-only use of the SDK is behind `src/sdk/platform/runtime.ts`; here that module is
- * swapped for `runtime.web.ts`, and the dependencies (p-queue, debug's browser build) are bundled
+ * Every Node-only use of the SDK is behind `src/sdk/platform/`: here `runtime.ts`, `body-writer.ts`
+ * and `log.ts` (debug) are swapped for their `.web.ts`, and the dependencies (p-queue) are bundled
  * in, so the file imports nothing: no `node:` module, no undici (test/packaging checks it).
  */
 function webPlatform(): Plugin {
   return {
     name: 'web-platform',
     setup(build) {
-      build.onResolve({ filter: /\/platform\/(runtime|body-writer)$/ }, (args) => ({
+      build.onResolve({ filter: /\/platform\/(runtime|body-writer|log)$/ }, (args) => ({
         path: resolve(args.resolveDir, `${args.path}.web.ts`),
       }))
     },

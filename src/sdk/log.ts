@@ -1,7 +1,2 @@
-import createDebug from 'debug'
-
-/**
- * The client's log: `DEBUG=analytics` shows what is queued, flushed, retried and dropped.
- * Nothing here ever formats the write key or the Authorization header.
- */
-export const log = createDebug('analytics')
+// The client's log, from the platform: `debug` on Node, `log.web.ts` in the fetch build.
+export { log } from './platform/log'

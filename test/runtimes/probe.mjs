@@ -5,7 +5,8 @@ import { Analytics } from 'tracklet'
 /**
  * Sends four messages gzip-compressed in one batch (the receiver answers 429 with Retry-After,
  * then 413 for a batch of more than two, then 200) and reports how each settled, the client's
- * stats, and whether the Node-only `dispatcher` option is refused.
+ * stats, and whether the Node-only `dispatcher` option is refused; and how a message settled that
+ * the API asked to wait 30 s for (`paused`).
  */
 export async function probe(endpoint, waitUntil) {
   let dispatcherRefused = false
@@ -24,6 +25,14 @@ export async function probe(endpoint, waitUntil) {
       gzipRefused = error instanceof TypeError && /CompressionStream/.test(error.message)
     }
   }
+  // A second client, answered 429 with Retry-After: 30 (see runtime-receiver.ts): honouring it
+  // holds the message past closeAndFlush's 1.5 s deadline, so it fails as closed after one
+  // request; the client's own backoff (a quarter of a second) would have retried it.
+  const pauseClient = new Analytics('runtime-key', { endpoint, path: '/pause/v1/batch', flushAt: 1 })
+  const paused = new Promise((resolve) => {
+    pauseClient.track({ userId: 'u', event: 'paused' }, (error) => resolve(error?.code ?? 'delivered'))
+    pauseClient.closeAndFlush({ timeout: 1500 })
+  })
   const analytics = new Analytics('runtime-key', {
     endpoint,
     gzip: canGzip,
@@ -44,5 +53,5 @@ export async function probe(endpoint, waitUntil) {
     ),
   )
   await analytics.closeAndFlush({ timeout: 15_000 })
-  return { outcomes, errors, stats: analytics.stats(), dispatcherRefused, canGzip, gzipRefused }
+  return { outcomes, errors, stats: analytics.stats(), dispatcherRefused, canGzip, gzipRefused, paused: await paused }
 }

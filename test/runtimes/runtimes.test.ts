@@ -5,7 +5,7 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type RuntimeRequest, startRuntimeReceiver } from './runtime-receiver'
+import { EXIT_PATH, type RuntimeRequest, startRuntimeReceiver } from './runtime-receiver'
 import { RUNTIMES_DIR, runtimePackage } from './runtime-package'
 import { waitFor } from '../support/wait-for'
 
@@ -43,6 +43,7 @@ interface ProbeResult {
   dispatcherRefused: boolean
   canGzip: boolean
   gzipRefused: boolean
+  paused: string
 }
 
 /** What every runtime must show: the same rules as on Node (gzip, Retry-After, a 413 split). */
@@ -65,6 +66,9 @@ function expectSameRules(result: ProbeResult, requests: RuntimeRequest[], runtim
     expect(request.userAgent).toMatch(runtime)
   }
   expect(result.stats).toMatchObject({ delivered: 4, failed: 0, requests: 4, retries: 1 })
+  // Retry-After: 30 held the second client's message past its 1.5 s closing deadline: no retry.
+  expect(result.paused).toBe('ERR_CLOSED')
+  expect(receiver.pauseRequests()).toBe(1)
 }
 
 function run(command: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -74,6 +78,11 @@ function run(command: string, args: string[], cwd: string): Promise<{ stdout: st
     )
   })
 }
+
+/** Queues one message and ends without flush() or closeAndFlush(): beforeExit must send it. */
+const UNCLOSED = (endpoint: string): string => `import { Analytics } from 'tracklet'
+const analytics = new Analytics('runtime-key', { endpoint: ${JSON.stringify(endpoint)}, path: ${JSON.stringify(EXIT_PATH)} })
+analytics.track({ userId: 'u', event: 'never closed' })`
 
 const MAIN = `import { probe } from './probe.mjs'
 console.log(JSON.stringify(await probe(process.argv[2] ?? Deno.args[0])))`
@@ -108,6 +117,13 @@ suite('Bun', 'bun', () => {
     expect(code).toBe(0)
     expectSameRules(JSON.parse(stdout), receiver.requests, /^tracklet\/[\d.]+ \(bun \d/)
   })
+
+  it('sends what a program queued and never flushed, as the process is about to exit (beforeExit)', async () => {
+    await writeFile(join(pkg.dir, 'unclosed-bun.mjs'), UNCLOSED(receiver.url))
+    const { stderr, code } = await run(join(BIN, 'bun'), ['unclosed-bun.mjs'], pkg.dir)
+    expect([stderr, code]).toEqual(['', 0])
+    expect(receiver.exitBatches).toEqual([['never closed']])
+  })
 })
 
 suite('Deno', 'deno', () => {
@@ -119,10 +135,11 @@ suite('Deno', 'deno', () => {
         'run',
         '--quiet',
         '--no-config',
+        '--no-prompt',
         '--node-modules-dir=manual',
-        '--allow-net',
-        '--allow-env',
-        '--allow-read',
+        // The network to the receiver and nothing else: importing the package needs no permission
+        // (no --allow-env: the fetch build reads DEBUG only where that is granted).
+        `--allow-net=${new URL(receiver.url).host}`,
         'main-deno.mjs',
         receiver.url,
       ],
@@ -131,6 +148,19 @@ suite('Deno', 'deno', () => {
     expect(stderr).toBe('')
     expect(code).toBe(0)
     expectSameRules(JSON.parse(stdout), receiver.requests, /^tracklet\/[\d.]+ \(deno \d/)
+  })
+
+  it('sends what a program queued and never flushed, as the process is about to exit (beforeExit)', async () => {
+    await writeFile(join(pkg.dir, 'unclosed-deno.mjs'), UNCLOSED(receiver.url))
+    const args = ['run', '--quiet', '--no-config', '--no-prompt', '--node-modules-dir=manual']
+    const host = new URL(receiver.url).host
+    const { stderr, code } = await run(
+      join(BIN, 'deno'),
+      [...args, `--allow-net=${host}`, 'unclosed-deno.mjs'],
+      pkg.dir,
+    )
+    expect([stderr, code]).toEqual(['', 0])
+    expect(receiver.exitBatches).toEqual([['never closed']])
   })
 })
 
