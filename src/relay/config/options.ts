@@ -1,10 +1,11 @@
 import type { WebhookSettings } from '../../webhooks/index'
 import type { LogLevel } from '../log'
+import type { DestinationFunction } from './function-settings'
 
 /** The destinations a source sends to, by name. Keys are case sensitive. */
 export interface SourceDestinations {
   /** The Webhooks destination's settings (see `tracklet/webhooks`); absent means the source does not use it. */
-  Webhooks?: WebhookSettings
+  Webhooks?: WebhookSettings & DestinationFunction
 }
 
 /** One source: an application that sends with its own write key. */
@@ -111,6 +112,10 @@ export interface RelayOptions {
    * started in code is one process: {@link createRelay} refuses a value above 1. @default 1
    */
   workers?: number
+  /** How long one call of a destination's function may run, in milliseconds (docs/functions.md). @default 1000 */
+  functionTimeout?: number
+  /** The memory each destination's function may use, in megabytes (docs/functions.md). @default 64 */
+  functionMemory?: number
 }
 
 /**
@@ -153,4 +158,6 @@ export interface ResolvedRelayOptions {
   storeTimeout: number
   logLevel: LogLevel
   workers: number
+  functionTimeout: number
+  functionMemory: number
 }

@@ -2,6 +2,7 @@ import type { Agent } from 'undici'
 import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../webhooks/index'
 import type { Area } from '../area'
 import type { ResolvedRelayOptions } from '../config/options'
+import { withoutFunction } from '../config/function-settings'
 import { WEBHOOKS_DESTINATION } from '../config/sources'
 import { RelayConfigError } from '../errors'
 import { log, plural } from '../log'
@@ -11,6 +12,7 @@ import type { CircuitStore } from '../store/circuits'
 import type { Store } from '../store/store'
 import type { CircuitSnapshot } from './breaker'
 import type { Destination } from './destination'
+import { type FunctionObserver, loadFunctions } from './functions/load'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
 import { routesByUrl, type SettledAttempt } from './worker-options'
@@ -31,6 +33,8 @@ export interface DeliveryDeps {
   shared: boolean
   /** Told of every attempt's outcome as it settles (metrics). Must not throw. */
   observe?: (attempt: SettledAttempt) => void
+  /** Told of every call of a destination's function (metrics). Must not throw. */
+  observeFunction?: FunctionObserver
 }
 
 /** Delivery's area: its routes (none) and stop, and what the others ask of it. */
@@ -67,9 +71,14 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     void agent.close()
     throw error
   }
+  const functions = await loadFunctions(options, deps.observeFunction).catch(async (error: unknown) => {
+    await agent.close()
+    throw error
+  })
   const worker = new Worker({
     store,
     destinations,
+    functions: functions.bySource,
     // The platform's schedule and the window it keeps to, together.
     retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
     concurrency: options.concurrency,
@@ -96,6 +105,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     },
     stop: async () => {
       clearInterval(poll)
+      await functions.close()
       await agent.destroy()
       await retention.stop()
     },
@@ -124,7 +134,7 @@ function buildDestinations(options: ResolvedRelayOptions, agent: Agent): Map<str
       try {
         destinations.set(
           WEBHOOKS_DESTINATION,
-          new WebhookDestination(settings, {
+          new WebhookDestination(withoutFunction(settings), {
             timeout: options.webhookTimeout,
             dispatcher: agent,
             responseBodyLimit: options.responseBodyLimit,

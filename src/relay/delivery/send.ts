@@ -1,19 +1,29 @@
 import { SEND_STORED, type SendsStored } from '../../webhooks/stored'
 import type { DueDelivery } from '../store/store'
 import type { AttemptResult, Destination } from './destination'
+import { type FunctionCaller, runFunctionStep } from './functions/step'
 
 /**
  * Makes one attempt of `delivery` through `destination`, to `urls` only when the breaker left some
- * of the destination's URLs out. Never rejects: a destination that is gone or throws is an
- * `unsent` result (no request was made; retrying would not change that).
+ * of the destination's URLs out. The destination's function, when it has one, runs first on the
+ * stored message (docs/functions.md): what it returns is what is formatted and sent. Never
+ * rejects: a destination that is gone or throws is an `unsent` result (no request was made;
+ * retrying would not change that).
  */
 export async function sendAttempt(
   destination: Destination | undefined,
   delivery: DueDelivery,
   urls: readonly string[] | undefined,
+  fn?: FunctionCaller,
 ): Promise<AttemptResult> {
   if (destination === undefined) {
     return { kind: 'unsent', error: `the source no longer has the ${delivery.destination} destination` }
+  }
+  let message = delivery.message
+  if (fn !== undefined) {
+    const step = await runFunctionStep(fn, message)
+    if (step.kind !== 'send') return step
+    message = step.message
   }
   try {
     const subset = urls !== undefined && urls.length < (destination.urls?.length ?? 0)
@@ -21,10 +31,10 @@ export async function sendAttempt(
     // The message was validated at ingest: the Webhooks destination formats it without checking it again.
     const sendStored = (destination as Partial<SendsStored>)[SEND_STORED]
     const result = await (sendStored !== undefined
-      ? sendStored.call(destination, delivery.message, options)
+      ? sendStored.call(destination, message, options)
       : subset
-        ? destination.send(delivery.message, options)
-        : destination.send(delivery.message))
+        ? destination.send(message, options)
+        : destination.send(message))
     return { kind: 'sent', result }
   } catch (error) {
     // A destination reports delivery failures in its result; it throws only for a message it

@@ -33,6 +33,7 @@ const CLAIM_CHUNK = 128
 export class Worker {
   readonly #store: Store
   readonly #destinations: WorkerOptions['destinations']
+  readonly #functions: WorkerOptions['functions']
   readonly #retries: RetryPolicy
   readonly #concurrency: number
   readonly #leaseTimeout: number
@@ -59,6 +60,7 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.#store = options.store
     this.#destinations = options.destinations
+    this.#functions = options.functions
     this.#retries = options.retries
     this.#concurrency = options.concurrency
     this.#leaseTimeout = options.leaseTimeout
@@ -309,7 +311,8 @@ export class Worker {
     const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
     let attempt: AttemptResult | undefined
     try {
-      attempt = await sendAttempt(destination, delivery, sending?.urls)
+      const fn = this.#functions?.get(delivery.source)?.get(delivery.destination)
+      attempt = await sendAttempt(destination, delivery, sending?.urls, fn)
     } finally {
       // Frees the URLs' slots and counts each answer towards its circuit, even if the attempt broke.
       const requests = attempt?.kind === 'sent' ? attempt.result.attempts : []

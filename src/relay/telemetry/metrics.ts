@@ -299,6 +299,8 @@ function outcomeLabel(attempt: SettledAttempt): AttemptOutcomeLabel {
       return 'retried'
     case 'failed':
       return 'dead_lettered'
+    case 'filtered':
+      return 'filtered'
   }
 }
 

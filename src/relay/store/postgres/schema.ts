@@ -140,6 +140,12 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX attempts_delivery;
   ALTER TABLE tracklet_schema REPLICA IDENTITY FULL;
   `,
+  // The filtered status (docs/functions.md): a delivery its destination's function dropped.
+  `
+  ALTER TABLE deliveries
+    DROP CONSTRAINT deliveries_status_check,
+    ADD CONSTRAINT deliveries_status_check CHECK (status IN ('pending', 'delivered', 'failed', 'filtered'));
+  `,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { loadDriver } from '../load-driver'
+import { FILTERED_STATUS_MIGRATION } from './filtered-status'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
 export type SqliteDatabase = Database.Database
@@ -119,6 +120,7 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX deliveries_message;
   DROP INDEX deliveries_message_id;
   `,
+  FILTERED_STATUS_MIGRATION,
 ]
 
 /** Options of {@link openSqliteDatabase}. */
