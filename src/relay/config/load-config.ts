@@ -60,7 +60,13 @@ function functionFilesFrom(options: RelayOptions, folder: string): RelayOptions 
       const webhooks = source.destinations?.Webhooks
       const fn = webhooks?.function
       if (webhooks === undefined || fn === undefined || !('file' in fn) || isAbsolute(fn.file)) return source
-      return { ...source, destinations: { ...source.destinations, Webhooks: { ...webhooks, function: { file: resolve(folder, fn.file) } } } }
+      return {
+        ...source,
+        destinations: {
+          ...source.destinations,
+          Webhooks: { ...webhooks, function: { file: resolve(folder, fn.file) } },
+        },
+      }
     }),
   }
 }

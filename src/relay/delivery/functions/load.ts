@@ -23,7 +23,10 @@ export interface LoadedFunctions {
  *
  * @throws {RelayConfigError} listing every function that failed.
  */
-export async function loadFunctions(options: ResolvedRelayOptions, observe?: FunctionObserver): Promise<LoadedFunctions> {
+export async function loadFunctions(
+  options: ResolvedRelayOptions,
+  observe?: FunctionObserver,
+): Promise<LoadedFunctions> {
   const sandboxes: FunctionSandbox[] = []
   const problems: { field: string; message: string }[] = []
   const bySource = new Map<string, Map<string, FunctionCaller>>()

@@ -61,6 +61,8 @@ export class FunctionSandbox {
   #worker: Promise<Worker> | undefined
   readonly #queue: PendingCall[] = []
   #running: PendingCall | undefined
+  // The worker the running call was posted to: its death settles that call, no other.
+  #runningOn: Worker | undefined
   #watchdog: NodeJS.Timeout | undefined
   #nextId = 0
   #closed = false
@@ -124,6 +126,7 @@ export class FunctionSandbox {
       this.#retire(worker)
       this.#settle(failure(timeoutMessage(this.#spec.timeoutMs), ERR_FUNCTION_TIMEOUT))
     }, this.#spec.timeoutMs + FUNCTION_WATCHDOG_GRACE_MS)
+    this.#runningOn = worker
     worker.postMessage({ id: call.id, event: call.event, settings: this.#settingsJson })
   }
 
@@ -132,6 +135,7 @@ export class FunctionSandbox {
     if (call === undefined || (from !== undefined && from !== call.id)) return
     clearTimeout(this.#watchdog)
     this.#running = undefined
+    this.#runningOn = undefined
     call.resolve(result)
     if (this.#queue.length > 0) void this.#next()
   }
@@ -178,9 +182,14 @@ export class FunctionSandbox {
       worker.on('message', onStart)
       worker.once('error', (error) => {
         reject(error)
-        if (this.#running !== undefined) this.#settle(failure(`the function's sandbox failed: ${error.message}`))
+        if (this.#runningOn !== worker) return
+        // WebAssembly memory that cannot grow further ends the thread itself.
+        const code = /memory|allocation/i.test(error.message) ? ERR_FUNCTION_MEMORY : undefined
+        this.#settle(failure(`the function's sandbox failed: ${error.message}`, code))
       })
-      worker.once('exit', () => {
+      worker.once('exit', (exitCode) => {
+        if (this.#runningOn === worker)
+          this.#settle(failure(`the function's sandbox ended during the call (exit code ${exitCode})`))
         if (this.#worker !== undefined) {
           // A worker that exits (after a timeout or the memory limit) is replaced at the next call.
           void this.#worker.then(

@@ -27,7 +27,10 @@ export async function runFunctionStep(fn: FunctionCaller, message: DeliverableMe
       return { kind: 'send', message }
     case 'event': {
       const event = result.event as Partial<DeliverableMessage>
-      return { kind: 'send', message: { ...event, messageId: event.messageId ?? message.messageId } as DeliverableMessage }
+      return {
+        kind: 'send',
+        message: { ...event, messageId: event.messageId ?? message.messageId } as DeliverableMessage,
+      }
     }
     case 'drop':
       return { kind: 'filtered', reason: DROPPED_BY_FUNCTION }

@@ -15,6 +15,13 @@ const variant = require(workerData.variantPath)
 const { code, filename, prelude, timeoutMs, memoryBytes, stackBytes } = workerData
 
 let deadline = Infinity
+// The prebuilt WebAssembly's own limit bounds each allocation, not their sum (its malloc reports
+// no usable size: quickjs-emscripten #271), so the sandbox's whole memory is watched as well: the
+// interrupt handler, polled as the code runs, stops a call once the module's memory has grown
+// past functionMemory beyond what the loaded function took. WebAssembly memory never shrinks,
+// so that worker is then ended.
+let memoryCeiling = Infinity
+let memoryExceeded = false
 function define(context, name, fn) {
   const handle = context.newFunction(name, fn)
   context.setProp(context.global, name, handle)
@@ -32,7 +39,11 @@ async function main() {
   const runtime = module.newRuntime()
   runtime.setMemoryLimit(memoryBytes)
   runtime.setMaxStackSize(stackBytes)
-  runtime.setInterruptHandler(() => Date.now() > deadline)
+  const heap = () => module.module.HEAPU8.buffer.byteLength
+  runtime.setInterruptHandler(() => {
+    if (heap() > memoryCeiling) { memoryExceeded = true; return true }
+    return Date.now() > deadline
+  })
   const context = runtime.newContext()
   define(context, '__hostSha256', (text) => context.newString(createHash('sha256').update(context.getString(text)).digest('hex')))
   define(context, '__hostHmac', (key, text) =>
@@ -58,6 +69,7 @@ async function main() {
   }
   compiled.value.dispose()
   const call = context.getProp(context.global, '__trackletCall')
+  memoryCeiling = heap() + memoryBytes
   const logsOf = context.getProp(context.global, '__trackletLogs')
   // The lines logged before a call that ended outside the sandbox's own catch (interrupted, out of memory).
   const logsSoFar = () => {
@@ -106,12 +118,13 @@ async function main() {
       reply = { kind: 'error', code: 'memory', message: String(error && error.message) }
       fatal = true
     }
-    const overran = Date.now() > deadline
+    const overran = !memoryExceeded && Date.now() > deadline
     deadline = Infinity
     if (reply.logs === undefined) Object.assign(reply, fatal ? { logs: [], logsTruncated: false } : logsSoFar())
     eventHandle.alive && eventHandle.dispose()
     settingsHandle.alive && settingsHandle.dispose()
     if (overran) { reply = { kind: 'error', code: 'timeout', message: 'interrupted', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
+    else if (memoryExceeded || heap() > memoryCeiling) { reply = { kind: 'error', code: 'memory', message: 'out of memory', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
     else if (reply.kind === 'error' && (reply.code === 'memory' || /out of memory/.test(reply.message))) { reply.code = 'memory'; fatal = true }
     parentPort.postMessage({ id, reply, ms: performance.now() - started, fatal })
     if (fatal) process.exit(0)
