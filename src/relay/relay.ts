@@ -110,6 +110,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       circuits: opened.circuits,
       shared,
       observe: (attempt) => metrics.attemptSettled(attempt),
+      observeFunction: (source, result) => metrics.functions.called(source, result),
     })
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])

@@ -1,3 +1,4 @@
+import { FunctionMetrics } from './function-metrics'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { SettledAttempt } from '../delivery/worker'
 import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind } from '../ingest/ingest'
@@ -84,6 +85,8 @@ export class RelayMetrics {
   readonly #urlInFlight: Gauge<'url'>
   /** Issue 20's series: ingest durations, answers by status class, build info. */
   readonly console: ConsoleMetrics
+  /** Calls of destinations' functions (docs/functions.md). */
+  readonly functions: FunctionMetrics
   /** Settled attempts not yet added to their series (a scrape adds them first). */
   readonly #tally: AttemptTally
   /** Recent events, for the operator page's rates. */
@@ -170,6 +173,7 @@ export class RelayMetrics {
           this.#attempts.inc({ source: source.name, destination, outcome }, 0)
       }
     }
+    this.functions = new FunctionMetrics(registers)
     this.console = new ConsoleMetrics(
       registers,
       options.sources.flatMap((source) =>
