@@ -1,4 +1,5 @@
 import { DEFAULT_RESPONSE_BODY_LIMIT, DEFAULT_TIMEOUT_MS } from '../../webhooks/limits'
+import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_MS } from '../delivery/functions/limits'
 import type { BreakerOptions } from './options'
 
 /**
@@ -24,6 +25,8 @@ export const RELAY_DEFAULTS = Object.freeze({
   storeTimeout: 5000,
   workers: 1,
   streamReaders: 10,
+  functionTimeout: DEFAULT_FUNCTION_TIMEOUT_MS,
+  functionMemory: DEFAULT_FUNCTION_MEMORY_MB,
 })
 
 /** The circuit breaker's defaults (`breaker` option). */

@@ -45,10 +45,29 @@ export async function loadRelayConfig(
     const inFile = error.problems.map((problem) => ({ ...problem, message: `${problem.message} (in ${path})` }))
     throw new RelayConfigError(error.field, inFile[0]!.message, { problems: inFile })
   }
-  const options = expanded as RelayOptions
+  const options = functionFilesFrom(expanded as RelayOptions, dirname(path))
   const { database } = options
   if (database !== undefined && database !== ':memory:' && !isPostgresUrl(database) && !isAbsolute(database)) {
     return { ...options, database: resolve(dirname(path), database) }
   }
   return options
+}
+
+// A destination's `function.file` is taken from the config file's folder, as `database` is.
+function functionFilesFrom(options: RelayOptions, folder: string): RelayOptions {
+  return {
+    ...options,
+    sources: options.sources.map((source) => {
+      const webhooks = source.destinations?.Webhooks
+      const fn = webhooks?.function
+      if (webhooks === undefined || fn === undefined || !('file' in fn) || isAbsolute(fn.file)) return source
+      return {
+        ...source,
+        destinations: {
+          ...source.destinations,
+          Webhooks: { ...webhooks, function: { file: resolve(folder, fn.file) } },
+        },
+      }
+    }),
+  }
 }

@@ -1,11 +1,12 @@
 import type { AlertsOptions } from './alerts-option'
 import type { WebhookSettings } from '../../webhooks/index'
 import type { LogLevel } from '../log'
+import type { DestinationFunction } from './function-settings'
 
 /** The destinations a source sends to, by name. Keys are case sensitive. */
 export interface SourceDestinations {
   /** The Webhooks destination's settings (see `tracklet/webhooks`); absent means the source does not use it. */
-  Webhooks?: WebhookSettings
+  Webhooks?: WebhookSettings & DestinationFunction
 }
 
 /** One source: an application that sends with its own write key. */
@@ -120,6 +121,10 @@ export interface RelayOptions {
   streamReaders?: number
   /** Where the relay POSTs its alerts (a circuit opened or closed, dead letters); none by default. */
   alerts?: AlertsOptions | undefined
+  /** How long one call of a destination's function may run, in milliseconds (docs/functions.md). @default 1000 */
+  functionTimeout?: number
+  /** The memory each destination's function may use, in megabytes (docs/functions.md). @default 64 */
+  functionMemory?: number
 }
 
 /**
@@ -164,4 +169,6 @@ export interface ResolvedRelayOptions {
   workers: number
   streamReaders: number
   alerts: AlertsOptions | undefined
+  functionTimeout: number
+  functionMemory: number
 }

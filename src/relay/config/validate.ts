@@ -14,6 +14,13 @@ import type {
   SourceSchema,
 } from './options'
 import { databaseValue } from './database-value'
+import {
+  checkDestinationFunction,
+  type DestinationFunction,
+  functionMemoryRule,
+  functionTimeoutRule,
+  withoutFunction,
+} from './function-settings'
 import { MAX_RESPONSE_BODY_LIMIT } from '../../webhooks/limits'
 import { BREAKER_DEFAULTS, RELAY_DEFAULTS } from './defaults'
 import {
@@ -47,14 +54,16 @@ const SCHEMA_RULES: RulesOf<SourceSchema> = {
 // The Webhooks destination checks its own settings, with the very function it is built with: a
 // setting it would refuse at start is refused here, when the config is read (a CRLF or reserved
 // header, a bad URL). Its path is reported under the source's.
-const webhookSettings: Rule<WebhookSettings> = (value, field, problems) => {
+const webhookSettings: Rule<WebhookSettings & DestinationFunction> = (value, field, problems) => {
   if (!isPlainObject(value)) {
     problems.add(field, `must be an object of settings, got ${describeSafely(value)}`)
     return undefined
   }
+  // The function's keys are the relay's, checked here; the destination is given the rest.
+  const fn = checkDestinationFunction(value, field, problems)
   try {
     // Building one is cheap and sends nothing: its constructor is the settings' validation.
-    new WebhookDestination(value as unknown as WebhookSettings)
+    new WebhookDestination(withoutFunction(value) as unknown as WebhookSettings)
   } catch (error) {
     if (!(error instanceof WebhookConfigError)) throw error
     const prefix = `Invalid webhook setting ${error.setting}: `
@@ -67,7 +76,7 @@ const webhookSettings: Rule<WebhookSettings> = (value, field, problems) => {
     return undefined
   }
   // A deep copy, so later changes to the caller's objects never reach the running relay.
-  return structuredClone(value) as unknown as WebhookSettings
+  return { ...(structuredClone(withoutFunction(value)) as unknown as WebhookSettings), ...fn }
 }
 
 // The destination lists the keys it allows in its own message ("allowed: url, headers"); the
@@ -116,6 +125,8 @@ const OPTION_RULES: RulesOf<RelayOptions> = {
   // Each reader may hold a megabyte it could not send yet: a thousand is a gigabyte.
   streamReaders: integer(1, 1000),
   alerts: alertsRule,
+  functionTimeout: functionTimeoutRule,
+  functionMemory: functionMemoryRule,
 }
 
 /** Every option a relay (and its config file) takes, at the top level. */

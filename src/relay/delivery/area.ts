@@ -2,6 +2,7 @@ import type { Agent } from 'undici'
 import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../webhooks/index'
 import type { Area } from '../area'
 import type { ResolvedRelayOptions } from '../config/options'
+import { withoutFunction } from '../config/function-settings'
 import { WEBHOOKS_DESTINATION } from '../config/sources'
 import { RelayConfigError } from '../errors'
 import { log, plural } from '../log'
@@ -12,6 +13,8 @@ import type { Store } from '../store/store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
 import type { DeliveryStep } from './delivery-step'
 import type { Destination } from './destination'
+import { type FunctionObserver, loadFunctions } from './functions/load'
+import { outcomeLabel } from './functions/result'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
 import type { RelayEvents } from '../events/channel'
@@ -33,7 +36,7 @@ export interface DeliveryDeps {
   shared: boolean
   /** A step each delivery passes through before it is formatted (`delivery-step.ts`); none: as stored. */
   step?: DeliveryStep
-  /** Where delivery tells of each `attempt` as it settles. */
+  /** Where delivery tells of each `attempt` as it settles, and of each call of a function. */
   events: RelayEvents
 }
 
@@ -71,9 +74,19 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     void agent.close()
     throw error
   }
+  const { events } = deps
+  // Each call of a destination's function, told to metrics through the events channel.
+  const observeFunction: FunctionObserver = (source, result) => {
+    if (events.listened) events.publish({ type: 'function', source, outcome: outcomeLabel(result), ms: result.ms })
+  }
+  const functions = await loadFunctions(options, observeFunction).catch(async (error: unknown) => {
+    await agent.close()
+    throw error
+  })
   const worker = new Worker({
     store,
     destinations,
+    functions: functions.bySource,
     // The platform's schedule and the window it keeps to, together.
     retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
     concurrency: options.concurrency,
@@ -112,6 +125,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     },
     stop: async () => {
       clearInterval(poll)
+      await functions.close()
       await agent.destroy()
       await retention.stop()
     },
@@ -140,7 +154,7 @@ function buildDestinations(options: ResolvedRelayOptions, agent: Agent): Map<str
       try {
         destinations.set(
           WEBHOOKS_DESTINATION,
-          new WebhookDestination(settings, {
+          new WebhookDestination(withoutFunction(settings), {
             timeout: options.webhookTimeout,
             dispatcher: agent,
             responseBodyLimit: options.responseBodyLimit,

@@ -34,7 +34,11 @@ export interface RetryPolicy {
 /** What one attempt came to: the destination's result, or why no request was made at all. */
 export type AttemptResult =
   | { kind: 'sent'; result: DeliveryResult }
-  /** No request left: the destination is gone from the configuration, or threw (it can never send the message). */
+  /** No request left: the destination is gone from the configuration, or threw (it can never send the message), or its function failed. */
   | { kind: 'unsent'; error: string }
   /** The delivery step dropped the message: settled with no request (`delivery-step.ts`). */
   | { kind: 'dropped' }
+  /** The destination's function dropped the message: the delivery ends as `filtered`, with `reason`. */
+  | { kind: 'filtered'; reason: string }
+  /** The destination's function threw a `RetryError`: retried on the usual schedule. */
+  | { kind: 'function-retry'; error: string }

@@ -26,6 +26,27 @@ export interface SettledInput {
  */
 export function outcomeOf({ delivery, at, attempt, skipped, retries, now }: SettledInput): AttemptOutcome {
   if (attempt.kind === 'dropped') return { id: delivery.id, at, requests: [], next: { status: 'delivered' } }
+  if (attempt.kind === 'filtered')
+    return { id: delivery.id, at, requests: [], next: { status: 'filtered', error: attempt.reason } }
+  if (attempt.kind === 'function-retry') {
+    // The usual schedule, as for a receiver's retryable failure; no request was made.
+    const firstAttemptAt = delivery.firstAttemptAt ?? at
+    const next = retries.schedule({ attempt: delivery.attempts + 1, firstAttemptAt, now: now() })
+    if (next !== undefined)
+      return {
+        id: delivery.id,
+        at,
+        requests: [],
+        next: { status: 'pending', nextAttemptAt: next, error: attempt.error },
+      }
+    logGivenUp(delivery, 'window-spent', attempt.error)
+    return {
+      id: delivery.id,
+      at,
+      requests: [],
+      next: { status: 'failed', error: `retry window spent; last error: ${attempt.error}` },
+    }
+  }
   if (attempt.kind === 'unsent') {
     // Nothing was sent, so nothing goes in the attempts log; retrying would not change it.
     const error = [attempt.error, ...skipped.map((s) => `skipped ${s}`)].join('; ')

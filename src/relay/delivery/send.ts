@@ -2,17 +2,21 @@ import { SEND_STORED, type SendsStored } from '../../webhooks/stored'
 import type { DueDelivery } from '../store/store'
 import { DROP_DELIVERY, type DeliveryStep } from './delivery-step'
 import type { AttemptResult, Destination } from './destination'
+import { type FunctionCaller, runFunctionStep } from './functions/step'
 
 /**
  * Makes one attempt of `delivery` through `destination`, to `urls` only when the breaker left some
- * of the destination's URLs out. Never rejects: a destination that is gone or throws is an
- * `unsent` result (no request was made; retrying would not change that).
+ * of the destination's URLs out. The destination's function, when it has one, runs first on the
+ * stored message (docs/functions.md): what it returns is what is formatted and sent. Never
+ * rejects: a destination that is gone or throws is an `unsent` result (no request was made;
+ * retrying would not change that).
  */
 export async function sendAttempt(
   destination: Destination | undefined,
   delivery: DueDelivery,
   urls: readonly string[] | undefined,
   step?: DeliveryStep,
+  fn?: FunctionCaller,
 ): Promise<AttemptResult> {
   if (destination === undefined) {
     return { kind: 'unsent', error: `the source no longer has the ${delivery.destination} destination` }
@@ -23,6 +27,11 @@ export async function sendAttempt(
     if (stepped === DROP_DELIVERY) return { kind: 'dropped' }
     if (stepped instanceof Error) return { kind: 'unsent', error: `the delivery step refused it: ${stepped.message}` }
     message = stepped
+  }
+  if (fn !== undefined) {
+    const ran = await runFunctionStep(fn, message)
+    if (ran.kind !== 'send') return ran
+    message = ran.message
   }
   try {
     const subset = urls !== undefined && urls.length < (destination.urls?.length ?? 0)

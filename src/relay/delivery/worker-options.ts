@@ -4,12 +4,15 @@ import type { Store } from '../store/store'
 import type { BreakerConfig } from './breaker'
 import type { DeliveryStep } from './delivery-step'
 import type { Destination, RetryPolicy } from './destination'
+import type { FunctionCaller } from './functions/step'
 
 /** What the worker needs: the store, each source's destinations by name, and the retry rule. */
 export interface WorkerOptions {
   store: Store
   /** Source name → destination name → destination. */
   destinations: ReadonlyMap<string, ReadonlyMap<string, Destination>>
+  /** Source name → destination name → the function run before each attempt's formatting (docs/functions.md). */
+  functions?: ReadonlyMap<string, ReadonlyMap<string, FunctionCaller>>
   /** When a failed delivery goes again, and the window it is retried in. */
   retries: RetryPolicy
   /** Deliveries in flight at once, per source. */

@@ -34,6 +34,7 @@ const CLAIM_CHUNK = 128
 export class Worker {
   readonly #store: Store
   readonly #destinations: WorkerOptions['destinations']
+  readonly #functions: WorkerOptions['functions']
   readonly #retries: RetryPolicy
   readonly #concurrency: number
   readonly #leaseTimeout: number
@@ -61,6 +62,7 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.#store = options.store
     this.#destinations = options.destinations
+    this.#functions = options.functions
     this.#retries = options.retries
     this.#concurrency = options.concurrency
     this.#leaseTimeout = options.leaseTimeout
@@ -312,7 +314,8 @@ export class Worker {
     const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
     let attempt: AttemptResult | undefined
     try {
-      attempt = await sendAttempt(destination, delivery, sending?.urls, this.#step)
+      const fn = this.#functions?.get(delivery.source)?.get(delivery.destination)
+      attempt = await sendAttempt(destination, delivery, sending?.urls, this.#step, fn)
     } finally {
       // Frees the URLs' slots and counts each answer towards its circuit, even if the attempt broke.
       const requests = attempt?.kind === 'sent' ? attempt.result.attempts : []

@@ -49,7 +49,9 @@ export interface SettledAttempt {
  * - `refused`: a request refused whole (the error answered: an `HttpError`, or what was thrown);
  * - `attempt`: a delivery attempt settled;
  * - `circuit`: this relay's own write opened or closed a webhook URL's circuit (not one it learnt
- *   of from another relay): alerts go once per change, from the relay that made it.
+ *   of from another relay): alerts go once per change, from the relay that made it;
+ * - `function`: a destination's function was called (`outcome`: sent, dropped, retry, error,
+ *   timeout or memory), with how long it ran.
  */
 export type RelayEvent =
   | { type: 'ingested'; source: string; outcome: IngestOutcome }
@@ -57,3 +59,4 @@ export type RelayEvent =
   | { type: 'refused'; error: unknown }
   | { type: 'attempt'; attempt: SettledAttempt }
   | { type: 'circuit'; url: string; change: 'opened' | 'closed'; error?: string | undefined }
+  | { type: 'function'; source: string; outcome: string; ms: number }

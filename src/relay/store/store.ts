@@ -173,10 +173,10 @@ export interface ClaimRequest {
 }
 
 /** Where a delivery stands: waiting for (another) attempt, done, or dead-lettered. */
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'filtered'
 
 /** The delivery statuses, for validating a filter. */
-export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed']
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed', 'filtered']
 
 /** A delivery to write: one message for one destination of one source. */
 export interface NewDelivery {
@@ -216,6 +216,8 @@ export type NextStep =
   | { status: 'delivered' }
   | { status: 'pending'; nextAttemptAt: number; error: string }
   | { status: 'failed'; error: string }
+  /** Dropped by the destination's function (docs/functions.md): terminal, `error` says why. */
+  | { status: 'filtered'; error: string }
 
 /** What became of one attempt, written back by the worker. */
 export interface AttemptOutcome {

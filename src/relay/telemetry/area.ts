@@ -128,6 +128,7 @@ function count(metrics: RelayMetrics, event: RelayEvent): void {
   else if (event.type === 'filtered') metrics.filtered(event.source, event.count)
   else if (event.type === 'refused') metrics.requestRefused(event.error)
   else if (event.type === 'attempt') metrics.attemptSettled(event.attempt)
+  else if (event.type === 'function') metrics.functions.called(event.source, event.outcome, event.ms)
 }
 
 // What each event adds to the live stream and the alerts: attempts (dead letters alert), and

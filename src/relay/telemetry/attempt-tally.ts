@@ -3,7 +3,7 @@ import type { SettledAttempt } from '../events/kinds'
 import { type StatusClassLabel, statusClass } from './console-metrics'
 
 /** What a settled attempt became, as the `outcome` label says it. */
-export type AttemptOutcomeLabel = 'delivered' | 'retried' | 'dead_lettered'
+export type AttemptOutcomeLabel = 'delivered' | 'retried' | 'dead_lettered' | 'filtered'
 
 /** The prom-client series a tally is added to. */
 export interface AttemptSeries {

@@ -9,6 +9,7 @@ import {
 } from 'prom-client'
 import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind, type SettledAttempt } from '../events/kinds'
 import type { RecentRates } from '../events/readings'
+import { FunctionMetrics } from './function-metrics'
 import { log } from '../log'
 import type { RoutedSource } from '../config/sources'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
@@ -99,6 +100,8 @@ export class RelayMetrics {
   #clockOffset: (() => number | undefined) | undefined
   /** Issue 20's series: ingest durations, answers by status class, build info. */
   readonly console: ConsoleMetrics
+  /** Calls of destinations' functions (docs/functions.md). */
+  readonly functions: FunctionMetrics
   /** Settled attempts not yet added to their series (a scrape adds them first). */
   readonly #tally: AttemptTally
   /** Recent events, for the operator page's rates. */
@@ -199,6 +202,7 @@ export class RelayMetrics {
           this.#attempts.inc({ source: source.name, destination, outcome }, 0)
       }
     }
+    this.functions = new FunctionMetrics(registers)
     this.console = new ConsoleMetrics(
       registers,
       options.sources.flatMap((source) =>
@@ -338,6 +342,8 @@ function outcomeLabel(attempt: SettledAttempt): AttemptOutcomeLabel {
       return 'retried'
     case 'failed':
       return 'dead_lettered'
+    case 'filtered':
+      return 'filtered'
   }
 }
 

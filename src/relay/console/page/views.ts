@@ -38,6 +38,7 @@ const STATUS_LABELS: Record<DeliveryStatus, string> = {
   pending: 'pending',
   delivered: 'delivered',
   failed: 'dead-lettered',
+  filtered: 'filtered',
 }
 
 /** The sign-in form (or why there is none). */

@@ -143,6 +143,12 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // The operator page's sessions, shared by every relay on the database.
   POSTGRES_SESSIONS_STEP,
+  // The filtered status (docs/functions.md): a delivery its destination's function dropped.
+  `
+  ALTER TABLE deliveries
+    DROP CONSTRAINT deliveries_status_check,
+    ADD CONSTRAINT deliveries_status_check CHECK (status IN ('pending', 'delivered', 'failed', 'filtered'));
+  `,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

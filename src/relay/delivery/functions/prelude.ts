@@ -1,0 +1,205 @@
+import { ANY_TYPE_HANDLER, FUNCTION_LOG_BYTES, FUNCTION_LOG_LINES, HANDLER_BY_TYPE } from './limits'
+
+/**
+ * The script run in each sandbox before the function's code: the globals a function gets beyond
+ * the language's own (`console`, `RetryError`, `ValidationError`, `TextEncoder`, `TextDecoder`,
+ * `URL`, `URLSearchParams`, `sha256`, `hmacSha256`), written in the sandbox's own JavaScript over
+ * three host calls (hashing and URL parsing) that it captures and then deletes from the global
+ * object, and `__trackletCall`, the entry each call goes through. No backticks and no `${` inside.
+ */
+export const PRELUDE = `(() => {
+'use strict'
+const hostSha256 = globalThis.__hostSha256, hostHmac = globalThis.__hostHmac, hostUrl = globalThis.__hostUrl
+delete globalThis.__hostSha256; delete globalThis.__hostHmac; delete globalThis.__hostUrl
+const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: true, configurable: true })
+const OutOfMemory = globalThis.InternalError
+
+class RetryError extends Error { constructor(message) { super(message); this.name = 'RetryError' } }
+class ValidationError extends Error { constructor(message) { super(message); this.name = 'ValidationError' } }
+define('RetryError', RetryError)
+define('ValidationError', ValidationError)
+define('sha256', (text) => hostSha256(String(text)))
+define('hmacSha256', (key, text) => hostHmac(String(key), String(text)))
+
+function utf8Length(s) {
+  let n = 0
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x80) n += 1
+    else if (c < 0x800) n += 2
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < s.length) { n += 4; i++ }
+    else n += 3
+  }
+  return n
+}
+class TextEncoder {
+  get encoding() { return 'utf-8' }
+  encode(input = '') {
+    const s = String(input), out = []
+    for (let i = 0; i < s.length; i++) {
+      let c = s.codePointAt(i)
+      if (c > 0xffff) i++
+      else if (c >= 0xd800 && c < 0xe000) c = 0xfffd
+      if (c < 0x80) out.push(c)
+      else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63))
+      else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63))
+      else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63))
+    }
+    return new Uint8Array(out)
+  }
+}
+class TextDecoder {
+  get encoding() { return 'utf-8' }
+  decode(input) {
+    if (input === undefined) return ''
+    const b = input instanceof Uint8Array ? input : new Uint8Array(input.buffer ?? input)
+    let s = ''
+    for (let i = 0; i < b.length; ) {
+      const c = b[i]
+      const n = c < 0x80 ? 0 : c >= 0xf0 && c < 0xf8 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : -1
+      if (n < 0 || i + n >= b.length) { s += '\\ufffd'; i++; continue }
+      let cp = n === 0 ? c : c & (0x3f >> n)
+      let ok = true
+      for (let k = 1; k <= n; k++) {
+        if ((b[i + k] & 0xc0) !== 0x80) { ok = false; break }
+        cp = (cp << 6) | (b[i + k] & 63)
+      }
+      if (!ok) { s += '\\ufffd'; i++; continue }
+      s += String.fromCodePoint(cp)
+      i += n + 1
+    }
+    return s
+  }
+}
+define('TextEncoder', TextEncoder)
+define('TextDecoder', TextDecoder)
+
+const formEncode = (s) => encodeURIComponent(s).replace(/[!'()~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()).replace(/%20/g, '+')
+const formDecode = (s) => { try { return decodeURIComponent(s.replace(/\\+/g, ' ')) } catch { return s } }
+class URLSearchParams {
+  #list = []
+  constructor(init = '') {
+    if (typeof init === 'string') {
+      for (const part of (init.startsWith('?') ? init.slice(1) : init).split('&')) {
+        if (part === '') continue
+        const eq = part.indexOf('=')
+        this.#list.push(eq < 0 ? [formDecode(part), ''] : [formDecode(part.slice(0, eq)), formDecode(part.slice(eq + 1))])
+      }
+    } else if (init instanceof URLSearchParams || Array.isArray(init)) {
+      for (const [k, v] of init) this.#list.push([String(k), String(v)])
+    } else if (init !== null && typeof init === 'object') {
+      for (const k of Object.keys(init)) this.#list.push([k, String(init[k])])
+    }
+  }
+  get size() { return this.#list.length }
+  append(k, v) { this.#list.push([String(k), String(v)]) }
+  delete(k) { this.#list = this.#list.filter(([n]) => n !== String(k)) }
+  get(k) { const e = this.#list.find(([n]) => n === String(k)); return e === undefined ? null : e[1] }
+  getAll(k) { return this.#list.filter(([n]) => n === String(k)).map(([, v]) => v) }
+  has(k) { return this.#list.some(([n]) => n === String(k)) }
+  set(k, v) {
+    const i = this.#list.findIndex(([n]) => n === String(k))
+    if (i < 0) { this.append(k, v); return }
+    this.#list[i] = [String(k), String(v)]
+    this.#list = this.#list.filter(([n], j) => j <= i || n !== String(k))
+  }
+  sort() { this.#list.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) }
+  forEach(fn, self) { for (const [k, v] of this.#list) fn.call(self, v, k, this) }
+  keys() { return this.#list.map(([k]) => k)[Symbol.iterator]() }
+  values() { return this.#list.map(([, v]) => v)[Symbol.iterator]() }
+  entries() { return this.#list.map(([k, v]) => [k, v])[Symbol.iterator]() }
+  [Symbol.iterator]() { return this.entries() }
+  toString() { return this.#list.map(([k, v]) => formEncode(k) + '=' + formEncode(v)).join('&') }
+}
+define('URLSearchParams', URLSearchParams)
+
+// Parsed by the host (Node's WHATWG parser); kept as parts here. href, search and toString()
+// follow changes made through searchParams, pathname and hash.
+class URL {
+  #parts
+  constructor(url, base) {
+    const parsed = hostUrl(String(url), base === undefined ? undefined : String(base))
+    if (parsed === undefined) throw new TypeError('Invalid URL: ' + String(url))
+    this.#parts = JSON.parse(parsed)
+    this.searchParams = new URLSearchParams(this.#parts.search)
+  }
+  static canParse(url, base) { return hostUrl(String(url), base === undefined ? undefined : String(base)) !== undefined }
+  get protocol() { return this.#parts.protocol }
+  get username() { return this.#parts.username }
+  get password() { return this.#parts.password }
+  get host() { return this.#parts.host }
+  get hostname() { return this.#parts.hostname }
+  get port() { return this.#parts.port }
+  get origin() { return this.#parts.origin }
+  get pathname() { return this.#parts.pathname }
+  set pathname(v) { this.#parts.pathname = String(v) }
+  get hash() { return this.#parts.hash }
+  set hash(v) { v = String(v); this.#parts.hash = v === '' ? '' : v.startsWith('#') ? v : '#' + v }
+  get search() { const q = this.searchParams.toString(); return q === '' ? '' : '?' + q }
+  set search(v) { this.searchParams = new URLSearchParams(String(v)) }
+  get href() {
+    const p = this.#parts
+    if (!p.slashes) return p.protocol + p.pathname + this.search + p.hash
+    const auth = p.username === '' ? '' : p.username + (p.password === '' ? '' : ':' + p.password) + '@'
+    return p.protocol + '//' + auth + p.host + p.pathname + this.search + p.hash
+  }
+  toString() { return this.href }
+  toJSON() { return this.href }
+}
+define('URL', URL)
+
+// console: each call's lines, up to ${FUNCTION_LOG_LINES} lines and ${FUNCTION_LOG_BYTES} bytes.
+let logs = [], logBytes = 0, logsTruncated = false
+const show = (v) => {
+  if (typeof v === 'string') return v
+  if (v instanceof Error) return v.stack ? v.name + ': ' + v.message + '\\n' + v.stack : v.name + ': ' + v.message
+  try { const j = JSON.stringify(v); return j === undefined ? String(v) : j } catch { return String(v) }
+}
+const logAt = (level) => (...args) => {
+  if (logsTruncated) return
+  const line = (level === 'log' ? '' : level + ': ') + args.map(show).join(' ')
+  const bytes = utf8Length(line)
+  if (logs.length >= ${FUNCTION_LOG_LINES} || logBytes + bytes > ${FUNCTION_LOG_BYTES}) { logsTruncated = true; return }
+  logs.push(line)
+  logBytes += bytes
+}
+define('console', Object.freeze({ log: logAt('log'), info: logAt('info'), warn: logAt('warn'), error: logAt('error'), debug: logAt('debug') }))
+
+const handlerNames = ${JSON.stringify(HANDLER_BY_TYPE)}
+const handlerFor = (type) => {
+  const own = handlerNames[type] === undefined ? undefined : globalThis[handlerNames[type]]
+  if (typeof own === 'function') return own
+  const any = globalThis.${ANY_TYPE_HANDLER}
+  return typeof any === 'function' ? any : undefined
+}
+const reply = (body) => { body.logs = logs; body.logsTruncated = logsTruncated; return JSON.stringify(body) }
+const done = (value) => {
+  if (value === null || value === undefined) return reply({ kind: 'drop' })
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    return reply({ kind: 'error', message: 'the function returned ' + (Array.isArray(value) ? 'an array' : 'a ' + typeof value) + ', not an event object (or null to drop it)' })
+  }
+  let json
+  try { json = JSON.stringify(value) } catch (error) { return failed(error) }
+  return reply({ kind: 'event', json })
+}
+const failed = (error) => {
+  if (error instanceof RetryError) return reply({ kind: 'retry', message: error.message })
+  if (OutOfMemory !== undefined && error instanceof OutOfMemory && error.message === 'out of memory') {
+    return reply({ kind: 'error', code: 'memory', message: 'out of memory' })
+  }
+  if (error instanceof Error) return reply({ kind: 'error', message: error.message === '' ? error.name : error.message, stack: error.stack })
+  return reply({ kind: 'error', message: 'the function threw ' + show(error) })
+}
+Object.defineProperty(globalThis, '__trackletLogs', { value: () => JSON.stringify({ logs, logsTruncated }) })
+Object.defineProperty(globalThis, '__trackletCall', { value:  (eventJson, settingsJson) => {
+  logs = []; logBytes = 0; logsTruncated = false
+  const event = JSON.parse(eventJson)
+  const handler = handlerFor(event.type)
+  if (handler === undefined) return reply({ kind: 'pass' })
+  let value
+  try { value = handler(event, JSON.parse(settingsJson)) } catch (error) { return failed(error) }
+  if (value !== null && typeof value === 'object' && typeof value.then === 'function') return Promise.resolve(value).then(done, failed)
+  return done(value)
+} })
+})()
+`

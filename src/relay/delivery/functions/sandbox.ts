@@ -1,0 +1,262 @@
+import { createRequire } from 'node:module'
+import { Worker } from 'node:worker_threads'
+import { RelayError } from '../../errors'
+import {
+  DEFAULT_FUNCTION_MEMORY_MB,
+  DEFAULT_FUNCTION_TIMEOUT_MS,
+  ERR_FUNCTION_MEMORY,
+  ERR_FUNCTION_TIMEOUT,
+  FUNCTION_STACK_BYTES,
+  FUNCTION_WATCHDOG_GRACE_MS,
+} from './limits'
+import { PRELUDE } from './prelude'
+import type { FunctionResult } from './result'
+import { WORKER_SOURCE } from './worker-source'
+
+/** A function's code and the limits it runs under. */
+export interface FunctionSpec {
+  /** The function's source: a script defining `onTrack` … `onDelete` and/or `transformEvent`. */
+  code: string
+  /** Where the code came from, for errors and stack traces: its file, or a config path. */
+  filename: string
+  /** Passed to every call as its second argument (`functionSettings`). */
+  settings?: Record<string, unknown>
+  /** ms per call. @default 1000 */
+  timeoutMs?: number
+  /** MB of heap. @default 64 */
+  memoryMb?: number
+}
+
+/** The code of a function does not compile (or throws while loading). `code` `ERR_FUNCTION_COMPILE`. */
+export class FunctionCompileError extends RelayError {
+  constructor(filename: string, message: string) {
+    super('ERR_FUNCTION_COMPILE', `${filename}: the function does not compile: ${message}`)
+    this.name = 'FunctionCompileError'
+  }
+}
+
+interface Reply {
+  id: number
+  reply: Record<string, unknown> & { kind: string; logs?: string[]; logsTruncated?: boolean }
+  ms: number
+  fatal: boolean
+}
+
+interface PendingCall {
+  id: number
+  event: string
+  resolve: (result: FunctionResult) => void
+}
+
+/**
+ * One function in its sandbox: QuickJS (WebAssembly) in a worker thread of its own, so an endless
+ * loop or a memory blow-up stalls that function's calls only, never the relay's event loop nor
+ * another destination's function. Calls run one at a time, in order. A call that times out or
+ * exhausts its memory ends its worker; the next call starts a fresh one.
+ */
+export class FunctionSandbox {
+  readonly #spec: Required<FunctionSpec>
+  // The settings as JSON, made once: each call parses a fresh copy in the sandbox.
+  readonly #settingsJson: string
+  #worker: Promise<Worker> | undefined
+  readonly #queue: PendingCall[] = []
+  #running: PendingCall | undefined
+  // The worker the running call was posted to: its death settles that call, no other.
+  #runningOn: Worker | undefined
+  #watchdog: NodeJS.Timeout | undefined
+  #nextId = 0
+  #closed = false
+
+  private constructor(spec: FunctionSpec) {
+    this.#spec = {
+      settings: {},
+      timeoutMs: DEFAULT_FUNCTION_TIMEOUT_MS,
+      memoryMb: DEFAULT_FUNCTION_MEMORY_MB,
+      ...spec,
+    }
+    this.#settingsJson = JSON.stringify(this.#spec.settings)
+  }
+
+  /**
+   * Compiles `spec.code` in a new sandbox.
+   *
+   * @throws {FunctionCompileError} when the code does not compile or throws while loading.
+   */
+  static async start(spec: FunctionSpec): Promise<FunctionSandbox> {
+    const sandbox = new FunctionSandbox(spec)
+    sandbox.#worker = sandbox.#spawn()
+    await sandbox.#worker
+    return sandbox
+  }
+
+  /** Runs the function on `event` (a message as stored). Never rejects: failures are results. */
+  call(event: unknown): Promise<FunctionResult> {
+    if (this.#closed) return Promise.resolve(failure('the function was closed (the relay is stopping or reloading)'))
+    return new Promise((resolve) => {
+      this.#queue.push({ id: this.#nextId++, event: JSON.stringify(event), resolve })
+      if (this.#running === undefined) void this.#next()
+    })
+  }
+
+  /** Ends the worker; calls still queued resolve as errors. */
+  async close(): Promise<void> {
+    this.#closed = true
+    for (const call of this.#queue.splice(0)) call.resolve(failure('the function was closed before it ran'))
+    const worker = this.#worker
+    this.#worker = undefined
+    if (worker !== undefined) await (await worker.catch(() => undefined))?.terminate()
+  }
+
+  async #next(): Promise<void> {
+    const call = this.#queue.shift()
+    if (call === undefined) return
+    this.#running = call
+    let worker: Worker
+    try {
+      this.#worker ??= this.#spawn()
+      worker = await this.#worker
+    } catch (error) {
+      this.#worker = undefined
+      this.#settle(failure(`the function's sandbox did not start: ${(error as Error).message}`))
+      return
+    }
+    worker.ref()
+    this.#watchdog = setTimeout(() => {
+      // The sandbox's own interrupt did not stop it: end the thread.
+      this.#retire(worker)
+      this.#settle(failure(timeoutMessage(this.#spec.timeoutMs), ERR_FUNCTION_TIMEOUT))
+    }, this.#spec.timeoutMs + FUNCTION_WATCHDOG_GRACE_MS)
+    this.#runningOn = worker
+    worker.postMessage({ id: call.id, event: call.event, settings: this.#settingsJson })
+  }
+
+  #settle(result: FunctionResult, from?: number): void {
+    const call = this.#running
+    if (call === undefined || (from !== undefined && from !== call.id)) return
+    clearTimeout(this.#watchdog)
+    this.#running = undefined
+    this.#runningOn = undefined
+    call.resolve(result)
+    if (this.#queue.length > 0) void this.#next()
+  }
+
+  #retire(worker: Worker): void {
+    if (this.#worker !== undefined) this.#worker = undefined
+    void worker.terminate()
+  }
+
+  #spawn(): Promise<Worker> {
+    const { code, filename, timeoutMs, memoryMb } = this.#spec
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        ...quickJsPaths(),
+        code,
+        filename,
+        prelude: PRELUDE,
+        timeoutMs,
+        memoryBytes: memoryMb * 1024 * 1024,
+        stackBytes: FUNCTION_STACK_BYTES,
+      },
+      // Nothing of the relay's environment reaches the thread (the sandbox inside has none either).
+      env: {},
+      stdout: true,
+      stderr: true,
+    })
+    worker.unref()
+    return new Promise<Worker>((resolve, reject) => {
+      const onStart = (message: { type: string; message?: string }) => {
+        if (message.type === 'ready') {
+          worker.off('message', onStart)
+          worker.on('message', (reply: Reply) => this.#onReply(worker, reply))
+          resolve(worker)
+        } else {
+          void worker.terminate()
+          reject(
+            message.type === 'compile-error'
+              ? new FunctionCompileError(filename, message.message ?? 'unknown error')
+              : new RelayError('ERR_FUNCTION_SANDBOX', `the function's sandbox failed: ${message.message}`),
+          )
+        }
+      }
+      worker.on('message', onStart)
+      worker.once('error', (error) => {
+        reject(error)
+        if (this.#runningOn !== worker) return
+        // WebAssembly memory that cannot grow further ends the thread itself.
+        const code = /memory|allocation/i.test(error.message) ? ERR_FUNCTION_MEMORY : undefined
+        this.#settle(failure(`the function's sandbox failed: ${error.message}`, code))
+      })
+      worker.once('exit', (exitCode) => {
+        if (this.#runningOn === worker)
+          this.#settle(failure(`the function's sandbox ended during the call (exit code ${exitCode})`))
+        if (this.#worker !== undefined) {
+          // A worker that exits (after a timeout or the memory limit) is replaced at the next call.
+          void this.#worker.then(
+            (current) => {
+              if (current === worker) this.#worker = undefined
+            },
+            () => undefined,
+          )
+        }
+      })
+    })
+  }
+
+  #onReply(worker: Worker, { id, reply, ms, fatal }: Reply): void {
+    if (fatal) this.#retire(worker)
+    else worker.unref()
+    this.#settle(toResult(reply, ms, this.#spec.timeoutMs, this.#spec.memoryMb), id)
+  }
+}
+
+function toResult(reply: Reply['reply'], ms: number, timeoutMs: number, memoryMb: number): FunctionResult {
+  const base = { logs: reply.logs ?? [], logsTruncated: reply.logsTruncated === true, ms }
+  switch (reply.kind) {
+    case 'pass':
+      return { ...base, kind: 'pass' }
+    case 'drop':
+      return { ...base, kind: 'drop' }
+    case 'event':
+      return { ...base, kind: 'event', event: JSON.parse(String(reply.json)) }
+    case 'retry':
+      return { ...base, kind: 'retry', message: String(reply.message) }
+    default: {
+      if (reply.code === 'timeout')
+        return { ...base, kind: 'error', code: ERR_FUNCTION_TIMEOUT, message: timeoutMessage(timeoutMs) }
+      if (reply.code === 'memory') {
+        return {
+          ...base,
+          kind: 'error',
+          code: ERR_FUNCTION_MEMORY,
+          message: `the function ran out of memory (functionMemory ${memoryMb} MB)`,
+        }
+      }
+      const stack = typeof reply.stack === 'string' && reply.stack !== '' ? { stack: reply.stack } : {}
+      return { ...base, kind: 'error', message: String(reply.message), ...stack }
+    }
+  }
+}
+
+function timeoutMessage(timeoutMs: number): string {
+  return `the function ran past functionTimeout (${timeoutMs} ms)`
+}
+
+function failure(message: string, code?: string): FunctionResult {
+  return { kind: 'error', message, ...(code === undefined ? {} : { code }), logs: [], logsTruncated: false, ms: 0 }
+}
+
+let paths: { corePath: string; variantPath: string } | undefined
+
+/** Where QuickJS is installed, resolved from this module (the worker's own cwd could be anywhere). */
+function quickJsPaths(): { corePath: string; variantPath: string } {
+  if (paths !== undefined) return paths
+  // The CommonJS build has __filename; the ES module build (and the sources) have import.meta.url.
+  const here = typeof __filename === 'string' ? __filename : import.meta.url
+  const require = createRequire(here)
+  paths = {
+    corePath: require.resolve('quickjs-emscripten-core'),
+    variantPath: require.resolve('@jitl/quickjs-wasmfile-release-sync'),
+  }
+  return paths
+}

@@ -1,0 +1,134 @@
+/**
+ * The code of a function's worker thread, as CommonJS source for `new Worker(…, { eval: true })`:
+ * the same text runs from the built package and from the TypeScript sources under the test runner,
+ * with no loader and no extra Node flag. It loads QuickJS (WebAssembly) from the paths in
+ * `workerData`, compiles the function once, and answers each call with the sandbox's JSON reply.
+ *
+ * A call that times out or runs out of memory leaves the interpreter in a state not worth trusting:
+ * the worker answers, then exits, and the relay starts a fresh one for the next call.
+ */
+export const WORKER_SOURCE = `'use strict'
+const { parentPort, workerData } = require('node:worker_threads')
+const { createHash, createHmac } = require('node:crypto')
+const core = require(workerData.corePath)
+const variant = require(workerData.variantPath)
+const { code, filename, prelude, timeoutMs, memoryBytes, stackBytes } = workerData
+
+let deadline = Infinity
+// The prebuilt WebAssembly's own limit bounds each allocation, not their sum (its malloc reports
+// no usable size: quickjs-emscripten #271), so the sandbox's whole memory is watched as well: the
+// interrupt handler, polled as the code runs, stops a call once the module's memory has grown
+// past functionMemory beyond what the loaded function took. WebAssembly memory never shrinks,
+// so that worker is then ended.
+let memoryCeiling = Infinity
+let memoryExceeded = false
+function define(context, name, fn) {
+  const handle = context.newFunction(name, fn)
+  context.setProp(context.global, name, handle)
+  handle.dispose()
+}
+function errorText(context, handle) {
+  const dumped = context.dump(handle)
+  handle.dispose()
+  if (dumped !== null && typeof dumped === 'object') return { message: String(dumped.message ?? dumped), name: dumped.name, stack: dumped.stack }
+  return { message: String(dumped) }
+}
+
+async function main() {
+  const module = await core.newQuickJSWASMModuleFromVariant(variant.default ?? variant)
+  const runtime = module.newRuntime()
+  runtime.setMemoryLimit(memoryBytes)
+  runtime.setMaxStackSize(stackBytes)
+  const heap = () => module.module.HEAPU8.buffer.byteLength
+  runtime.setInterruptHandler(() => {
+    if (heap() > memoryCeiling) { memoryExceeded = true; return true }
+    return Date.now() > deadline
+  })
+  const context = runtime.newContext()
+  define(context, '__hostSha256', (text) => context.newString(createHash('sha256').update(context.getString(text)).digest('hex')))
+  define(context, '__hostHmac', (key, text) =>
+    context.newString(createHmac('sha256', context.getString(key)).update(context.getString(text)).digest('hex')))
+  define(context, '__hostUrl', (href, base) => {
+    let url
+    try { url = new URL(context.getString(href), base === undefined || context.typeof(base) === 'undefined' ? undefined : context.getString(base)) } catch { return context.undefined }
+    const { protocol, username, password, host, hostname, port, origin, pathname, search, hash } = url
+    const slashes = url.href.startsWith(protocol + '//')
+    return context.newString(JSON.stringify({ protocol, username, password, host, hostname, port, origin, pathname, search, hash, slashes }))
+  })
+  const setup = context.evalCode(prelude, 'tracklet-prelude.js')
+  if (setup.error) throw new Error('the sandbox prelude failed: ' + errorText(context, setup.error).message)
+  setup.value.dispose()
+  deadline = Date.now() + timeoutMs
+  const compiled = context.evalCode(code, filename)
+  const timedOut = Date.now() > deadline
+  deadline = Infinity
+  if (compiled.error) {
+    const error = errorText(context, compiled.error)
+    parentPort.postMessage({ type: 'compile-error', message: timedOut ? 'the code ran past functionTimeout while loading' : (error.name ? error.name + ': ' : '') + error.message })
+    return
+  }
+  compiled.value.dispose()
+  const call = context.getProp(context.global, '__trackletCall')
+  memoryCeiling = heap() + memoryBytes
+  const logsOf = context.getProp(context.global, '__trackletLogs')
+  // The lines logged before a call that ended outside the sandbox's own catch (interrupted, out of memory).
+  const logsSoFar = () => {
+    try {
+      const got = context.callFunction(logsOf, context.undefined)
+      if (got.error) { got.error.dispose(); return { logs: [], logsTruncated: false } }
+      const text = context.getString(got.value)
+      got.value.dispose()
+      return JSON.parse(text)
+    } catch { return { logs: [], logsTruncated: false } }
+  }
+  parentPort.postMessage({ type: 'ready' })
+
+  parentPort.on('message', ({ id, event, settings }) => {
+    const started = performance.now()
+    const eventHandle = context.newString(event)
+    const settingsHandle = context.newString(settings)
+    deadline = Date.now() + timeoutMs
+    let reply
+    let fatal = false
+    try {
+      const result = context.callFunction(call, context.undefined, eventHandle, settingsHandle)
+      if (result.error) {
+        reply = { kind: 'error', ...errorText(context, result.error) }
+      } else if (context.typeof(result.value) === 'string') {
+        reply = JSON.parse(context.getString(result.value))
+        result.value.dispose()
+      } else {
+        const jobs = runtime.executePendingJobs()
+        if (jobs.error) reply = { kind: 'error', ...errorText(context, jobs.error) }
+        const state = context.getPromiseState(result.value)
+        result.value.dispose()
+        if (reply !== undefined) {
+          // set above
+        } else if (state.type === 'fulfilled') {
+          reply = JSON.parse(context.getString(state.value))
+          state.value.dispose()
+        } else if (state.type === 'rejected') {
+          reply = { kind: 'error', ...errorText(context, state.error) }
+        } else {
+          reply = { kind: 'error', message: 'the function returned a promise that never settles (a function has no timers or I/O to wait for)' }
+        }
+      }
+    } catch (error) {
+      // The interpreter itself failed (its memory spent mid-call): only a fresh worker is safe.
+      reply = { kind: 'error', code: 'memory', message: String(error && error.message) }
+      fatal = true
+    }
+    const overran = !memoryExceeded && Date.now() > deadline
+    deadline = Infinity
+    if (reply.logs === undefined) Object.assign(reply, fatal ? { logs: [], logsTruncated: false } : logsSoFar())
+    eventHandle.alive && eventHandle.dispose()
+    settingsHandle.alive && settingsHandle.dispose()
+    if (overran) { reply = { kind: 'error', code: 'timeout', message: 'interrupted', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
+    else if (memoryExceeded || heap() > memoryCeiling) { reply = { kind: 'error', code: 'memory', message: 'out of memory', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
+    else if (reply.kind === 'error' && (reply.code === 'memory' || /out of memory/.test(reply.message))) { reply.code = 'memory'; fatal = true }
+    parentPort.postMessage({ id, reply, ms: performance.now() - started, fatal })
+    if (fatal) process.exit(0)
+  })
+}
+main().catch((error) => parentPort.postMessage({ type: 'failed', message: String(error && error.stack || error) }))
+`
