@@ -49,17 +49,13 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
  * How this relay's process stands to its store and its fellows (internal, not exported to users).
  * `sharedByProcesses`: it is one of the workers of `tracklet relay --workers N`, on a store the
  * others use at once. `warningsLogged`: its start-up warnings were logged already (by the primary
- * of those workers, once for all), so it logs none.
+ * of those workers, once for all), so it logs none. Under `--workers` too: `figures`, where /metrics
+ * and the page read the relay's figures (every worker's); `listeningAnnounced`, the primary says where.
  */
 export interface RelayProcess {
   sharedByProcesses: boolean
   warningsLogged: boolean
-  /**
-   * Where `/metrics` and the operator page read the relay's figures, given this process's own:
-   * under `--workers`, all the workers' together (the primary gathers them). Its own when absent.
-   */
   figures?: TelemetryDeps['figures']
-  /** Where the relay listens is said by the primary of `--workers`, once for all: not logged here. */
   listeningAnnounced?: boolean
 }
 
@@ -123,20 +119,14 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const ingest = createIngest({ store, sources: registry, authLimiter: auth.authLimiter, wake, events, tap })
     const { webhooks } = started
     const circuitChanged = (url: string) => started.circuitChanged(url)
-    const operator = createConsole({
-      ...{ store, sources, wake, webhooks, circuitChanged, health, ...auth },
-      metrics: telemetry.figures,
-    })
+    const metrics = telemetry.figures
+    const operator = createConsole({ store, sources, wake, webhooks, circuitChanged, health, metrics, ...auth })
     const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])
     const server = await listen(telemetry.timeRequests(router), resolved)
     const { url } = server
     // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.
-    if (!process.listeningAnnounced) {
-      log.info(`listening on ${url} with ${plural(sources.length, 'source')} (${describeStore(resolved.database)})`, {
-        event: 'listening',
-        url,
-      })
-    }
+    const where = `${plural(sources.length, 'source')} (${describeStore(resolved.database)})`
+    if (!process.listeningAnnounced) log.info(`listening on ${url} with ${where}`, { event: 'listening', url })
     started.start()
     telemetry.start()
     const close = once(() =>
