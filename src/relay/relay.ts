@@ -96,17 +96,8 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     let delivery: Delivery | undefined
     const scrapeTokens = [resolved.metricsToken, resolved.adminToken]
     const circuits = () => delivery?.circuits() ?? []
-    const { figures } = process
-    const telemetry = createTelemetry({
-      store: opened,
-      sources,
-      events,
-      circuits,
-      scrapeTokens,
-      figures,
-      ...auth,
-      resolved,
-    })
+    const seen = { store: opened, sources, events, circuits, scrapeTokens, figures: process.figures, resolved }
+    const telemetry = createTelemetry({ ...seen, ...auth })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
     const { store, health } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
