@@ -119,6 +119,40 @@ const CANDIDATES = {
       INSERT INTO outcomes (at, message_id, destination, url, status, ms, request_headers)
       SELECT 2, message_id, destination, 'http://127.0.0.1/hook', 200, 3, '{"content-type":"application/json"}' FROM done`,
     },
+  'candidate, range leases: messages as above with no queue row at ingest; a claim leases a range of message ids (one row), a batch delivered at once is one outcome row':
+    {
+      setup: `
+      CREATE TABLE messages (received_at bigint NOT NULL, id bigint GENERATED ALWAYS AS IDENTITY,
+        source text NOT NULL, message_key uuid NOT NULL, message_id text NOT NULL, user_id text, event text,
+        message text NOT NULL) PARTITION BY RANGE (received_at);
+      CREATE TABLE messages_d0 PARTITION OF messages FOR VALUES FROM (0) TO (${DAY_MS});
+      CREATE INDEX ON messages (message_key);
+      CREATE INDEX ON messages (user_id) WHERE user_id IS NOT NULL;
+      CREATE INDEX ON messages (source, id);
+      CREATE INDEX ON messages USING brin (received_at);
+      CREATE TABLE cursors (source text NOT NULL, destination text NOT NULL, through bigint NOT NULL,
+        PRIMARY KEY (source, destination));
+      INSERT INTO cursors VALUES ('bench', 'Webhooks', 0);
+      CREATE TABLE leases (source text NOT NULL, destination text NOT NULL, first_id bigint NOT NULL,
+        last_id bigint NOT NULL, lease_until bigint, lease_owner text, PRIMARY KEY (source, destination, first_id));
+      CREATE TABLE batch_outcomes (at bigint NOT NULL, source text NOT NULL, destination text NOT NULL,
+        first_id bigint NOT NULL, last_id bigint NOT NULL, url text NOT NULL, ms integer NOT NULL) PARTITION BY RANGE (at);
+      CREATE TABLE batch_outcomes_d0 PARTITION OF batch_outcomes FOR VALUES FROM (0) TO (${DAY_MS});
+      CREATE INDEX ON batch_outcomes (source, destination, last_id);`,
+      ingest: `INSERT INTO messages (received_at, source, message_key, message_id, user_id, event, message)
+        SELECT 1, 'bench', md5('bench' || chr(1) || m)::uuid, m, u, e, j
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x (m, j, u, e)`,
+      claim: `WITH c AS (SELECT through FROM cursors WHERE source = 'bench' AND destination = 'Webhooks' FOR UPDATE),
+      next AS (SELECT id FROM messages, c WHERE source = 'bench' AND id > c.through ORDER BY id LIMIT ${BATCH}),
+      span AS (SELECT min(id) AS first_id, max(id) AS last_id FROM next),
+      leased AS (INSERT INTO leases SELECT 'bench', 'Webhooks', first_id, last_id, 1, 'r' FROM span WHERE first_id IS NOT NULL),
+      moved AS (UPDATE cursors SET through = span.last_id FROM span WHERE span.last_id IS NOT NULL
+        AND source = 'bench' AND destination = 'Webhooks')
+      SELECT first_id, last_id FROM span WHERE first_id IS NOT NULL`,
+      outcome: `WITH gone AS (DELETE FROM leases WHERE source = 'bench' AND destination = 'Webhooks' AND first_id = ($1::bigint[])[1]
+        RETURNING first_id, last_id)
+      INSERT INTO batch_outcomes SELECT 2, 'bench', 'Webhooks', first_id, last_id, 'http://127.0.0.1/hook', 3 FROM gone`,
+    },
 }
 
 async function walLsn(client) {
