@@ -11,7 +11,10 @@
 //     webhook bodies signed and POSTed with undici keep-alive, 32 in flight, to the same receiver);
 //   - relay CPU per delivered message (ingest included), peak RSS, burst and paced latency;
 //   - on PostgreSQL, round trips per delivered message (pg_stat_statements), and one relay
-//     against two (or more) on the same database.
+//     against two (or more) on the same database;
+//   - on PostgreSQL, the peer: a relay built on graphile-worker (bench/graphile-relay.mjs) given the
+//     same burst, client and receiver on its own database of the same server, and Tracklet's ratio
+//     to it (ingest, delivery, server CPU and WAL per message).
 // Insert baselines run before and after the relays (a shared disk's fsync time drifts); ratios
 // are taken against the faster, the harsher test. Figures compare variants on one machine; they
 // are never asserted.
@@ -162,10 +165,17 @@ function relayOptions(receiverUrl, database, extra = {}) {
   }
 }
 
-function startRelay(receiverUrl, database, index, extra = {}) {
+// `graphile`: start the graphile-worker relay (bench/graphile-relay.mjs) instead of Tracklet's.
+function startRelay(receiverUrl, database, index, extra = {}, graphile = false) {
   const child = fork(
-    new URL('./relay-server.mjs', import.meta.url),
-    [JSON.stringify(relayOptions(receiverUrl, database, extra))],
+    new URL(graphile ? './graphile-relay.mjs' : './relay-server.mjs', import.meta.url),
+    [
+      JSON.stringify(
+        graphile
+          ? { database, receiverUrl, writeKey: WRITE_KEY, secret: SECRET, concurrency: IN_FLIGHT }
+          : relayOptions(receiverUrl, database, extra),
+      ),
+    ],
     {
       execArgv: process.env.BENCH_PROFILE
         ? [
@@ -417,19 +427,30 @@ const alone = WORKER_COUNTS ? undefined : await measurePathsAlone()
 const workerRuns = WORKER_COUNTS ? await measureWorkers(WORKER_COUNTS) : []
 
 const runs = []
-for (const k of WORKER_COUNTS ? [] : RELAY_COUNTS) {
+// On PostgreSQL, a relay built on graphile-worker (bench/graphile-relay.mjs) takes the same burst
+// on its own database of the same server, after Tracklet's 1-relay run: the peer ratio.
+const PEER = server ? ['graphile'] : []
+for (const k of WORKER_COUNTS ? [] : [...RELAY_COUNTS, ...PEER]) {
+  const graphile = k === 'graphile'
   const database = await newDatabase()
-  const relays = await Promise.all(Array.from({ length: k }, (_, i) => startRelay(receiver.url, database, i)))
+  const relays = graphile
+    ? [await startRelay(receiver.url, database, 'graphile', {}, true)]
+    : await Promise.all(Array.from({ length: k }, (_, i) => startRelay(receiver.url, database, i)))
   if (server) await resetStatements(database)
   const serverBoth = server ? await measureServer(server) : undefined
-  const walBoth = await walDetail(`both paths, ${k} relay${k === 1 ? '' : 's'} (the burst)`, database)
+  const walBoth = await walDetail(
+    graphile
+      ? 'both paths, graphile-worker relay (the burst)'
+      : `both paths, ${k} relay${k === 1 ? '' : 's'} (the burst)`,
+    database,
+  )
 
   // Throughput: N messages as fast as one SDK client per relay takes them, split evenly.
   const burst = receiver.expect(N)
   const started = performance.now()
   const sent = await Promise.all(
     relays.map(async (relay, c) => {
-      const count = Math.floor(N / k) + (c < N % k ? 1 : 0)
+      const count = Math.floor(N / relays.length) + (c < N % relays.length ? 1 : 0)
       const analytics = new Analytics(WRITE_KEY, { endpoint: relay.url, flushAt: FLUSH_AT, maxQueueSize: count })
       const result = await send(analytics, count, `burst-${k}-${c}`, { every: 1000, ms: 0 })
       await analytics.closeAndFlush()
@@ -439,7 +460,7 @@ for (const k of WORKER_COUNTS ? [] : RELAY_COUNTS) {
   const acknowledgedAt = Math.max(...sent.map((s) => s.acknowledgedAt))
   const failed = sent.reduce((sum, s) => sum + s.failed, 0)
   await burst.all
-  const statements = server ? await countStatements(database) : undefined
+  const statements = server && !graphile ? await countStatements(database) : undefined
   const serverCost = await serverBoth?.stop()
   await walBoth.stop()
 
@@ -533,8 +554,12 @@ for (const run of workerRuns) {
   )
   if (paced.statements) console.log(`               ${roundTrips(paced.statements, paced.messages)}`)
 }
+const tracklet = runs.find((run) => run.k === 1)
 for (const run of runs) {
-  const label = `${run.k} relay${run.k === 1 ? '' : 's'}`
+  const label =
+    run.k === 'graphile'
+      ? 'graphile-worker relay (the peer, bench/graphile-relay.mjs)'
+      : `${run.k} relay${run.k === 1 ? '' : 's'}`
   const ingestRate = (N - run.failed) / (run.ingestMs / 1000)
   const deliveryRate = rate(N, run.deliveredMs)
   console.log(`  ${label}:`)
@@ -552,5 +577,13 @@ for (const run of runs) {
     `    relay      CPU ${Math.round(run.cpuUsPerMessage)} µs per delivered message (ingest included, all relays), peak RSS ${run.peakRss.map((b) => `${(b / 1e6).toFixed(0)} MB`).join(' / ')}`,
   )
   if (run.serverCost) console.log(`    server     burst${perMessage(run.serverCost)}`)
+}
+const peer = runs.find((run) => run.k === 'graphile')
+if (tracklet && peer) {
+  const ingestRate = (run) => (N - run.failed) / run.ingestMs
+  const perMsg = (run, key) => run.serverCost[key] / N
+  console.log(
+    `  peer ratio, Tracklet (1 relay) ÷ graphile-worker, same burst: ingest ${(ingestRate(tracklet) / ingestRate(peer)).toFixed(2)}× (aim ≥ 1.2×), delivery ${(peer.deliveredMs / tracklet.deliveredMs).toFixed(2)}× (aim ≥ 1.3×), server CPU per message ${(perMsg(tracklet, 'cpuMs') / perMsg(peer, 'cpuMs')).toFixed(2)}× (aim ≤ 0.6×), WAL per message ${fmt(Math.round(perMsg(tracklet, 'walBytes')))} vs ${fmt(Math.round(perMsg(peer, 'walBytes')))} B (aim ≤ 1,200), relay CPU per message ${(tracklet.cpuUsPerMessage / peer.cpuUsPerMessage).toFixed(2)}×`,
+  )
 }
 for (const [title, breakdown, count] of walDetails) printWalBreakdown(title, breakdown, count)
