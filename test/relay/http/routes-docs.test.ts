@@ -41,6 +41,7 @@ describe('the table of routes in docs/maintainers.md', () => {
       'console/page/page-routes.ts',
       'ingest/routes.ts',
       'telemetry/routes.ts',
+      'telemetry/stream/routes.ts',
     ])
   })
 
