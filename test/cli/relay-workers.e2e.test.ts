@@ -183,10 +183,12 @@ describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
       expect(seen[i]!.ingested).toBeGreaterThanOrEqual(seen[i - 1]!.ingested)
     }
     await waitFor(() => (new Set(receivedIds()).size === sent ? true : undefined), 'every message delivered')
+    // The outcomes' writes are batched: the outbox gauge reaches 0 a moment after the counters.
     const last = await waitFor(async () => {
       const samples = await scrape()
-      return delivered(samples) === sent ? samples : undefined
-    }, 'the relay to count every delivery')
+      const drained = sampleValue(samples, 'tracklet_outbox_deliveries', { status: 'pending' }) === 0
+      return delivered(samples) === sent && drained ? samples : undefined
+    }, 'the relay to count every delivery, and its outbox to drain')
     // Both workers' counts, added up: each took some of the work.
     expect(ingested(last)).toBe(sent)
     // A gauge every worker reads alike is not counted twice.

@@ -1,5 +1,5 @@
 import { DEFAULT_RESPONSE_BODY_LIMIT, DEFAULT_TIMEOUT_MS } from '../../webhooks/limits'
-import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_MS } from '../delivery/functions/limits'
+import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_MS } from './function-limits'
 import type { BreakerOptions } from './options'
 
 /**

@@ -61,7 +61,7 @@ describe('the delivery filter', () => {
   })
 
   it.each([
-    ['status=lost', /^status must be one of pending, delivered, failed, got "lost"$/],
+    ['status=lost', /^status must be one of pending, delivered, failed, filtered, got "lost"$/],
     ['type=click', /^type must be one of identify, track, .*got "click"$/],
     ['since=yesterday', /^since must be an ISO 8601 time .*got "yesterday"$/],
     ['until=2026-11-24T10:00:00', /^until must be an ISO 8601 time/], // no offset: which zone?

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FUNCTION_LOG_BYTES, FUNCTION_LOG_LINES } from '../../../src/relay/delivery/functions/limits'
+import { FUNCTION_LOG_BYTES, FUNCTION_LOG_LINES } from '../../../src/relay/config/function-limits'
 import { FunctionCompileError, FunctionSandbox } from '../../../src/relay/delivery/functions/sandbox'
 
 const event = {

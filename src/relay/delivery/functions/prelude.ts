@@ -1,4 +1,4 @@
-import { ANY_TYPE_HANDLER, FUNCTION_LOG_BYTES, FUNCTION_LOG_LINES, HANDLER_BY_TYPE } from './limits'
+import { ANY_TYPE_HANDLER, FUNCTION_LOG_BYTES, FUNCTION_LOG_LINES, HANDLER_BY_TYPE } from '../../config/function-limits'
 
 /**
  * The script run in each sandbox before the function's code: the globals a function gets beyond

@@ -8,7 +8,7 @@ import {
   ERR_FUNCTION_TIMEOUT,
   FUNCTION_STACK_BYTES,
   FUNCTION_WATCHDOG_GRACE_MS,
-} from './limits'
+} from '../../config/function-limits'
 import { PRELUDE } from './prelude'
 import type { FunctionResult } from './result'
 import { WORKER_SOURCE } from './worker-source'

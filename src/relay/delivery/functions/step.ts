@@ -1,5 +1,5 @@
 import type { DeliverableMessage } from '../../../shared/message'
-import { DROPPED_BY_FUNCTION } from './limits'
+import { DROPPED_BY_FUNCTION } from '../../config/function-limits'
 import type { FunctionResult } from './result'
 
 /** A destination's function as the delivery step sees it: one call per attempt. */
