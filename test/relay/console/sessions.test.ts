@@ -147,6 +147,9 @@ describe('the operator page across two relays on one PostgreSQL database', () =>
     const retried = await elsewhere.post(`/ui/deliveries/${dead.id}/retry`, { csrf: PageClient.csrfOf(detail.body) })
     expect(retried.status).toBe(303)
     expect(retried.headers.location).toBe(`/ui/deliveries/${dead.id}?retried`)
+    // Retried, it is attempted again (the receiver still answers 404) and dead-lettered anew:
+    // only then can it be retried again.
+    await waitForDelivery(one.url, 'failed', message['messageId'] as string)
     // A form rendered by the first relay is taken by the second.
     const formOfOne = PageClient.csrfOf((await signedIn.get(`/ui/deliveries/${dead.id}`)).body)
     expect((await elsewhere.post(`/ui/deliveries/${dead.id}/retry`, { csrf: formOfOne })).status).toBe(303)
