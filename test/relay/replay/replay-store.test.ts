@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Store } from '../../../src/relay/store/store'
+import { REPLAY_PENDING_LIMIT } from '../../../src/relay/store/replays'
+import { openTestStore, STORE_KINDS } from '../../support/stores'
+import { testDelivery } from '../fixtures/deliveries'
+
+// The replays' store operations on both dialects: counts, queueing at the pace, claims, states, erasure.
+describe.each(STORE_KINDS)('replay store (%s)', (kind) => {
+  let store: Store | undefined
+  let clock = 1_000_000
+  const now = () => clock
+  afterEach(async () => {
+    await store?.close()
+    store = undefined
+  })
+
+  async function seeded(count: number): Promise<Store> {
+    store = await openTestStore(kind, now)
+    await store.enqueue(Array.from({ length: count }, (_, i) => testDelivery(`m${i}`)))
+    return store
+  }
+
+  it('counts originals only and makes new deliveries with their message id, marked replayOf, at the pace', async () => {
+    const s = await seeded(5)
+    const window = { since: clock - 1000, until: clock + 1000 }
+    expect(await s.replays.count(window)).toBe(5)
+    expect(await s.replays.count({ since: clock + 1, until: clock + 1000 })).toBe(0)
+    const replay = await s.replays.create({ filter: window, url: undefined, ratePerSecond: 20 })
+    expect(replay).toMatchObject({ state: 'running', matched: 5, queued: 0 })
+    // 20 per second: 2 per step, the next step 100 ms later.
+    expect(await s.replays.queue()).toEqual({ queued: 2, nextIn: 100 })
+    expect(await s.replays.queue()).toEqual({ queued: 0, nextIn: 100 })
+    clock += 100
+    expect((await s.replays.queue()).queued).toBe(2)
+    clock += 100
+    expect((await s.replays.queue()).queued).toBe(1)
+    expect(await s.replays.get(replay.id)).toMatchObject({ state: 'done', matched: 5, queued: 5 })
+    // Replays' own deliveries never match a filter, and the live claim passes over them.
+    expect(await s.replays.count(window)).toBe(5)
+    expect(await s.claim({ source: 'web', limit: 100, owner: 'live', leaseMs: 1000 })).toHaveLength(5)
+    const claimed = await s.replays.claim({ source: 'web', limit: 100, owner: 'r', leaseMs: 1000 })
+    expect(claimed.map((d) => d.message.messageId).sort()).toEqual(['m0', 'm1', 'm2', 'm3', 'm4'])
+    expect(claimed.every((d) => d.replayId === replay.id && d.url === undefined)).toBe(true)
+    await s.record(claimed.map((d) => ({ id: d.id, at: clock, requests: [], next: { status: 'delivered' } })))
+    const page = await s.find({ limit: 20 })
+    const replayed = page.deliveries.filter((d) => d.replayOf !== undefined)
+    expect(replayed).toHaveLength(5)
+    const originals = new Map(page.deliveries.filter((d) => d.replayOf === undefined).map((d) => [d.id, d.messageId]))
+    for (const d of replayed) expect(originals.get(d.replayOf!)).toBe(d.messageId)
+    expect(await s.replays.get(replay.id)).toMatchObject({ delivered: 5, failed: 0 })
+    // A client sending one of the messages again is still refused as a duplicate.
+    expect(await s.enqueue([testDelivery('m0')])).toBe(0)
+  })
+
+  it('stops making deliveries while its pending ones are at the limit', async () => {
+    const s = await seeded(REPLAY_PENDING_LIMIT + 20)
+    await s.replays.create({ filter: { since: 0, until: clock }, url: 'https://b.test/hook', ratePerSecond: 10_000 })
+    let queued = 0
+    for (let i = 0; i < 10; i++) {
+      queued += (await s.replays.queue()).queued
+      clock += 1000
+    }
+    expect(queued).toBe(REPLAY_PENDING_LIMIT)
+    const claimed = await s.replays.claim({ source: 'web', limit: 10, owner: 'r', leaseMs: 1000 })
+    expect(claimed[0]!.url).toBe('https://b.test/hook')
+    await s.record(claimed.map((d) => ({ id: d.id, at: clock, requests: [], next: { status: 'delivered' } })))
+    expect((await s.replays.queue()).queued).toBe(10)
+  })
+
+  it('pauses, resumes and cancels; a cancel settles what was not sent', async () => {
+    const s = await seeded(4)
+    const { id } = await s.replays.create({ filter: { since: 0, until: clock }, url: undefined, ratePerSecond: 2 })
+    expect((await s.replays.queue()).queued).toBe(1)
+    expect(await s.replays.change(id, 'pause')).toMatchObject({ state: 'paused' })
+    expect(await s.replays.change(id, 'pause')).toMatchObject({ refused: { state: 'paused' } })
+    clock += 10_000
+    expect(await s.replays.queue()).toEqual({ queued: 0, nextIn: undefined })
+    // A paused replay's pending deliveries wait.
+    expect(await s.replays.claim({ source: 'web', limit: 10, owner: 'r', leaseMs: 1000 })).toEqual([])
+    expect(await s.replays.change(id, 'resume')).toMatchObject({ state: 'running' })
+    expect((await s.replays.queue()).queued).toBe(1)
+    expect(await s.replays.change(id, 'cancel')).toMatchObject({ state: 'cancelled', queued: 2, failed: 2 })
+    expect(await s.replays.change(id, 'resume')).toMatchObject({ refused: { state: 'cancelled' } })
+    expect(await s.replays.change(id + 100, 'cancel')).toBeUndefined()
+    expect((await s.replays.list()).map((r) => r.id)).toEqual([id])
+  })
+
+  it("erases a user's messages: bodies gone, unsent ones settled, no replay picks them", async () => {
+    const s = await seeded(2)
+    await s.enqueue([
+      { ...testDelivery('x1'), json: JSON.stringify({ type: 'track', userId: 'gone', event: 'E', messageId: 'x1' }) },
+    ])
+    expect(await s.replays.count({ since: 0, until: clock })).toBe(3)
+    expect(await s.replays.eraseUser('gone')).toBe(1)
+    expect(await s.replays.count({ since: 0, until: clock })).toBe(2)
+    expect(await s.replays.count({ userId: 'gone', since: 0, until: clock })).toBe(0)
+    const [erased] = (await s.find({ messageId: 'x1', limit: 5 })).deliveries
+    expect(erased).toMatchObject({ status: 'filtered', message: { type: 'track', messageId: 'x1', erased: true } })
+    expect(JSON.stringify(erased!.message)).not.toContain('gone')
+  })
+})
