@@ -242,7 +242,8 @@ export class Worker {
       }
       lane.buffer.splice(index, 1)
       if (plan.kind === 'send') {
-        this.#start(lane, delivery, urls.length === 0 ? undefined : plan)
+        // Without a breaker (a replay lane's worker), nothing is planned: every URL of the destination.
+        this.#start(lane, delivery, urls.length === 0 || this.#breaker === undefined ? undefined : plan)
       } else if (plan.kind === 'park') {
         this.#breaker!.park(delivery.id, urls, plan.error)
       } else {
