@@ -52,6 +52,31 @@ describe.each(STORE_KINDS)('replay store (%s)', (kind) => {
     expect(await s.enqueue([testDelivery('m0')])).toBe(0)
   })
 
+  it('holds ratePerSecond however often relays step, and makes no burst after a late step', async () => {
+    const s = await seeded(80)
+    const { id } = await s.replays.create({ filter: { since: 0, until: clock }, url: undefined, ratePerSecond: 7 })
+    const queuedBy: number[] = []
+    // Three relays stepping every 10 ms of the store's clock for 3 seconds; each queued delivery is settled at once.
+    for (let tick = 0; tick < 300; tick++) {
+      for (let relay = 0; relay < 3; relay++) await s.replays.queue()
+      const claimed = await s.replays.claim({ source: 'web', limit: 100, owner: 'r', leaseMs: 1000 })
+      await s.record(claimed.map((d) => ({ id: d.id, at: clock, requests: [], next: { status: 'delivered' } })))
+      queuedBy.push((await s.replays.get(id))!.queued)
+      clock += 10
+    }
+    // At most 7 in any second (one step of 1, then 143 ms before the next), and close to it: a step
+    // comes at most one 10 ms tick late here.
+    for (let end = 100; end < queuedBy.length; end++)
+      expect(queuedBy[end]! - queuedBy[end - 100]!).toBeLessThanOrEqual(7)
+    const total = queuedBy.at(-1)!
+    expect(total).toBeGreaterThanOrEqual(19)
+    expect(total).toBeLessThanOrEqual(21)
+    // A relay stepping late (10 s of nothing) makes one step's worth, not the 70 it "missed".
+    clock += 10_000
+    for (let relay = 0; relay < 3; relay++) await s.replays.queue()
+    expect((await s.replays.get(id))!.queued).toBe(total + 1)
+  })
+
   it('stops making deliveries while its pending ones are at the limit', async () => {
     const s = await seeded(REPLAY_PENDING_LIMIT + 20)
     await s.replays.create({ filter: { since: 0, until: clock }, url: 'https://b.test/hook', ratePerSecond: 10_000 })
