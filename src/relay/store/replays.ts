@@ -122,4 +122,10 @@ export interface ReplayStore {
    * Returns how many deliveries were erased.
    */
   eraseUser(userId: string): Promise<number>
+  /**
+   * Deletes the replays that ended (`done`, `cancelled`) and last changed before `before` (epoch
+   * ms), once none of their copies is pending (a copy finds its target in its replay's row).
+   * Returns how many went.
+   */
+  prune(before: number): Promise<number>
 }

@@ -110,6 +110,27 @@ describe.each(STORE_KINDS)('replay store (%s)', (kind) => {
     expect((await s.replays.list()).map((r) => r.id)).toEqual([id])
   })
 
+  it('prunes a replay that ended before the retention, once none of its copies is pending', async () => {
+    const s = await seeded(1)
+    const { id } = await s.replays.create({
+      filter: { since: 0, until: clock },
+      url: 'https://b.test/h',
+      ratePerSecond: 100,
+    })
+    // One original, room for more: done at once.
+    const doneAt = clock
+    expect((await s.replays.queue()).queued).toBe(1)
+    expect((await s.replays.get(id))!.state).toBe('done')
+    clock += 1000
+    // Its copy is still pending: it needs the replay's row to find its URL.
+    expect(await s.replays.prune(clock + 1)).toBe(0)
+    const claimed = await s.replays.claim({ source: 'web', limit: 10, owner: 'r', leaseMs: 1000 })
+    await s.record(claimed.map((d) => ({ id: d.id, at: clock, requests: [], next: { status: 'delivered' } })))
+    expect(await s.replays.prune(doneAt)).toBe(0)
+    expect(await s.replays.prune(doneAt + 1)).toBe(1)
+    expect(await s.replays.get(id)).toBeUndefined()
+  })
+
   it("erases a user's messages: bodies gone, unsent ones settled, no replay picks them", async () => {
     const s = await seeded(2)
     await s.enqueue([

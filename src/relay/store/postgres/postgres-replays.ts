@@ -113,6 +113,10 @@ export const POSTGRES_REPLAY_STATEMENTS = {
     status = CASE WHEN status IN ('pending', 'failed') THEN 'filtered' ELSE status END,
     last_error = CASE WHEN status IN ('pending', 'failed') THEN $3 ELSE last_error END
   WHERE user_id = $1 AND type <> 'delete'`,
+  // $1 before.
+  prune: `
+  DELETE FROM replays WHERE state IN ('done', 'cancelled') AND updated_at < $1
+    AND NOT EXISTS (SELECT 1 FROM deliveries WHERE replay_id = replays.id AND status = 'pending')`,
 } as const
 
 const SQL = POSTGRES_REPLAY_STATEMENTS
@@ -248,6 +252,11 @@ export class PostgresReplays implements ReplayStore {
       const { rowCount } = await client.query(SQL.erase, [userId, now, ERASED_ERROR])
       return rowCount ?? 0
     })
+  }
+
+  async prune(before: number): Promise<number> {
+    const { rowCount } = await this.#pool.query(SQL.prune, [before])
+    return rowCount ?? 0
   }
 
   async #now(db: Pick<PoolClient, 'query'>): Promise<number> {

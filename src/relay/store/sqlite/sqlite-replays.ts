@@ -85,6 +85,9 @@ export const SQLITE_REPLAY_STATEMENTS = {
     status = CASE WHEN status IN ('pending', 'failed') THEN 'filtered' ELSE status END,
     last_error = CASE WHEN status IN ('pending', 'failed') THEN @error ELSE last_error END
   WHERE user_id = @userId AND type <> 'delete'`,
+  prune: `
+  DELETE FROM replays WHERE state IN ('done', 'cancelled') AND updated_at < ?
+    AND NOT EXISTS (SELECT 1 FROM deliveries WHERE replay_id = replays.id AND status = 'pending')`,
 } as const
 
 /** The {@link ReplayStore} on the relay's SQLite database, over the store's own statements. */
@@ -217,6 +220,10 @@ export class SqliteReplays implements ReplayStore {
         return this.#sql.get(SQL.erase).run({ userId, now: this.#now(), error: ERASED_ERROR }).changes
       })
       .immediate()
+  }
+
+  async prune(before: number): Promise<number> {
+    return this.#sql.get(SQLITE_REPLAY_STATEMENTS.prune).run(before).changes
   }
 
   #lastId(): number {
