@@ -33,10 +33,11 @@ export async function requestDeletion(
 }
 
 /**
- * Erases `userId`'s stored messages, so that no replay can send them again: each delivery's body
- * (an `erased` stub is left, with its type and message id), its search keys, and what its requests
- * recorded of the receiver's answers and the headers sent; one not yet sent is settled unsent.
- * Delete messages are kept: they are what is sent. Resolves with how many deliveries were erased.
+ * Erases `userId`'s stored messages, so that no replay can send them again: each settled
+ * delivery's body (an `erased` stub is left, with its type and message id) and search keys, and
+ * what its requests recorded of the receiver's answers and the headers sent; a dead letter is
+ * settled unsent; one still pending is sent as before, and never replayed. Delete messages are
+ * kept: they are what is sent. Resolves with how many deliveries were erased.
  */
 export async function eraseUserData(store: Store, userId: string): Promise<number> {
   const erased = await store.replays.eraseUser(userId)

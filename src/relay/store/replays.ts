@@ -117,8 +117,9 @@ export interface ReplayStore {
   nextDueIn(source: string): Promise<number | undefined>
   /**
    * Erases what the relay keeps of `userId`'s messages (not the delete messages themselves): each
-   * delivery's body becomes an `erased` stub, its search keys and its requests' recorded bodies
-   * and headers go, and one not yet sent is settled unsent. No replay picks an erased delivery.
+   * settled delivery's body becomes an `erased` stub and its search keys go, a dead letter is
+   * settled unsent, and every request's recorded answer and headers go. A pending delivery is
+   * still sent (its message kept until retention prunes it). No replay picks an erased delivery.
    * Returns how many deliveries were erased.
    */
   eraseUser(userId: string): Promise<number>

@@ -131,17 +131,39 @@ describe.each(STORE_KINDS)('replay store (%s)', (kind) => {
     expect(await s.replays.get(id)).toBeUndefined()
   })
 
-  it("erases a user's messages: bodies gone, unsent ones settled, no replay picks them", async () => {
-    const s = await seeded(2)
-    await s.enqueue([
-      { ...testDelivery('x1'), json: JSON.stringify({ type: 'track', userId: 'gone', event: 'E', messageId: 'x1' }) },
+  it("erases a user's messages: settled bodies gone, dead letters settled, pending ones sent, none replayed", async () => {
+    const s = await seeded(1)
+    const gone = (id: string) => ({
+      ...testDelivery(id),
+      json: JSON.stringify({ type: 'track', userId: 'gone', event: 'E', messageId: id }),
+    })
+    await s.enqueue([gone('delivered'), gone('failed')])
+    const claimed = await s.claim({ source: 'web', limit: 10, owner: 'live', leaseMs: 1000 })
+    const idOf = (messageId: string) => claimed.find((d) => d.message.messageId === messageId)!.id
+    await s.record([
+      { id: idOf('delivered'), at: clock, requests: [], next: { status: 'delivered' } },
+      {
+        id: idOf('failed'),
+        at: clock,
+        requests: [{ url: 'https://a.test/h', status: 500, ms: 3, responseBody: 'gone was here' }],
+        next: { status: 'failed', error: 'HTTP 500' },
+      },
     ])
-    expect(await s.replays.count({ since: 0, until: clock })).toBe(3)
-    expect(await s.replays.eraseUser('gone')).toBe(1)
-    expect(await s.replays.count({ since: 0, until: clock })).toBe(2)
+    await s.enqueue([gone('pending')])
+    expect(await s.replays.count({ since: 0, until: clock })).toBe(4)
+    expect(await s.replays.eraseUser('gone')).toBe(3)
+    expect(await s.replays.eraseUser('gone')).toBe(0) // once is enough: nothing is erased twice
+    expect(await s.replays.count({ since: 0, until: clock })).toBe(1)
     expect(await s.replays.count({ userId: 'gone', since: 0, until: clock })).toBe(0)
-    const [erased] = (await s.find({ messageId: 'x1', limit: 5 })).deliveries
-    expect(erased).toMatchObject({ status: 'filtered', message: { type: 'track', messageId: 'x1', erased: true } })
-    expect(JSON.stringify(erased!.message)).not.toContain('gone')
+    const find = async (messageId: string) => (await s.find({ messageId, limit: 5 })).deliveries[0]!
+    expect(await find('delivered')).toMatchObject({
+      status: 'delivered',
+      message: { type: 'track', messageId: 'delivered', erased: true },
+    })
+    const failed = await find('failed')
+    expect(failed).toMatchObject({ status: 'filtered', message: { erased: true } })
+    expect(JSON.stringify(failed)).not.toContain('gone')
+    expect(await s.retry(failed.id)).toBe('not-failed')
+    expect(await find('pending')).toMatchObject({ status: 'pending', message: { userId: 'gone' } })
   })
 })

@@ -103,16 +103,21 @@ export const POSTGRES_REPLAY_STATEMENTS = {
   SELECT min(greatest(next_attempt_at, coalesce(lease_until, 0))) - (SELECT now FROM clock) AS wait FROM deliveries
   WHERE source = $1 AND ${REPLAY_PENDING}`,
   // Erasure: the requests' recorded bodies and headers, then the deliveries (the delete messages
-  // themselves are sent as they are). In SET, `status` is the row as it was. $1 user id, $2 now, $3 error.
+  // themselves are sent as they are). A pending one keeps its message until it is sent; a dead
+  // letter is settled unsent. In SET, `status` is the row as it was. $1 user id, $2 now, $3 error.
   eraseAttempts: `
   UPDATE attempts SET response_body = NULL, request_headers = NULL
   WHERE delivery_id IN (SELECT id FROM deliveries WHERE user_id = $1 AND type <> 'delete')`,
   erase: `
-  UPDATE deliveries SET message = json_build_object('type', type, 'messageId', message_id, 'erased', true)::text,
-    user_id = NULL, event = NULL, erased_at = $2, updated_at = $2, lease_until = NULL, lease_owner = NULL,
-    status = CASE WHEN status IN ('pending', 'failed') THEN 'filtered' ELSE status END,
-    last_error = CASE WHEN status IN ('pending', 'failed') THEN $3 ELSE last_error END
-  WHERE user_id = $1 AND type <> 'delete'`,
+  UPDATE deliveries SET erased_at = $2,
+    message = CASE WHEN status = 'pending' THEN message
+      ELSE json_build_object('type', type, 'messageId', message_id, 'erased', true)::text END,
+    user_id = CASE WHEN status = 'pending' THEN user_id END,
+    event = CASE WHEN status = 'pending' THEN event END,
+    updated_at = CASE WHEN status = 'failed' THEN $2 ELSE updated_at END,
+    last_error = CASE WHEN status = 'failed' THEN $3 ELSE last_error END,
+    status = CASE WHEN status = 'failed' THEN 'filtered' ELSE status END
+  WHERE user_id = $1 AND type <> 'delete' AND erased_at IS NULL`,
   // $1 before.
   prune: `
   DELETE FROM replays WHERE state IN ('done', 'cancelled') AND updated_at < $1

@@ -75,16 +75,21 @@ export const SQLITE_REPLAY_STATEMENTS = {
   WHERE source = ? AND ${REPLAY_PENDING}`,
   targets: 'SELECT id, target_url FROM replays WHERE id IN (SELECT value FROM json_each(?))',
   // Erasure: the requests' recorded bodies and headers, then the deliveries (the delete messages
-  // themselves are sent as they are). In SET, `status` is the row as it was.
+  // themselves are sent as they are). A pending one keeps its message until it is sent; a dead
+  // letter is settled unsent. In SET, `status` is the row as it was.
   eraseAttempts: `
   UPDATE attempts SET response_body = NULL, request_headers = NULL
   WHERE delivery_id IN (SELECT id FROM deliveries WHERE user_id = ? AND type <> 'delete')`,
   erase: `
-  UPDATE deliveries SET message = json_object('type', type, 'messageId', message_id, 'erased', json('true')),
-    user_id = NULL, event = NULL, erased_at = @now, updated_at = @now, lease_until = NULL, lease_owner = NULL,
-    status = CASE WHEN status IN ('pending', 'failed') THEN 'filtered' ELSE status END,
-    last_error = CASE WHEN status IN ('pending', 'failed') THEN @error ELSE last_error END
-  WHERE user_id = @userId AND type <> 'delete'`,
+  UPDATE deliveries SET erased_at = @now,
+    message = CASE WHEN status = 'pending' THEN message
+      ELSE json_object('type', type, 'messageId', message_id, 'erased', json('true')) END,
+    user_id = CASE WHEN status = 'pending' THEN user_id END,
+    event = CASE WHEN status = 'pending' THEN event END,
+    updated_at = CASE WHEN status = 'failed' THEN @now ELSE updated_at END,
+    last_error = CASE WHEN status = 'failed' THEN @error ELSE last_error END,
+    status = CASE WHEN status = 'failed' THEN 'filtered' ELSE status END
+  WHERE user_id = @userId AND type <> 'delete' AND erased_at IS NULL`,
   prune: `
   DELETE FROM replays WHERE state IN ('done', 'cancelled') AND updated_at < ?
     AND NOT EXISTS (SELECT 1 FROM deliveries WHERE replay_id = replays.id AND status = 'pending')`,
