@@ -167,3 +167,15 @@ describe.each(STORE_KINDS)('replay store (%s)', (kind) => {
     expect(await find('pending')).toMatchObject({ status: 'pending', message: { userId: 'gone' } })
   })
 })
+
+describe('the replay statements of the two dialects', () => {
+  it('have the same names, but for what one dialect alone needs', async () => {
+    const { SQLITE_REPLAY_STATEMENTS } = await import('../../../src/relay/store/sqlite/sqlite-replays')
+    const { POSTGRES_REPLAY_STATEMENTS } = await import('../../../src/relay/store/postgres/postgres-replays')
+    // SQLite reads the claimed copies' targets apart (its RETURNING names only the updated table's
+    // columns); PostgreSQL reads the store's clock at the server.
+    const sqlite = Object.keys(SQLITE_REPLAY_STATEMENTS).filter((name) => name !== 'targets')
+    const postgres = Object.keys(POSTGRES_REPLAY_STATEMENTS).filter((name) => name !== 'clock')
+    expect(sqlite.sort()).toEqual(postgres.sort())
+  })
+})
