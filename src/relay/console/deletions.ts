@@ -4,7 +4,8 @@ import { type RoutedSource, WEBHOOKS_DESTINATION } from '../config/sources'
 import type { NewDelivery, Store } from '../store/store'
 
 /**
- * Queues a `{ type: 'delete', userId, timestamp }` message for every source that has the Webhooks
+ * Erases what the relay keeps of `userId` (docs/replay.md, "Erasure"), then queues a
+ * `{ type: 'delete', userId, timestamp }` message for every source that has the Webhooks
  * destination, in one transaction. Resolves with the names of the sources it went to.
  */
 export async function requestDeletion(
@@ -12,6 +13,7 @@ export async function requestDeletion(
   sources: readonly RoutedSource[],
   userId: string,
 ): Promise<string[]> {
+  await eraseUserData(store, userId)
   const timestamp = new Date().toISOString()
   const deliveries: NewDelivery[] = []
   for (const source of sources) {
@@ -28,4 +30,18 @@ export async function requestDeletion(
   }
   await store.enqueue(deliveries)
   return deliveries.map((d) => d.source)
+}
+
+/**
+ * Erases `userId`'s stored messages, so that no replay can send them again: each settled
+ * delivery's body (an `erased` stub is left, with its type and message id) and search keys, and
+ * what its requests recorded of the receiver's answers and the headers sent; a dead letter is
+ * settled unsent; one still pending is sent as before, and never replayed. Delete messages are
+ * kept: they are what is sent. Resolves with how many deliveries were erased.
+ */
+export async function eraseUserData(store: Store, userId: string): Promise<number> {
+  const erased = await store.replays.eraseUser(userId)
+  // The tracking plans' violations (docs/tracking-plans.md) name the user's messages too: once the
+  // store keeps them, erase them here, in the same call.
+  return erased
 }

@@ -15,6 +15,7 @@ import type { DeliveryStep } from './delivery-step'
 import type { Destination } from './destination'
 import { type FunctionObserver, loadFunctions } from './functions/load'
 import { outcomeLabel } from './functions/result'
+import { createReplayLane } from './replay-lane'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
 import type { RelayEvents } from '../events/channel'
@@ -106,22 +107,34 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
       },
     },
   })
+  // Replays (docs/replay.md): a lane of their own beside the live worker, through the same destinations.
+  const replays = createReplayLane({
+    store,
+    destinations,
+    functions: functions.bySource,
+    retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
+    concurrency: options.concurrency,
+    leaseTimeout: options.leaseTimeout,
+    ...(deps.step === undefined ? {} : { step: deps.step }),
+  })
   const retention = new RetentionSweeper(store, options.retention)
   let poll: NodeJS.Timeout | undefined
   return {
     routes: [],
     webhooks: routesByUrl(destinations),
+    // New live deliveries only (ingest, a retry, a deletion): replays are found by the replay lane's poll.
     wake: () => worker.wake(),
     circuitChanged: (url) => worker.refreshCircuits([url]),
     circuits: () => worker.circuits(),
     start: () => {
       worker.wake()
+      replays.start()
       retention.start()
       if (deps.shared) poll = setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref()
     },
-    drain: (graceMs) => {
+    drain: async (graceMs) => {
       clearInterval(poll)
-      return worker.stop(graceMs)
+      await Promise.all([worker.stop(graceMs), replays.drain(graceMs)])
     },
     stop: async () => {
       clearInterval(poll)

@@ -6,9 +6,15 @@ import type { DeliveryStep } from './delivery-step'
 import type { Destination, RetryPolicy } from './destination'
 import type { FunctionCaller } from './functions/step'
 
+/**
+ * What the worker asks of the store: its claims, leases and outcomes (the live outbox's, or a
+ * replay lane's claims over the same outbox: `replay-lane.ts`).
+ */
+export type WorkerStore = Pick<Store, 'claim' | 'nextDueIn' | 'renew' | 'release' | 'record'>
+
 /** What the worker needs: the store, each source's destinations by name, and the retry rule. */
 export interface WorkerOptions {
-  store: Store
+  store: WorkerStore
   /** Source name → destination name → destination. */
   destinations: ReadonlyMap<string, ReadonlyMap<string, Destination>>
   /** Source name → destination name → the function run before each attempt's formatting (docs/functions.md). */

@@ -2,7 +2,7 @@ import { redactUrl } from '../../shared/redact-url'
 import { clampTimerDelay } from '../../shared/retry'
 import { log } from '../log'
 import type { Route } from '../store/circuits'
-import type { AttemptOutcome, DueDelivery, Store } from '../store/store'
+import type { AttemptOutcome, DueDelivery } from '../store/store'
 import { Breaker, type CircuitSnapshot, type Plan } from './breaker'
 import type { AttemptResult, RetryPolicy } from './destination'
 import { IdleSignal } from './idle'
@@ -12,7 +12,7 @@ import { crashedOutcome, expiredOutcome, judgedOutcome } from './outcome'
 import { outcomeWriter } from './outcome-writer'
 import { sendAttempt } from './send'
 import type { SettledAttempt } from '../events/kinds'
-import { routesByUrl, type Sending, type WorkerOptions } from './worker-options'
+import { routesByUrl, type Sending, type WorkerOptions, type WorkerStore } from './worker-options'
 
 export type { SettledAttempt, WorkerOptions }
 
@@ -32,7 +32,7 @@ const CLAIM_CHUNK = 128
  * attempt, and one whose URLs stay open past its retry window is dead-lettered. See {@link Breaker}.
  */
 export class Worker {
-  readonly #store: Store
+  readonly #store: WorkerStore
   readonly #destinations: WorkerOptions['destinations']
   readonly #functions: WorkerOptions['functions']
   readonly #retries: RetryPolicy
@@ -242,7 +242,8 @@ export class Worker {
       }
       lane.buffer.splice(index, 1)
       if (plan.kind === 'send') {
-        this.#start(lane, delivery, urls.length === 0 ? undefined : plan)
+        // Without a breaker (a replay lane's worker), nothing is planned: every URL of the destination.
+        this.#start(lane, delivery, urls.length === 0 || this.#breaker === undefined ? undefined : plan)
       } else if (plan.kind === 'park') {
         this.#breaker!.park(delivery.id, urls, plan.error)
       } else {

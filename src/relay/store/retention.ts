@@ -6,7 +6,7 @@ import type { Store } from './store'
 const PRUNE_CHUNK = 1000
 
 /**
- * Deletes delivered deliveries (and their attempts) once they are older than `retention` ms, so
+ * Deletes delivered deliveries (and their attempts), and replays that ended, once they are older than `retention` ms, so
  * the database never grows without bound. Dead-lettered and pending deliveries are kept. Runs
  * every `retention / 2` (at least every 100 ms, at most every minute); with several relays on one
  * database each sweeps, and a row deleted by one is simply not there for the others.
@@ -48,6 +48,8 @@ export class RetentionSweeper {
           pruned += deleted
           if (deleted < PRUNE_CHUNK || this.#stopped) break
         }
+        // Replays are kept as long (docs/replay.md).
+        await this.#store.replays.prune(before)
         if (pruned > 0) {
           log.info(
             `retention: deleted ${plural(pruned, 'delivered delivery', 'delivered deliveries')} older than ${this.#retention} ms`,

@@ -34,6 +34,8 @@ export interface DeliveryRow {
   event: string | null
   /** When it was parked behind paused circuits only, epoch ms (the claim credits that time back to its window). */
   paused_at: number | null
+  /** The original delivery a replay's delivery re-sends (docs/replay.md); `null` for an original. */
+  replay_of?: number | string | null
 }
 
 /** The columns a claim returns. */
@@ -185,6 +187,7 @@ export function toDeliveryViews(rows: readonly DeliveryRow[], attemptRows: reado
     updatedAt: new Date(row.updated_at).toISOString(),
     nextAttemptAt: row.status === 'pending' ? new Date(row.next_attempt_at).toISOString() : null,
     lastError: row.last_error,
+    ...(row.replay_of === null || row.replay_of === undefined ? {} : { replayOf: Number(row.replay_of) }),
     attempts: attemptsById.get(row.id) ?? [],
     message: JSON.parse(row.message) as unknown,
   }))

@@ -1,9 +1,11 @@
-import type { CircuitStore, Route } from './circuits'
+import type { CircuitStore } from './circuits'
 import type { EndpointQuery, EndpointView } from './endpoints'
+import type { ClaimRequest, DeliveryFilter, DeliveryStatus } from './delivery-query'
 import type { DueDelivery } from './due-delivery'
+import type { ReplayStore } from './replays'
 import type { SessionStore } from './sessions'
 
-export type { DueDelivery }
+export type { ClaimRequest, DeliveryFilter, DeliveryStatus, DueDelivery }
 
 /**
  * The relay's durable state behind one interface: the outbox (deliveries and their attempts) and
@@ -30,6 +32,9 @@ export interface Store {
    * it honours a sign-in made through any of them, and a sign-out ends it for all).
    */
   readonly sessions: SessionStore
+
+  /** Replays (docs/replay.md): new deliveries of stored messages, paced across every relay on the store. */
+  readonly replays: ReplayStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source
@@ -162,19 +167,6 @@ export interface BacklogRow {
   oldestCreatedAt: number
 }
 
-/** What {@link Store.claim} is asked for. */
-export interface ClaimRequest {
-  source: string
-  limit: number
-  /** The claiming relay's id. */
-  owner: string
-  /** How long the lease holds from the claim, ms (by the store's clock). */
-  leaseMs: number
-}
-
-/** Where a delivery stands: waiting for (another) attempt, done, or dead-lettered. */
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'filtered'
-
 /** The delivery statuses, for validating a filter. */
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed', 'filtered']
 
@@ -237,35 +229,6 @@ export interface DeliveryQuery {
   limit: number
 }
 
-/**
- * Which deliveries a search or a bulk replay is about: every field given must match (none given:
- * every delivery).
- */
-export interface DeliveryFilter {
-  status?: DeliveryStatus | undefined
-  source?: string | undefined
-  /** The message's `messageId`, exactly. */
-  messageId?: string | undefined
-  /** The message's `userId`, exactly (kept for deliveries written by this version on). */
-  userId?: string | undefined
-  /** A `track` message's `event`, exactly (kept for deliveries written by this version on). */
-  event?: string | undefined
-  /** The message's `type` (`track`, `identify`, …). */
-  type?: string | undefined
-  /**
-   * The deliveries to one webhook URL: the routes (source and destination) configured to send
-   * there. The store does not know the configuration, so the caller (the admin API) resolves a
-   * `url` to these; an empty list matches nothing. Routes rather than the attempts' URLs, so that
-   * a delivery that never had an attempt (parked behind an open circuit, then dead-lettered) is
-   * found too.
-   */
-  routes?: readonly Route[] | undefined
-  /** Written at or after this instant, epoch ms. */
-  since?: number | undefined
-  /** Written at or before this instant, epoch ms. */
-  until?: number | undefined
-}
-
 /** A filter and page of the delivery log, newest first. */
 export interface NewestQuery extends DeliveryFilter {
   /** Only deliveries with an id below this one; the newest when absent. */
@@ -305,6 +268,8 @@ export interface DeliveryView {
   updatedAt: string
   nextAttemptAt: string | null
   lastError: string | null
+  /** The original delivery this one re-sends, for a replay's delivery (docs/replay.md). */
+  replayOf?: number
   attempts: (RequestRecord & { at: string })[]
   message: unknown
 }

@@ -62,7 +62,17 @@ export function filterForm(view: FilterFormView): Html {
   ${['messageId', 'userId'].map((key) => view.query.has(key) && html`<input type="hidden" name="${key}" value="${value(key)}">`)}
   ${view.refreshOff && html`<input type="hidden" name="refresh" value="off">`}
   <button type="submit" class="secondary">Filter</button>
+  <a href="${replayLink(view.query)}">Replay these…</a> <a href="/ui/replays">Replays</a>
 </form>`
+}
+
+/** The replay form (docs/replay.md) for the filter of `query` (the page's own parameters left out). */
+export function replayLink(query: ReadonlyMap<string, string>): string {
+  const params = new URLSearchParams()
+  for (const [key, value] of query)
+    if (value !== '' && !(PAGE_PARAMS as readonly string[]).includes(key)) params.set(key, value)
+  const text = params.toString()
+  return `/ui/replays/new${text === '' ? '' : `?${text}`}`
 }
 
 /**

@@ -50,7 +50,8 @@ export const POSTGRES_STATEMENTS = {
   ${INSERT_NEW_DELIVERIES}
   FROM given, clock
   WHERE copy = 1
-    AND NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = m AND x.source = s AND x.destination = d)
+    AND NOT EXISTS (SELECT 1 FROM deliveries x
+      WHERE x.message_id = m AND x.source = s AND x.destination = d AND coalesce(x.replay_id, 0) = 0)
   ORDER BY n`,
   // enqueue's batch when it met another relay writing the same message (and an audience sync's
   // announcements, in a transaction a failed statement would end): the unique index decides.
@@ -58,7 +59,7 @@ export const POSTGRES_STATEMENTS = {
   WITH ${CLOCK('$8')}
   ${INSERT_NEW_DELIVERIES}
   FROM ${NEW_DELIVERIES} AS u (s, d, m, t, j, user_id, event), clock
-  ON CONFLICT (message_id, source, destination) DO NOTHING`,
+  ON CONFLICT (message_id, source, destination, (coalesce(replay_id, 0))) DO NOTHING`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
   // statement; from then on the lease (lease_until) keeps other relays off. $1 source, $2 clock,
@@ -66,13 +67,14 @@ export const POSTGRES_STATEMENTS = {
   // give first_attempt_at to the relay on its own clock. A delivery parked behind paused circuits
   // only gets the time it waited back: its window's start moves on by it (paused_at is written by
   // park on the relay's clock: a skewed relay shifts that gift by its skew, never a lease).
+  // Replays' deliveries have a lane of their own (docs/replay.md): claim, nextDue and claimProbe pass over them.
   claim: `
   WITH ${RELAXED}, ${CLOCK('$2')}
   UPDATE deliveries d SET lease_until = clock.now + $5::bigint, lease_owner = $4,
     first_attempt_at = d.first_attempt_at + coalesce(greatest(0, clock.now - d.paused_at), 0), paused_at = NULL
   FROM (
     SELECT id FROM deliveries
-    WHERE source = $1 AND status = 'pending' AND next_attempt_at <= ${NOW}
+    WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= ${NOW}
       AND (lease_until IS NULL OR lease_until <= ${NOW})
     ORDER BY next_attempt_at, id
     LIMIT $3
@@ -89,10 +91,10 @@ export const POSTGRES_STATEMENTS = {
   WITH ${CLOCK('$2')}
   SELECT least(
     (SELECT next_attempt_at FROM deliveries
-     WHERE source = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ${NOW})
+     WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND (lease_until IS NULL OR lease_until <= ${NOW})
      ORDER BY next_attempt_at LIMIT 1),
     (SELECT min(lease_until) FROM deliveries
-     WHERE source = $1 AND status = 'pending' AND next_attempt_at <= ${NOW} AND lease_until > ${NOW})
+     WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= ${NOW} AND lease_until > ${NOW})
   ) - ${NOW} AS wait`,
   // $1 owner, $2 ids, $3 the lease's length from now (ms), $4 clock.
   renew: `
@@ -266,7 +268,7 @@ export const POSTGRES_STATEMENTS = {
   WHERE id = (
     SELECT id FROM deliveries
     WHERE status = 'pending' AND (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-      AND (lease_until IS NULL OR lease_until <= ${NOW})
+      AND replay_of IS NULL AND (lease_until IS NULL OR lease_until <= ${NOW})
     ORDER BY next_attempt_at, id LIMIT 1
     FOR UPDATE SKIP LOCKED)
   RETURNING id, source, destination, message, attempts, first_attempt_at, clock.now AS clock_now`,
@@ -325,9 +327,11 @@ export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = [
   'databaseNow',
 ]
 
-// The conditions of a filter after `first`, its parameters numbered from `$start` in the order
-// filterValues lists them (the routes take two: their sources and their destinations).
-function where(fields: readonly FilterField[], first: readonly string[], start: number): string {
+/**
+ * The conditions of a filter after `first`, its parameters numbered from `$start` in the order
+ * filterValues lists them (the routes take two: their sources and their destinations).
+ */
+export function where(fields: readonly FilterField[], first: readonly string[], start: number): string {
   const conditions = [...first]
   let n = start
   for (const field of fields) {

@@ -28,15 +28,16 @@ export const SQLITE_STATEMENTS = {
         first_attempt_at = first_attempt_at + coalesce(max(0, @now - paused_at), 0), paused_at = NULL
       WHERE id IN (
         SELECT id FROM deliveries
-        WHERE source = @source AND status = 'pending' AND next_attempt_at <= @now
+        WHERE source = @source AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= @now
           AND (lease_until IS NULL OR lease_until <= @now)
         ORDER BY next_attempt_at, id LIMIT @limit)
       RETURNING id, source, destination, message, attempts, first_attempt_at, next_attempt_at`,
   // When the source's next delivery is claimable: its due time or the end of its lease, whichever
   // is later (already past for one that became due, or was released, since the last claim).
+  // Replays' deliveries have a lane of their own (docs/replay.md): claim and nextDue pass over them.
   nextDue: `
       SELECT MIN(max(next_attempt_at, coalesce(lease_until, 0))) AS at FROM deliveries
-      WHERE source = ? AND status = 'pending'`,
+      WHERE source = ? AND status = 'pending' AND replay_of IS NULL`,
   renew: (ids: number) =>
     `UPDATE deliveries SET lease_until = ? WHERE lease_owner = ? AND status = 'pending' AND id IN (${marks(ids)})`,
   release: (ids: number) =>
@@ -147,7 +148,7 @@ export const SQLITE_STATEMENTS = {
         WHERE id = (
           SELECT id FROM deliveries
           WHERE status = 'pending' AND (source, destination) IN (VALUES ${Array(routes).fill('(?, ?)').join(', ')})
-            AND (lease_until IS NULL OR lease_until <= ?)
+            AND replay_of IS NULL AND (lease_until IS NULL OR lease_until <= ?)
           ORDER BY next_attempt_at, id LIMIT 1)
         RETURNING id, source, destination, message, attempts, first_attempt_at`,
   // Behind paused circuits only, the window is not cut short and the wait is noted (paused_at):
@@ -230,8 +231,8 @@ export function enqueueParams(d: NewDelivery, now: number, params: unknown[], at
  */
 export const ENQUEUE_ROWS = 25
 
-// The conditions of a filter (named parameters, as `filterParams` binds them) after `first`.
-function where(fields: readonly FilterField[], first: readonly string[]): string {
+/** The conditions of a filter (named parameters, as `filterParams` binds them) after `first`. */
+export function where(fields: readonly FilterField[], first: readonly string[]): string {
   const conditions = [...first]
   for (const field of fields) {
     if (isEqualityField(field)) conditions.push(`${EQUALITY_COLUMNS[field]} = @${field}`)

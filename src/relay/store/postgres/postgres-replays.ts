@@ -1,0 +1,311 @@
+import type { PoolClient } from 'pg'
+import { filterFields, type FilterField } from '../filter'
+import {
+  CANCELLED_REPLAY_ERROR,
+  ERASED_ERROR,
+  REPLAY_TRANSITIONS,
+  type NewReplay,
+  type QueueStep,
+  type ReplayAction,
+  type ReplayDue,
+  type ReplayRecord,
+  type ReplayStore,
+} from '../replays'
+import {
+  advanced,
+  fromStates,
+  ORIGINALS,
+  type ReplayRow,
+  roomFor,
+  type StatusCount,
+  toReplayRecord,
+} from '../replay-rows'
+import { type ClaimedRow, toDueDeliveries } from '../rows'
+import type { ClaimRequest, DeliveryFilter } from '../store'
+import type { PostgresPool } from './pool'
+import { filterValues, where } from './statements'
+
+// Replays' deliveries, excluding those of paused replays (they wait for a resume).
+const REPLAY_PENDING = `status = 'pending' AND replay_of IS NOT NULL
+  AND replay_id NOT IN (SELECT id FROM replays WHERE state = 'paused')`
+
+// The store's clock, epoch ms: the database's, unless a test stands in for it ($1).
+const CLOCK = 'SELECT coalesce($1::bigint, (extract(epoch FROM now()) * 1000)::bigint) AS now'
+
+/**
+ * Every statement of the PostgreSQL replays (their schema: ../replays-schema.ts). A statement made
+ * from a filter takes the filter's values first ($1…, as filterValues lists them), then its own.
+ */
+export const POSTGRES_REPLAY_STATEMENTS = {
+  clock: CLOCK,
+  lastId: 'SELECT coalesce(max(id), 0) AS id FROM deliveries',
+  count: (fields: readonly FilterField[]) =>
+    `SELECT count(*) AS n FROM deliveries WHERE ${where(fields, [...ORIGINALS, `id <= $${valueCount(fields) + 1}`], 1)}`,
+  // $1 filter, $2 url, $3 rate, $4 matched, $5 up to, $6 now.
+  create: `
+  INSERT INTO replays (state, filter, target_url, rate, matched, up_to, next_at, created_at, updated_at)
+  VALUES ('running', $1, $2, $3, $4, $5, $6, $6, $6) RETURNING *`,
+  get: 'SELECT * FROM replays WHERE id = $1',
+  list: 'SELECT * FROM replays ORDER BY id DESC',
+  counts: 'SELECT status, count(*) AS n FROM deliveries WHERE replay_id = $1 GROUP BY status',
+  // $1 id, $2 the new state, $3 the states it applies to, $4 now.
+  change: `
+  UPDATE replays SET state = $2, next_at = CASE WHEN $2 = 'running' THEN greatest(next_at, $4) ELSE next_at END,
+    updated_at = $4
+  WHERE id = $1 AND state = ANY($3::text[])`,
+  // A cancelled replay's deliveries not yet sent are settled unsent (not dead letters: none failed). $1 id, $2 error, $3 now.
+  cancelPending: `
+  UPDATE deliveries SET status = 'filtered', last_error = $2, updated_at = $3, lease_until = NULL, lease_owner = NULL
+  WHERE replay_id = $1 AND status = 'pending'`,
+  nextRunning: "SELECT min(next_at) AS at FROM replays WHERE state = 'running'",
+  // The most overdue running replay no other relay is queueing at this instant. $1 now.
+  due: `
+  SELECT * FROM replays WHERE state = 'running' AND next_at <= $1 ORDER BY next_at, id LIMIT 1
+  FOR UPDATE SKIP LOCKED`,
+  pendingOf: "SELECT count(*) AS n FROM deliveries WHERE replay_id = $1 AND status = 'pending'",
+  // The replay's next originals in id order, each copied as a new delivery due now. After the
+  // filter's values: now, the replay's id, its cursor, up to, room.
+  queue: (fields: readonly FilterField[]) => {
+    const n = valueCount(fields)
+    const [now, replayId, cursor, upTo, room] = [1, 2, 3, 4, 5].map((i) => `$${n + i}`)
+    return `
+  INSERT INTO deliveries (source, destination, message_id, type, message, user_id, event, status, next_attempt_at,
+    created_at, updated_at, replay_of, replay_id)
+  SELECT source, destination, message_id, type, message, user_id, event, 'pending', ${now}::bigint, ${now}::bigint,
+    ${now}::bigint, id, ${replayId}::bigint
+  FROM (SELECT * FROM deliveries
+    WHERE ${where(fields, [...ORIGINALS, `id > ${cursor}::bigint`, `id <= ${upTo}::bigint`], 1)}
+    ORDER BY id LIMIT ${room}) picked
+  RETURNING replay_of`
+  },
+  // $1 id, $2 cursor, $3 queued, $4 next at, $5 done, $6 now.
+  advance: `
+  UPDATE replays SET cursor = $2, queued = queued + $3, next_at = $4,
+    state = CASE WHEN $5 AND state = 'running' THEN 'done' ELSE state END, updated_at = $6
+  WHERE id = $1`,
+  // As the live claim, on the replays' own index. $1 source, $2 clock, $3 limit, $4 owner, $5 the lease's length (ms).
+  claim: `
+  WITH clock AS (${CLOCK.replace('$1', '$2')})
+  UPDATE deliveries d SET lease_until = clock.now + $5::bigint, lease_owner = $4
+  FROM (
+    SELECT id FROM deliveries
+    WHERE source = $1 AND ${REPLAY_PENDING} AND next_attempt_at <= (SELECT now FROM clock)
+      AND (lease_until IS NULL OR lease_until <= (SELECT now FROM clock))
+    ORDER BY next_attempt_at, id LIMIT $3
+    FOR UPDATE SKIP LOCKED
+  ) due, clock
+  WHERE d.id = due.id
+  RETURNING d.id, d.source, d.destination, d.message, d.attempts, d.first_attempt_at, d.next_attempt_at, d.replay_id,
+    (SELECT target_url FROM replays WHERE replays.id = d.replay_id) AS target_url`,
+  // $1 source, $2 clock.
+  nextDue: `
+  WITH clock AS (${CLOCK.replace('$1', '$2')})
+  SELECT min(greatest(next_attempt_at, coalesce(lease_until, 0))) - (SELECT now FROM clock) AS wait FROM deliveries
+  WHERE source = $1 AND ${REPLAY_PENDING}`,
+  // Erasure: the requests' recorded bodies and headers, then the deliveries (the delete messages
+  // themselves are sent as they are). A pending one keeps its message until it is sent; a dead
+  // letter is settled unsent. In SET, `status` is the row as it was. $1 user id, $2 now, $3 error.
+  eraseAttempts: `
+  UPDATE attempts SET response_body = NULL, request_headers = NULL
+  WHERE delivery_id IN (SELECT id FROM deliveries WHERE user_id = $1 AND type <> 'delete')`,
+  erase: `
+  UPDATE deliveries SET erased_at = $2,
+    message = CASE WHEN status = 'pending' THEN message
+      ELSE json_build_object('type', type, 'messageId', message_id, 'erased', true)::text END,
+    user_id = CASE WHEN status = 'pending' THEN user_id END,
+    event = CASE WHEN status = 'pending' THEN event END,
+    updated_at = CASE WHEN status = 'failed' THEN $2 ELSE updated_at END,
+    last_error = CASE WHEN status = 'failed' THEN $3 ELSE last_error END,
+    status = CASE WHEN status = 'failed' THEN 'filtered' ELSE status END
+  WHERE user_id = $1 AND type <> 'delete' AND erased_at IS NULL`,
+  // $1 before.
+  prune: `
+  DELETE FROM replays WHERE state IN ('done', 'cancelled') AND updated_at < $1
+    AND NOT EXISTS (SELECT 1 FROM deliveries WHERE replay_id = replays.id AND status = 'pending')`,
+} as const
+
+const SQL = POSTGRES_REPLAY_STATEMENTS
+
+// How many parameters a filter's values take (the routes take two).
+function valueCount(fields: readonly FilterField[]): number {
+  return fields.length + (fields.includes('routes') ? 1 : 0)
+}
+
+/** The {@link ReplayStore} on PostgreSQL, over the store's pool, shared by every relay on the database. */
+export class PostgresReplays implements ReplayStore {
+  readonly #pool: PostgresPool
+  /** A test's stand-in for the database's clock; `undefined`: the database's own. */
+  readonly #databaseNow: (() => number) | undefined
+
+  constructor(pool: PostgresPool, options: { databaseNow?: (() => number) | undefined } = {}) {
+    this.#pool = pool
+    this.#databaseNow = options.databaseNow
+  }
+
+  async count(filter: DeliveryFilter): Promise<number> {
+    return this.#transaction(async (client) => this.#count(client, filter, await lastId(client)))
+  }
+
+  async create(replay: NewReplay): Promise<ReplayRecord> {
+    return this.#transaction(async (client) => {
+      const upTo = await lastId(client)
+      const matched = await this.#count(client, replay.filter, upTo)
+      const now = await this.#now(client)
+      const { rows } = await client.query<ReplayRow>(SQL.create, [
+        JSON.stringify(replay.filter),
+        replay.url ?? null,
+        replay.ratePerSecond,
+        matched,
+        upTo,
+        now,
+      ])
+      return toReplayRecord(rows[0]!, [])
+    })
+  }
+
+  async get(id: number): Promise<ReplayRecord | undefined> {
+    const { rows } = await this.#pool.query<ReplayRow>(SQL.get, [id])
+    return rows[0] === undefined ? undefined : this.#record(rows[0])
+  }
+
+  async list(): Promise<ReplayRecord[]> {
+    const { rows } = await this.#pool.query<ReplayRow>(SQL.list)
+    return Promise.all(rows.map((row) => this.#record(row)))
+  }
+
+  async change(id: number, action: ReplayAction): Promise<ReplayRecord | undefined | { refused: ReplayRecord }> {
+    const changed = await this.#transaction(async (client) => {
+      const now = await this.#now(client)
+      const { rowCount } = await client.query(SQL.change, [
+        id,
+        REPLAY_TRANSITIONS[action].to,
+        JSON.parse(fromStates(action)),
+        now,
+      ])
+      if (rowCount === 1 && action === 'cancel')
+        await client.query(SQL.cancelPending, [id, CANCELLED_REPLAY_ERROR, now])
+      return rowCount === 1
+    })
+    const replay = await this.get(id)
+    if (replay === undefined || changed) return replay
+    return { refused: replay }
+  }
+
+  async queue(): Promise<QueueStep> {
+    const next = await this.#nextRunning()
+    const now = await this.#now(this.#pool)
+    if (next === undefined) return { queued: 0, nextIn: undefined }
+    if (next > now) return { queued: 0, nextIn: next - now }
+    const queued = await this.#transaction(async (client) => {
+      const { rows } = await client.query<ReplayRow>(SQL.due, [now])
+      const row = rows[0]
+      if (row === undefined) return 0
+      const pending = await client.query<{ n: string }>(SQL.pendingOf, [row.id])
+      const room = roomFor(row, Number(pending.rows[0]!.n))
+      const filter = JSON.parse(row.filter) as DeliveryFilter
+      const fields = filterFields(filter)
+      const picked =
+        room === 0
+          ? []
+          : (
+              await client.query<{ replay_of: string }>(SQL.queue(fields), [
+                ...filterValues(fields, filter),
+                now,
+                row.id,
+                row.cursor,
+                row.up_to,
+                room,
+              ])
+            ).rows.map((r) => r.replay_of)
+      const step = advanced(row, picked, room, now)
+      await client.query(SQL.advance, [row.id, step.cursor, step.queued, step.nextAt, step.done, now])
+      return picked.length
+    })
+    const after = await this.#nextRunning()
+    return { queued, nextIn: after === undefined ? undefined : after - now }
+  }
+
+  async claim({ source, limit, owner, leaseMs }: ClaimRequest): Promise<ReplayDue[]> {
+    if (limit <= 0) return []
+    const { rows } = await this.#pool.query<ClaimedRow & { replay_id: string; target_url: string | null }>(SQL.claim, [
+      source,
+      this.#databaseNow?.() ?? null,
+      limit,
+      owner,
+      leaseMs,
+    ])
+    const byId = new Map(rows.map((r) => [Number(r.id), r]))
+    return toDueDeliveries(rows).map((d) => {
+      const row = byId.get(d.id)!
+      return { ...d, replayId: Number(row.replay_id), url: row.target_url ?? undefined }
+    })
+  }
+
+  async nextDueIn(source: string): Promise<number | undefined> {
+    const { rows } = await this.#pool.query<{ wait: string | null }>(SQL.nextDue, [
+      source,
+      this.#databaseNow?.() ?? null,
+    ])
+    const wait = rows[0]?.wait
+    return wait === null || wait === undefined ? undefined : Number(wait)
+  }
+
+  async eraseUser(userId: string): Promise<number> {
+    return this.#transaction(async (client) => {
+      const now = await this.#now(client)
+      await client.query(SQL.eraseAttempts, [userId])
+      const { rowCount } = await client.query(SQL.erase, [userId, now, ERASED_ERROR])
+      return rowCount ?? 0
+    })
+  }
+
+  async prune(before: number): Promise<number> {
+    const { rowCount } = await this.#pool.query(SQL.prune, [before])
+    return rowCount ?? 0
+  }
+
+  async #now(db: Pick<PoolClient, 'query'>): Promise<number> {
+    const { rows } = await db.query<{ now: string }>(SQL.clock, [this.#databaseNow?.() ?? null])
+    return Number(rows[0]!.now)
+  }
+
+  async #nextRunning(): Promise<number | undefined> {
+    const { rows } = await this.#pool.query<{ at: string | null }>(SQL.nextRunning)
+    const at = rows[0]?.at
+    return at === null || at === undefined ? undefined : Number(at)
+  }
+
+  async #count(client: PoolClient, filter: DeliveryFilter, upTo: number): Promise<number> {
+    const fields = filterFields(filter)
+    const { rows } = await client.query<{ n: string }>(SQL.count(fields), [...filterValues(fields, filter), upTo])
+    return Number(rows[0]!.n)
+  }
+
+  async #record(row: ReplayRow): Promise<ReplayRecord> {
+    const { rows } = await this.#pool.query<StatusCount>(SQL.counts, [row.id])
+    return toReplayRecord(row, rows)
+  }
+
+  // Runs `work` in one transaction on one connection: committed whole, or rolled back.
+  async #transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect()
+    let failed = false
+    try {
+      await client.query('BEGIN')
+      const result = await work(client)
+      await client.query('COMMIT')
+      return result
+    } catch (error) {
+      failed = true
+      await client.query('ROLLBACK').catch(() => {})
+      throw error
+    } finally {
+      client.release(failed)
+    }
+  }
+}
+
+async function lastId(client: PoolClient): Promise<number> {
+  const { rows } = await client.query<{ id: string }>(SQL.lastId)
+  return Number(rows[0]!.id)
+}
