@@ -59,7 +59,11 @@ export class StoreCalls {
     return new Proxy(object, {
       get: (target, key, receiver) => {
         const value = Reflect.get(target, key, receiver)
-        if ((key === 'circuits' || key === 'sessions') && typeof value === 'object' && value !== null)
+        if (
+          (key === 'circuits' || key === 'sessions' || key === 'sourceConfigs') &&
+          typeof value === 'object' &&
+          value !== null
+        )
           return this.#watch(value)
         if (typeof value !== 'function' || key === 'close') return value
         return (...args: unknown[]) => this.#call(() => (value as (...a: unknown[]) => unknown).apply(target, args))

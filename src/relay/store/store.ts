@@ -2,6 +2,7 @@ import type { CircuitStore, Route } from './circuits'
 import type { EndpointQuery, EndpointView } from './endpoints'
 import type { DueDelivery } from './due-delivery'
 import type { SessionStore } from './sessions'
+import type { SourceConfigStore } from './source-configs'
 
 export type { DueDelivery }
 
@@ -30,6 +31,9 @@ export interface Store {
    * it honours a sign-in made through any of them, and a sign-out ends it for all).
    */
   readonly sessions: SessionStore
+
+  /** Sources created through the admin API, their write keys and the audit log, shared by every relay on the store. */
+  readonly sourceConfigs: SourceConfigStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source

@@ -3,6 +3,7 @@ import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { loadDriver } from '../load-driver'
 import { SQLITE_SESSIONS_STEP } from '../sessions-schema'
+import { SQLITE_SOURCE_CONFIGS_STEP } from '../source-configs-schema'
 import { FILTERED_STATUS_MIGRATION } from './filtered-status'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
@@ -124,6 +125,7 @@ export const MIGRATIONS: readonly string[] = [
   // The operator page's sessions, shared by every process on the file (`--workers`).
   SQLITE_SESSIONS_STEP,
   FILTERED_STATUS_MIGRATION,
+  SQLITE_SOURCE_CONFIGS_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */
