@@ -5,6 +5,7 @@ import type { RoutedSource } from '../config/sources'
 import type { AudienceChange, Store } from '../store/store'
 import { syncAudience } from './audiences'
 import { requestDeletion } from './deletions'
+import { SOURCE_REMOVED } from './sources-api'
 import type { WebhookRoutes } from './webhook-urls'
 
 /** What the admin API works on. */
@@ -92,11 +93,13 @@ export function refuseNul(code: string, name: string, text: string): void {
 }
 
 // A dead letter of a source deleted through the admin API would only fail again: refused until a
-// source of that name exists again (docs/relay.md, "Sources through the API").
+// source of that name exists again (docs/relay.md, "Sources through the API"). Those of a source
+// renamed in the file are left as they were: retried by hand once it is configured again.
 async function refuseRemovedSource(context: AdminContext, id: number): Promise<void> {
   if (Number.isNaN(id)) return
   const delivery = await context.store.get(id)
-  if (delivery?.status !== 'failed' || context.sources.some((s) => s.name === delivery.source)) return
+  if (delivery?.status !== 'failed' || delivery.lastError !== SOURCE_REMOVED) return
+  if (context.sources.some((s) => s.name === delivery.source)) return
   throw new HttpError(
     409,
     'ERR_SOURCE_REMOVED',
