@@ -42,7 +42,7 @@ export function createConsole(deps: ConsoleDeps): Area {
     routes: [
       ...adminRoutes(operations),
       ...sourceRoutes({ ...deps.sourceAdmin, store, adminToken, authLimiter }),
-      ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics }),
+      ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics, sourceAdmin: deps.sourceAdmin }),
     ],
     stop: () => {},
   }

@@ -39,6 +39,7 @@ describe('the table of routes in docs/maintainers.md', () => {
       'console/api-routes.ts',
       'console/page/operation-routes.ts',
       'console/page/page-routes.ts',
+      'console/page/source-page-routes.ts',
       'console/source-routes.ts',
       'ingest/routes.ts',
       'telemetry/routes.ts',

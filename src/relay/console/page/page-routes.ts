@@ -12,6 +12,7 @@ import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } f
 import { PAGE_CSS } from './style'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../store-unavailable'
 import { consoleRoutes } from './operation-routes'
+import { sourcePageRoutes } from './source-page-routes'
 import { outagePage } from './outage-view'
 import { readOverview } from './overview'
 import type { EndpointView } from '../../store/endpoints'
@@ -212,6 +213,12 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       }),
     },
     ...consoleRoutes({ context, sessions, page, postedSession, showSignIn, now }),
+    ...(context.sourceAdmin === undefined
+      ? []
+      : sourcePageRoutes(
+          { context, sessions, page, postedSession, showSignIn, now },
+          { ...context.sourceAdmin, store: context.store },
+        )),
     {
       method: 'GET',
       pattern: /^\/ui\/page\.css$/,
