@@ -48,7 +48,7 @@ export function sourcePageRoutes(kit: ConsoleKit, sources: SourcesContext): Rout
       checkSameOrigin(req)
       const form = await readForm(req)
       await postedSession(req, form)
-      redirect(res, `/ui/sources?done=${await handle(decodeURIComponent(encoded!), form)}`)
+      redirect(res, `/ui/sources?done=${await handle(nameOf(encoded!), form)}`)
     }),
   })
   return [
@@ -105,7 +105,7 @@ export function sourcePageRoutes(kit: ConsoleKit, sources: SourcesContext): Rout
         checkSameOrigin(req)
         const form = await readForm(req)
         const session = await postedSession(req, form)
-        const name = decodeURIComponent(encoded!)
+        const name = nameOf(encoded!)
         const { writeKey } = await addWriteKey(sources, name, 'admin')
         sendHtml(
           res,
@@ -122,4 +122,12 @@ export function sourcePageRoutes(kit: ConsoleKit, sources: SourcesContext): Rout
       }),
     },
   ]
+}
+
+function nameOf(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded)
+  } catch {
+    throw new HttpError(400, 'ERR_INVALID_SOURCE', 'the source name in the path is not valid percent-encoding')
+  }
 }
