@@ -1,7 +1,7 @@
 import { describeStore } from './config/database-value'
 import type { RelayOptions } from './config/options'
 import { secretsOf } from './config/secrets'
-import { SourceRegistry } from './config/source-registry'
+import { openSources } from './config/open-sources'
 import { logStartupWarnings } from './config/startup-warnings'
 import { refuseWorkersOutsideCommand, validateRelayOptions } from './config/validate'
 import { createConsole } from './console/area'
@@ -75,26 +75,25 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
   const undo: Step[] = [...last]
   if (!process.warningsLogged) void logStartupWarnings(resolved)
   try {
-    const opened = await openStore(resolved.database, {
-      storeTimeout: resolved.storeTimeout,
-      sharedByProcesses: process.sharedByProcesses,
-    })
+    const { storeTimeout, database } = resolved
+    const opened = await openStore(database, { storeTimeout, sharedByProcesses: process.sharedByProcesses })
     undo.unshift(['close the store', () => opened.close()])
-    const registry = new SourceRegistry(resolved.sources)
-    const sources = registry.routed()
     const events = new RelayEvents()
-    // The one database notification channel, which configuration changes and the live view will share.
+    // The one database notification channel, which configuration changes and the live view share.
     const notifications = openNotifications(resolved.database)
     undo.unshift(['close the notification channel', () => notifications.close()])
+    const { registry, sync, box } = await openSources(resolved, opened.sourceConfigs, notifications)
+    undo.unshift(['stop following the sources', () => sync.stop()])
+    const sources = registry.live() // the file's and the admin API's, updated in place
     // The admin token, and the limiter every credential check of every area goes through.
     const auth = {
-      adminToken: new AdminToken(resolved.adminToken),
+      adminToken: new AdminToken(resolved.adminToken, resolved.readToken),
       authLimiter: new AuthLimiter({ trustProxy: resolved.trustProxy }),
     }
     undo.unshift(['stop the credentials limiter', () => auth.authLimiter.stop()])
     // Delivery is built below; the metrics read its circuits only at scrape time.
     let delivery: Delivery | undefined
-    const scrapeTokens = [resolved.metricsToken, resolved.adminToken]
+    const scrapeTokens = [resolved.metricsToken, resolved.adminToken, resolved.readToken]
     const circuits = () => delivery?.circuits() ?? []
     const seen = { store: opened, sources, events, circuits, scrapeTokens, figures: process.figures, resolved }
     const telemetry = createTelemetry({ ...seen, ...auth })
@@ -102,16 +101,16 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const { store, health } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
     const shared = store.kind === 'postgres' || process.sharedByProcesses
-    const started = await createDelivery({ options: resolved, store, circuits: opened.circuits, shared, events })
+    const onStore = { options: resolved, store, circuits: opened.circuits, shared, events }
+    const started = await createDelivery({ ...onStore, sources: registry })
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])
     const wake = () => started.wake()
-    const { ingestTap: tap } = telemetry
-    const ingest = createIngest({ store, sources: registry, authLimiter: auth.authLimiter, wake, events, tap })
+    const ingest = createIngest({ store, sources: registry, ...auth, wake, events, tap: telemetry.ingestTap })
     const { webhooks } = started
     const circuitChanged = (url: string) => started.circuitChanged(url)
-    const metrics = telemetry.figures
-    const operator = createConsole({ store, sources, wake, webhooks, circuitChanged, health, metrics, ...auth })
+    const operations = { store, sources, wake, webhooks, circuitChanged, health, metrics: telemetry.figures }
+    const operator = createConsole({ ...operations, sourceAdmin: { registry, sync, box }, ...auth })
     const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])
     const server = await listen(telemetry.timeRequests(router), resolved)
     const { url } = server
@@ -129,6 +128,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         ['stop delivery', () => started.stop()],
         ['commit ingest still waiting', () => ingest.stop()],
         ['stop the console', () => operator.stop()],
+        ['stop following the sources', () => sync.stop()],
         ['stop telemetry', () => telemetry.stop()],
         ['close the notification channel', () => notifications.close()],
         ['close the store', () => store.close()],

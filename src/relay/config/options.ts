@@ -46,6 +46,18 @@ export interface RelayOptions {
   /** The Bearer token of the admin API. Without it the admin API answers 401 to everyone. */
   adminToken?: string | undefined
   /**
+   * A second Bearer token that reads (every `GET` of the admin API, the live stream, `/metrics`)
+   * and changes nothing: a write with it is answered 403 `ERR_READ_ONLY`. Never logged.
+   */
+  readToken?: string | undefined
+  /**
+   * The key that encrypts (AES-256-GCM) the secrets of sources written through the admin API:
+   * shared secrets and static webhook header values. 32 bytes in base64; several separated by
+   * commas while rotating it (the first encrypts). When not given, the `TRACKLET_SECRETS_KEY`
+   * environment variable. Without one, an API write carrying such a secret is refused. Never logged.
+   */
+  secretsKey?: string | undefined
+  /**
    * A Bearer token that reads `GET /metrics` and nothing else, for a Prometheus server that should
    * not hold the admin token. The admin token reads `/metrics` too. Never logged.
    */
@@ -57,7 +69,10 @@ export interface RelayOptions {
    * gives (the last address of `X-Forwarded-For`) instead of the connection's. @default false
    */
   trustProxy?: boolean
-  /** The sources whose write keys are accepted. At least one. */
+  /**
+   * The sources of the file (provisioned: read-only through the admin API). May be empty when every
+   * source is created through the admin API (docs/relay.md, "Two kinds of source").
+   */
   sources: readonly RelaySource[]
   /** Deliveries in flight at once, per source (so one slow receiver holds up only its own). @default 32 */
   concurrency?: number
@@ -151,6 +166,8 @@ export interface ResolvedRelayOptions {
   database: string
   adminToken: string | undefined
   metricsToken: string | undefined
+  readToken: string | undefined
+  secretsKey: string | undefined
   allowPrivateNetworks: boolean
   trustProxy: boolean
   sources: readonly RelaySource[]

@@ -9,6 +9,8 @@ export function secretsOf(options: ResolvedRelayOptions): string[] {
   const found: (string | undefined)[] = [
     options.adminToken,
     options.metricsToken,
+    options.readToken,
+    ...(options.secretsKey?.split(',') ?? []),
     databasePassword(options.database),
     options.alerts?.url,
   ]

@@ -13,4 +13,6 @@ export interface RoutedSource {
   destinations: readonly string[]
   /** Track event names acknowledged but never delivered (`schema.blockedEvents`). */
   blockedEvents?: ReadonlySet<string>
+  /** Disabled through the admin API: ingest refuses its messages (403 `ERR_SOURCE_DISABLED`). */
+  disabled?: true
 }

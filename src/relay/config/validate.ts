@@ -14,6 +14,7 @@ import type {
   SourceSchema,
 } from './options'
 import { databaseValue } from './database-value'
+import { SECRETS_KEY_ENV, secretsKeyRule } from './secrets-key'
 import {
   checkDestinationFunction,
   type DestinationFunction,
@@ -103,6 +104,8 @@ const OPTION_RULES: RulesOf<RelayOptions> = {
   database: databaseValue,
   adminToken: secret,
   metricsToken: secret,
+  readToken: secret,
+  secretsKey: secretsKeyRule,
   allowPrivateNetworks: flag,
   trustProxy: flag,
   sources: sourceList,
@@ -135,9 +138,16 @@ export const RELAY_OPTION_NAMES: readonly string[] = Object.keys(OPTION_RULES)
 const checkOptions = objectOf(OPTION_RULES, 'a relay option')
 const checkSource = objectOf(SOURCE_RULES, 'a source setting')
 
+/**
+ * Checks one source's fields by the config file's rules (the admin API's `PUT /v1/sources/:name`
+ * uses them too), recording each problem under `field`; the valid fields.
+ */
+export const checkSourceFields: Rule<Partial<RelaySource>> = checkSource
+
 function sourceList(value: unknown, field: string, problems: ConfigProblems): RelaySource[] | undefined {
-  if (!Array.isArray(value) || value.length === 0) {
-    problems.add(field, `must be a non-empty array of sources, got ${describeSafely(value)}`)
+  // Empty is allowed: every source may come from the admin API (docs/relay.md, "Two kinds of source").
+  if (!Array.isArray(value)) {
+    problems.add(field, `must be an array of sources, got ${describeSafely(value)}`)
     return undefined
   }
   const names = new Set<string>()
@@ -180,7 +190,10 @@ function sourceList(value: unknown, field: string, problems: ConfigProblems): Re
 export function validateRelayOptions(input: unknown, problems = new ConfigProblems()): ResolvedRelayOptions {
   const given = checkOptions(input, '', problems) ?? {}
   if (isPlainObject(input) && input['sources'] === undefined)
-    problems.add('sources', 'must be a non-empty array of sources, got undefined')
+    problems.add(
+      'sources',
+      'must be an array of sources (empty when every source comes from the admin API), got undefined',
+    )
   const breaker = { ...BREAKER_DEFAULTS, ...given.breaker }
   if (breaker.maxProbeInterval < breaker.probeInterval) {
     problems.add(
@@ -203,11 +216,20 @@ export function validateRelayOptions(input: unknown, problems = new ConfigProble
     ...given,
     adminToken: given.adminToken,
     metricsToken: given.metricsToken,
+    readToken: given.readToken,
+    secretsKey: given.secretsKey ?? secretsKeyFromEnv(problems),
     alerts: given.alerts,
     sources: given.sources ?? [],
     breaker,
     logLevel,
   }
+}
+
+// Without the option, TRACKLET_SECRETS_KEY (a key is better kept out of the config file).
+function secretsKeyFromEnv(problems: ConfigProblems): string | undefined {
+  const value = process.env[SECRETS_KEY_ENV]
+  if (value === undefined || value === '') return undefined
+  return secretsKeyRule(value, SECRETS_KEY_ENV, problems)
 }
 
 // Without the option, LOG_LEVEL (so an operator can turn on debug without editing the file).

@@ -25,8 +25,9 @@ export interface AdminRoutesContext extends AdminContext {
 export function adminRoutes(routesContext: AdminRoutesContext): Route[] {
   // Every store call of the API: a failure of the store itself is a 503, never a 500 with a stack.
   const context = { ...routesContext, store: new StoreCalls().watch(routesContext.store) }
-  const authenticate = (req: IncomingMessage): void =>
+  const authenticate = (req: IncomingMessage): void => {
     context.authLimiter.guard(req, 'admin API: token', () => context.adminToken.authenticate(req))
+  }
   const withBody = async (
     req: IncomingMessage,
     res: ServerResponse,
@@ -44,7 +45,7 @@ export function adminRoutes(routesContext: AdminRoutesContext): Route[] {
 
 // A store outage is answered here, logged in one line with its cause: the router would log a
 // second, causeless line.
-function answeringStoreOutage(handler: Route['handler']): Route['handler'] {
+export function answeringStoreOutage(handler: Route['handler']): Route['handler'] {
   return async (req, res, params, url) => {
     try {
       await handler(req, res, params, url)

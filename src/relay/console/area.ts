@@ -6,6 +6,8 @@ import type { Store } from '../store/store'
 import { adminRoutes } from './api-routes'
 import type { PageContext } from './page/page-context'
 import { pageRoutes } from './page/page-routes'
+import { sourceRoutes } from './source-routes'
+import type { SourcesContext } from './sources-api'
 import type { WebhookRoutes } from './webhook-urls'
 
 /** What the console needs from the relay. */
@@ -24,6 +26,8 @@ export interface ConsoleDeps {
   authLimiter: AuthLimiter
   health: PageContext['health']
   metrics: PageContext['metrics']
+  /** The sources of the file and of the admin API, and how a change is stored and spread. */
+  sourceAdmin: Omit<SourcesContext, 'store'>
 }
 
 /**
@@ -35,7 +39,11 @@ export function createConsole(deps: ConsoleDeps): Area {
   const { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter } = deps
   const operations = { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter }
   return {
-    routes: [...adminRoutes(operations), ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics })],
+    routes: [
+      ...adminRoutes(operations),
+      ...sourceRoutes({ ...deps.sourceAdmin, store, adminToken, authLimiter }),
+      ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics, sourceAdmin: deps.sourceAdmin }),
+    ],
     stop: () => {},
   }
 }

@@ -5,6 +5,7 @@ import type { RoutedSource } from '../config/sources'
 import type { AudienceChange, Store } from '../store/store'
 import { syncAudience } from './audiences'
 import { requestDeletion } from './deletions'
+import { SOURCE_REMOVED } from './sources-api'
 import type { WebhookRoutes } from './webhook-urls'
 
 /** What the admin API works on. */
@@ -68,6 +69,7 @@ export async function handleAudienceSync(
 /** `POST /v1/deliveries/:id/retry`: a dead-lettered delivery, due again with a fresh window. */
 export async function handleRetry(context: AdminContext, id: string): Promise<{ id: number; status: 'pending' }> {
   const numeric = /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN
+  await refuseRemovedSource(context, numeric)
   const outcome = Number.isNaN(numeric) ? 'not-found' : await context.store.retry(numeric)
   if (outcome === 'not-found') throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${JSON.stringify(id)}`)
   if (outcome === 'not-failed') {
@@ -88,4 +90,19 @@ export async function handleRetry(context: AdminContext, id: string): Promise<{ 
 export function refuseNul(code: string, name: string, text: string): void {
   const problem = findNul(name, text)
   if (problem !== undefined) throw new HttpError(400, code, problem)
+}
+
+// A dead letter of a source deleted through the admin API would only fail again: refused until a
+// source of that name exists again (docs/relay.md, "Sources through the API"). Those of a source
+// renamed in the file are left as they were: retried by hand once it is configured again.
+async function refuseRemovedSource(context: AdminContext, id: number): Promise<void> {
+  if (Number.isNaN(id)) return
+  const delivery = await context.store.get(id)
+  if (delivery?.status !== 'failed' || delivery.lastError !== SOURCE_REMOVED) return
+  if (context.sources.some((s) => s.name === delivery.source)) return
+  throw new HttpError(
+    409,
+    'ERR_SOURCE_REMOVED',
+    `delivery ${id} belongs to source ${JSON.stringify(delivery.source)}, which no longer exists: it can be retried once a source of that name exists again`,
+  )
 }

@@ -60,7 +60,7 @@ export class StoreCalls {
       get: (target, key, receiver) => {
         const value = Reflect.get(target, key, receiver)
         if (
-          (key === 'circuits' || key === 'sessions' || key === 'replays') &&
+          (key === 'circuits' || key === 'sessions' || key === 'replays' || key === 'sourceConfigs') &&
           typeof value === 'object' &&
           value !== null
         )

@@ -1,7 +1,8 @@
 import type { Agent } from 'undici'
 import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../webhooks/index'
 import type { Area } from '../area'
-import type { ResolvedRelayOptions } from '../config/options'
+import type { RelaySource, ResolvedRelayOptions } from '../config/options'
+import type { SourceRegistry } from '../config/source-registry'
 import { withoutFunction } from '../config/function-settings'
 import { WEBHOOKS_DESTINATION } from '../config/sources'
 import { RelayConfigError } from '../errors'
@@ -39,6 +40,11 @@ export interface DeliveryDeps {
   step?: DeliveryStep
   /** Where delivery tells of each `attempt` as it settles, and of each call of a function. */
   events: RelayEvents
+  /**
+   * The sources, the config file's and the admin API's, followed as they change; without it, the
+   * options' sources, fixed.
+   */
+  sources?: SourceRegistry
 }
 
 /** Delivery's area: its routes (none) and stop, and what the others ask of it. */
@@ -63,14 +69,15 @@ export interface Delivery extends Area {
  */
 export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   const { options, store } = deps
+  const sourcesNow = () => deps.sources?.all().map((s) => s.settings) ?? options.sources
   await failUnconfiguredSources(
     store,
-    options.sources.map((s) => s.name),
+    sourcesNow().map((s) => s.name),
   )
   const agent = guardedAgent({ allowPrivateNetworks: options.allowPrivateNetworks })
   let destinations: Map<string, Map<string, Destination>>
   try {
-    destinations = buildDestinations(options, agent)
+    destinations = buildDestinations(sourcesNow(), options, agent)
   } catch (error) {
     void agent.close()
     throw error
@@ -119,9 +126,19 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   })
   const retention = new RetentionSweeper(store, options.retention)
   let poll: NodeJS.Timeout | undefined
+  const webhooks = routesByUrl(destinations)
+  // A source added, changed or removed (the admin API, a reload): the maps the worker and the
+  // console hold are updated in place, so the next attempt uses the settings of its moment.
+  const unsubscribe = deps.sources?.onChange(() => {
+    const fresh = buildDestinations(sourcesNow(), options, agent)
+    replaceEntries(destinations, fresh)
+    replaceEntries(webhooks, routesByUrl(fresh))
+    worker.sourcesChanged()
+    replays.sourcesChanged()
+  })
   return {
     routes: [],
-    webhooks: routesByUrl(destinations),
+    webhooks,
     // New live deliveries only (ingest, a retry, a deletion): replays are found by the replay lane's poll.
     wake: () => worker.wake(),
     circuitChanged: (url) => worker.refreshCircuits([url]),
@@ -137,6 +154,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
       await Promise.all([worker.stop(graceMs), replays.drain(graceMs)])
     },
     stop: async () => {
+      unsubscribe?.()
       clearInterval(poll)
       await functions.close()
       await agent.destroy()
@@ -157,10 +175,20 @@ async function failUnconfiguredSources(store: Store, configured: string[]): Prom
   )
 }
 
-// One Webhooks destination per source, built once; its settings errors are configuration errors.
-function buildDestinations(options: ResolvedRelayOptions, agent: Agent): Map<string, Map<string, Destination>> {
+function replaceEntries<K, V>(target: Map<K, V>, source: ReadonlyMap<K, V>): void {
+  target.clear()
+  for (const [key, value] of source) target.set(key, value)
+}
+
+// One Webhooks destination per source, built again when the sources change; its settings errors
+// are configuration errors.
+function buildDestinations(
+  sources: readonly RelaySource[],
+  options: ResolvedRelayOptions,
+  agent: Agent,
+): Map<string, Map<string, Destination>> {
   const bySource = new Map<string, Map<string, Destination>>()
-  options.sources.forEach((source, index) => {
+  sources.forEach((source, index) => {
     const destinations = new Map<string, Destination>()
     const settings = source.destinations?.Webhooks
     if (settings !== undefined) {

@@ -21,6 +21,8 @@ export interface ReplayLaneOptions
 /** The replay lane of one relay (docs/replay.md). */
 export interface ReplayLane {
   start(): void
+  /** The sources or their destinations changed (the live maps were updated in place). */
+  sourcesChanged(): void
   /** A replay was started or resumed, or deliveries queued: look for work now. */
   wake(): void
   /** Stops queueing and claiming; replay deliveries in flight get `graceMs` to finish. */
@@ -53,6 +55,10 @@ export function createReplayLane(options: ReplayLaneOptions): ReplayLane {
   const queuer = new ReplayQueuer(store.replays, () => worker.wake())
   return {
     start: () => queuer.start(),
+    sourcesChanged: () => {
+      targets.refresh()
+      worker.sourcesChanged()
+    },
     wake: () => {
       queuer.wake()
       worker.wake()
@@ -78,9 +84,20 @@ class ReplayTargets {
   constructor(live: WorkerOptions['destinations'], functions: WorkerOptions['functions']) {
     this.#live = live
     this.#liveFunctions = functions
-    for (const source of live.keys()) {
-      this.destinations.set(source, new Map(live.get(source)))
-      this.functions.set(source, new Map(functions?.get(source)))
+    this.refresh()
+  }
+
+  /**
+   * Reads the live destinations again (a source added, changed or removed while the relay runs),
+   * in place: the worker holds these maps. The one-URL keys are made again at their next claim,
+   * from the settings of that moment.
+   */
+  refresh(): void {
+    this.destinations.clear()
+    this.functions.clear()
+    for (const source of this.#live.keys()) {
+      this.destinations.set(source, new Map(this.#live.get(source)))
+      this.functions.set(source, new Map(this.#liveFunctions?.get(source)))
     }
   }
 

@@ -57,7 +57,7 @@ export class Worker {
   /** The circuit breaker and per-URL limits (and the parking under it), when configured. */
   readonly #breaker: Breaker | undefined
   /** Each URL's routes (the deliveries that go there), for the breaker. */
-  readonly #routes: ReadonlyMap<string, readonly Route[]>
+  readonly #routes: Map<string, readonly Route[]>
 
   constructor(options: WorkerOptions) {
     this.#store = options.store
@@ -121,6 +121,20 @@ export class Worker {
    */
   async refreshCircuits(urls: readonly string[]): Promise<void> {
     await this.#breaker?.refresh(urls)
+  }
+
+  /**
+   * The sources or their destinations changed (the map of destinations given was updated in
+   * place): a lane for each new source, each URL's routes read again, and every lane woken. Each
+   * attempt reads its destination when it starts, so the settings of that moment are used.
+   */
+  sourcesChanged(): void {
+    for (const source of this.#destinations.keys())
+      if (!this.#lanes.has(source)) this.#lanes.set(source, new Lane(source))
+    const routes = routesByUrl(this.#destinations)
+    this.#routes.clear()
+    for (const [url, routed] of routes) this.#routes.set(url, routed)
+    this.wake()
   }
 
   /** New deliveries were committed (or retries became due): look for work on every lane. */

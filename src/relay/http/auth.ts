@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import { writeKeyDigest } from '../config/write-key-digest'
 import { HttpError } from './http-error'
 
 // Secrets are compared as SHA-256 digests: equal lengths for timingSafeEqual, and the time taken
@@ -12,13 +13,17 @@ function digest(value: string): Buffer {
 const HOW_TO_SEND =
   'send the write key as the user of Basic auth (Authorization: Basic base64(writeKey + ":")) or, with no Authorization header, as the body\'s "writeKey"'
 
-/** Looks up sources by write key in constant time: every key is compared on every request. */
+/**
+ * Looks up sources by write key, in memory: the key's SHA-256 digest is looked up among the
+ * digests of every live key (the store keeps API sources' keys only as digests, and no request
+ * waits for it). A lookup by digest says nothing of how much of a guess matched.
+ */
 export class WriteKeys<Source> {
-  /** Each source with the digest of its write key. */
-  readonly #entries: { digest: Buffer; source: Source }[]
+  /** Each source by the digest (hex) of each of its write keys. */
+  readonly #byDigest: ReadonlyMap<string, Source>
 
-  constructor(entries: readonly (readonly [writeKey: string, source: Source])[]) {
-    this.#entries = entries.map(([writeKey, source]) => ({ digest: digest(writeKey), source }))
+  constructor(entries: readonly (readonly [writeKeyDigest: string, source: Source])[]) {
+    this.#byDigest = new Map(entries)
   }
 
   /**
@@ -46,29 +51,37 @@ export class WriteKeys<Source> {
   }
 
   #find(writeKey: string): Source {
-    const candidate = digest(writeKey)
-    let found: Source | undefined
-    for (const entry of this.#entries) {
-      if (timingSafeEqual(entry.digest, candidate) && found === undefined) found = entry.source
-    }
+    const found = this.#byDigest.get(writeKeyDigest(writeKey))
     // Never the key itself in the answer: it may be another source's key mistyped.
     if (found === undefined) throw unauthorized('unknown write key')
     return found
   }
 }
 
-/** Checks the admin API's `Authorization: Bearer <token>` in constant time. */
+/** Who a request to the admin API is: the admin token, or the read token (`readToken`). */
+export type TokenRole = 'admin' | 'read'
+
+// What the read token may do: read.
+const READ_METHODS = new Set(['GET', 'HEAD'])
+
+/**
+ * Checks the admin API's `Authorization: Bearer <token>` in constant time: the admin token, or the
+ * read token, which reads and changes nothing.
+ */
 export class AdminToken {
   /** The token's digest; `undefined` when no token is configured (the admin API is closed). */
   readonly #digest: Buffer | undefined
+  /** The read token's digest, when one is configured. */
+  readonly #readDigest: Buffer | undefined
 
-  constructor(token: string | undefined) {
+  constructor(token: string | undefined, readToken?: string) {
     this.#digest = token === undefined ? undefined : digest(token)
+    this.#readDigest = readToken === undefined ? undefined : digest(readToken)
   }
 
   /** Whether a token is configured at all (without one, nothing is accepted). */
   get configured(): boolean {
-    return this.#digest !== undefined
+    return this.#digest !== undefined || this.#readDigest !== undefined
   }
 
   /** Whether `token` is the admin token, compared in constant time. */
@@ -76,14 +89,23 @@ export class AdminToken {
     return this.#digest !== undefined && timingSafeEqual(this.#digest, digest(token))
   }
 
-  /** Throws a 401 {@link HttpError} unless `req` carries the admin token. */
-  authenticate(req: IncomingMessage): void {
-    if (this.#digest === undefined)
+  /**
+   * Which token `req` carries. Throws a 401 {@link HttpError} when it carries neither, and a 403
+   * (`ERR_READ_ONLY`) when the read token asks for anything but a read.
+   */
+  authenticate(req: IncomingMessage): TokenRole {
+    if (!this.configured)
       throw unauthorized('the admin API is closed: the relay has no adminToken configured', 'Bearer')
     const header = req.headers.authorization
     const match = header === undefined ? null : /^Bearer\s+(.+)$/i.exec(header)
     if (match === null) throw unauthorized('send the admin token: Authorization: Bearer <adminToken>', 'Bearer')
-    if (!this.matches(match[1]!.trim())) throw unauthorized('wrong admin token', 'Bearer')
+    const given = digest(match[1]!.trim())
+    if (this.#digest !== undefined && timingSafeEqual(this.#digest, given)) return 'admin'
+    if (this.#readDigest === undefined || !timingSafeEqual(this.#readDigest, given))
+      throw unauthorized('wrong admin token', 'Bearer')
+    if (!READ_METHODS.has(req.method ?? 'GET'))
+      throw new HttpError(403, 'ERR_READ_ONLY', 'the read token reads and changes nothing: send the admin token')
+    return 'read'
   }
 }
 

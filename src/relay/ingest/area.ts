@@ -34,7 +34,8 @@ export interface IngestDeps {
  */
 export function createIngest(deps: IngestDeps): Area {
   const commits = new GroupCommit(deps.store)
-  const keysOf = () => new WriteKeys(deps.sources.all().map((s) => [s.writeKey, s.routed] as const))
+  const keysOf = () =>
+    new WriteKeys(deps.sources.all().flatMap((s) => s.writeKeyDigests.map((digest) => [digest, s.routed] as const)))
   let writeKeys = keysOf()
   const unsubscribe = deps.sources.onChange(() => {
     writeKeys = keysOf()

@@ -94,6 +94,7 @@ async function ingestRequest(
   const authorized = authLimiter.guard(req, 'ingest: write key', () => writeKeys.fromAuthorization(req))
   const body = await readJsonBody(req, MAX_BATCH_BYTES)
   const source = authorized ?? authLimiter.guard(req, 'ingest: write key', () => writeKeys.fromBody(body))
+  if (source.disabled) throw sourceDisabled(source.name)
   // A batch's sentAt is on the body; a single call's body is its message, and sentAt with it.
   const arrival = { receivedAt, sentAt: body['sentAt'], tap: context.tap }
   const outcome = await ingest(context.commits, source, messagesOf(body), arrival, context.check)
@@ -133,4 +134,13 @@ export function answerOf({ accepted, refused }: IngestOutcome): IngestAnswer {
 export function httpErrorOf(error: IngestError): HttpError {
   const { status, code } = REFUSED_WHOLE[error.kind]
   return new HttpError(status, code, error.message)
+}
+
+// A source disabled through the admin API: its key is right, its messages are refused (docs/relay.md).
+function sourceDisabled(name: string): HttpError {
+  return new HttpError(
+    403,
+    'ERR_SOURCE_DISABLED',
+    `source ${JSON.stringify(name)} is disabled: its messages are refused`,
+  )
 }

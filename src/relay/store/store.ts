@@ -4,6 +4,7 @@ import type { ClaimRequest, DeliveryFilter, DeliveryStatus } from './delivery-qu
 import type { DueDelivery } from './due-delivery'
 import type { ReplayStore } from './replays'
 import type { SessionStore } from './sessions'
+import type { SourceConfigStore } from './source-configs'
 
 export type { ClaimRequest, DeliveryFilter, DeliveryStatus, DueDelivery }
 
@@ -35,6 +36,8 @@ export interface Store {
 
   /** Replays (docs/replay.md): new deliveries of stored messages, paced across every relay on the store. */
   readonly replays: ReplayStore
+  /** Sources created through the admin API, their write keys and the audit log, shared by every relay on the store. */
+  readonly sourceConfigs: SourceConfigStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source

@@ -41,6 +41,7 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
     circuits: store.circuits,
     sessions: store.sessions,
     replays: store.replays,
+    sourceConfigs: store.sourceConfigs,
     enqueue: watch('deliveries', store.enqueue, (deliveries) =>
       deliveries.reduce((sum, d) => sum + Buffer.byteLength(d.json), 0),
     ),

@@ -35,8 +35,12 @@ describe('relay options', () => {
     ],
     [{ sources: [source], adminToken: '' }, 'adminToken', 'adminToken: must be a non-empty string, got string'],
     [{ sources: [source], databse: 'x.db' }, 'databse', expect.stringMatching(/^databse: is not a relay option/)],
-    [{ sources: [] }, 'sources', 'sources: must be a non-empty array of sources, got an array'],
-    [{}, 'sources', 'sources: must be a non-empty array of sources, got undefined'],
+    [{ sources: {} }, 'sources', 'sources: must be an array of sources, got an object'],
+    [
+      {},
+      'sources',
+      'sources: must be an array of sources (empty when every source comes from the admin API), got undefined',
+    ],
     [
       { sources: [{ ...source, writeKey: 42 }] },
       'sources[0].writeKey',

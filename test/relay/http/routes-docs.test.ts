@@ -41,6 +41,8 @@ describe('the table of routes in docs/maintainers.md', () => {
       'console/page/page-routes.ts',
       'console/page/replays-page-routes.ts',
       'console/replay-routes.ts',
+      'console/page/source-page-routes.ts',
+      'console/source-routes.ts',
       'ingest/routes.ts',
       'telemetry/routes.ts',
       'telemetry/stream/routes.ts',

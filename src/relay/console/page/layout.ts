@@ -22,6 +22,7 @@ ${header?.refreshSeconds !== undefined && html`<meta http-equiv="refresh" conten
 <header class="bar">
   <a class="brand" href="/">Tracklet <span>relay</span></a>
   ${header && healthBadge(header.health)}
+  ${header && html`<a href="/ui/sources">Sources</a>`}
   <div class="spacer"></div>
   ${
     header &&

@@ -2,6 +2,7 @@ import type { AdminToken } from '../../http/auth'
 import type { AuthLimiter } from '../../http/auth-limiter'
 import type { HealthReport, RecentRates } from '../../events/readings'
 import type { AdminContext } from '../operations'
+import type { SourcesContext } from '../sources-api'
 
 /** What the operator page works on. */
 export interface PageContext extends AdminContext {
@@ -13,4 +14,6 @@ export interface PageContext extends AdminContext {
   /** The rates the overview shows. */
   metrics: { recentRates(): RecentRates | Promise<RecentRates> }
   now?: () => number
+  /** The sources and how a change is stored and spread: the sources view and its actions. */
+  sourceAdmin?: Omit<SourcesContext, 'store'>
 }

@@ -13,6 +13,7 @@ import { PAGE_CSS } from './style'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../store-unavailable'
 import { consoleRoutes } from './operation-routes'
 import { replayPageRoutes } from './replays-page-routes'
+import { sourcePageRoutes } from './source-page-routes'
 import { outagePage } from './outage-view'
 import { readOverview } from './overview'
 import type { EndpointView } from '../../store/endpoints'
@@ -214,6 +215,12 @@ export function pageRoutes(pageContext: PageContext): Route[] {
     },
     ...consoleRoutes({ context, sessions, page, postedSession, showSignIn, now }),
     ...replayPageRoutes({ context, sessions, page, postedSession, showSignIn, now }),
+    ...(context.sourceAdmin === undefined
+      ? []
+      : sourcePageRoutes(
+          { context, sessions, page, postedSession, showSignIn, now },
+          { ...context.sourceAdmin, store: context.store },
+        )),
     {
       method: 'GET',
       pattern: /^\/ui\/page\.css$/,

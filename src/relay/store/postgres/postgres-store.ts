@@ -44,6 +44,8 @@ import { endpointViews } from './endpoint-views'
 import { PostgresCircuits } from './postgres-circuits'
 import { PostgresReplays } from './postgres-replays'
 import { PostgresSessions } from './postgres-sessions'
+import { PostgresSourceConfigs } from './postgres-source-configs'
+import type { SourceConfigStore } from '../source-configs'
 import { migrate } from './schema'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
 
@@ -91,6 +93,7 @@ export class PostgresStore implements Store {
   readonly circuits: CircuitStore
   readonly sessions: SessionStore
   readonly replays: ReplayStore
+  readonly sourceConfigs: SourceConfigStore
   /** The connection pool, this store's alone (its circuits share it). */
   readonly #pool: PostgresPool
   /** The relay's clock: the clock of the times callers pass and are given. */
@@ -107,6 +110,7 @@ export class PostgresStore implements Store {
     this.circuits = new PostgresCircuits(pool, options)
     this.sessions = new PostgresSessions(pool)
     this.replays = new PostgresReplays(pool, options)
+    this.sourceConfigs = new PostgresSourceConfigs(pool)
   }
 
   // The statements' clock parameter: null, so they read the database's clock, unless a test stands in for it.

@@ -3,6 +3,7 @@ import { log } from '../../log'
 import type { PostgresPool } from './pool'
 import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
 import { POSTGRES_REPLAYS_STEP } from '../replays-schema'
+import { POSTGRES_SOURCE_CONFIGS_STEP } from '../source-configs-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -152,6 +153,7 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // Replays (docs/replay.md).
   POSTGRES_REPLAYS_STEP,
+  POSTGRES_SOURCE_CONFIGS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -3,6 +3,7 @@ import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { loadDriver } from '../load-driver'
 import { SQLITE_SESSIONS_STEP } from '../sessions-schema'
+import { SQLITE_SOURCE_CONFIGS_STEP } from '../source-configs-schema'
 import { FILTERED_STATUS_MIGRATION } from './filtered-status'
 import { SQLITE_REPLAYS_STEP } from '../replays-schema'
 
@@ -127,6 +128,7 @@ export const MIGRATIONS: readonly string[] = [
   FILTERED_STATUS_MIGRATION,
   // Replays (docs/replay.md).
   SQLITE_REPLAYS_STEP,
+  SQLITE_SOURCE_CONFIGS_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

@@ -45,6 +45,8 @@ import { openSqliteDatabase, type SqliteDatabase } from './schema'
 import { SqliteCircuits } from './sqlite-circuits'
 import { SqliteReplays } from './sqlite-replays'
 import { SqliteSessions } from './sqlite-sessions'
+import { SqliteSourceConfigs } from './sqlite-source-configs'
+import type { SourceConfigStore } from '../source-configs'
 import { StatementCache } from './statement-cache'
 import {
   ENQUEUE_PARAMS,
@@ -79,6 +81,7 @@ export class SqliteStore implements Store {
   readonly circuits: CircuitStore
   readonly sessions: SessionStore
   readonly replays: ReplayStore
+  readonly sourceConfigs: SourceConfigStore
   /** The database, this store's alone. */
   readonly #db: SqliteDatabase
   /** The time source, epoch ms (injectable so retry windows can be tested without waiting). */
@@ -113,6 +116,7 @@ export class SqliteStore implements Store {
     this.circuits = new SqliteCircuits(sql, now, { sharedByProcesses })
     this.sessions = new SqliteSessions(sql)
     this.replays = new SqliteReplays(sql, now)
+    this.sourceConfigs = new SqliteSourceConfigs(sql)
 
     // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
     const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))
