@@ -96,8 +96,8 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     let delivery: Delivery | undefined
     const scrapeTokens = [resolved.metricsToken, resolved.adminToken]
     const circuits = () => delivery?.circuits() ?? []
-    const seen = { store: opened, sources, events, circuits, scrapeTokens, figures: process.figures, resolved }
-    const telemetry = createTelemetry({ ...seen, ...auth })
+    const seen = { store: opened, sources, events, circuits, scrapeTokens, resolved, notifications }
+    const telemetry = createTelemetry({ ...seen, figures: process.figures, ...auth })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
     const { store, health } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.

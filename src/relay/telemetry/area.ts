@@ -16,6 +16,8 @@ import type { ResolvedRelayOptions } from '../config/options'
 import type { IngestTap } from '../events/tap'
 import { log } from '../log'
 import { AlertSender } from './alerts/alert-sender'
+import type { Notifications } from '../store/notifications/channel'
+import { StreamFanIn } from './stream/fan-in'
 import { LiveStream } from './stream/live-stream'
 import { publishAttempt, publishRequestRefused, streamIngestTap } from './stream/publishers'
 import { streamRoutes } from './stream/routes'
@@ -44,6 +46,8 @@ export interface TelemetryDeps {
    * messages are formatted and signed for `forward` readers).
    */
   resolved: Pick<ResolvedRelayOptions, 'streamReaders' | 'alerts' | 'sources'>
+  /** The relay's notification channel: on PostgreSQL, every relay's events reach every relay's stream. */
+  notifications?: Notifications | undefined
 }
 
 /** Telemetry's area: its routes and stop, and what the other areas report to. */
@@ -79,6 +83,11 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
   const figures = deps.figures?.(metrics) ?? metrics
   const live = new LiveStream({ maxReaders: deps.resolved.streamReaders })
+  // SQLite's relays share no server (and `--workers` share one HTTP port): only PostgreSQL fans in.
+  const fanIn =
+    store.kind === 'postgres' && deps.notifications !== undefined
+      ? new StreamFanIn(live, deps.notifications)
+      : undefined
   const alerts = deps.resolved.alerts === undefined ? undefined : new AlertSender(deps.resolved.alerts)
   const unsubscribe = deps.events.subscribe((event) => {
     count(metrics, event)
@@ -111,8 +120,16 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     ),
     routes,
     timeRequests: (listener) => metrics.console.timeIngest(listener),
-    start: () => clock?.start(),
-    stop: () => {
+    start: () => {
+      clock?.start()
+      fanIn?.start().catch((error: unknown) => {
+        log.warn(`live stream: other relays' events will not reach this relay: ${(error as Error).message}`, {
+          event: 'stream-fan-in-failed',
+        })
+      })
+    },
+    stop: async () => {
+      await fanIn?.stop().catch(() => undefined)
       unsubscribe()
       live.close()
       alerts?.stop()

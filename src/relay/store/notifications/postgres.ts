@@ -34,6 +34,13 @@ export class PostgresNotifications implements Notifications {
     await client.query('SELECT pg_notify($1, $2)', [topic, payload])
   }
 
+  async notifyAll(topic: string, payloads: readonly string[]): Promise<void> {
+    if (payloads.length === 0) return
+    const client = await this.#connect()
+    // One statement: its notifications are sent at its commit, in the array's order.
+    await client.query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload', [topic, payloads])
+  }
+
   async close(): Promise<void> {
     this.#closed = true
     const client = this.#client
