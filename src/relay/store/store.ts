@@ -1,3 +1,4 @@
+import type { AlertClaimStore } from './alert-claims'
 import type { CircuitStore, Route } from './circuits'
 import type { EndpointQuery, EndpointView } from './endpoints'
 import type { DueDelivery } from './due-delivery'
@@ -30,6 +31,9 @@ export interface Store {
    * it honours a sign-in made through any of them, and a sign-out ends it for all).
    */
   readonly sessions: SessionStore
+
+  /** Who sends each endpoint's next `delivery.failed` alert, agreed by every relay on the store. */
+  readonly alertClaims: AlertClaimStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source

@@ -88,7 +88,10 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     store.kind === 'postgres' && deps.notifications !== undefined
       ? new StreamFanIn(live, deps.notifications)
       : undefined
-  const alerts = deps.resolved.alerts === undefined ? undefined : new AlertSender(deps.resolved.alerts)
+  const alerts =
+    deps.resolved.alerts === undefined
+      ? undefined
+      : new AlertSender(deps.resolved.alerts, { claims: store.alertClaims })
   const unsubscribe = deps.events.subscribe((event) => {
     count(metrics, event)
     tell(live, alerts, event)

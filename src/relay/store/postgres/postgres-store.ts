@@ -1,5 +1,6 @@
 import type { PoolClient, QueryConfig } from 'pg'
 import type { CircuitStore } from '../circuits'
+import type { AlertClaimStore } from '../alert-claims'
 import type { SessionStore } from '../sessions'
 import {
   type AttemptRow,
@@ -41,6 +42,7 @@ import {
 } from './pool'
 import { endpointViews } from './endpoint-views'
 import { PostgresCircuits } from './postgres-circuits'
+import { PostgresAlertClaims } from './postgres-alert-claims'
 import { PostgresSessions } from './postgres-sessions'
 import { migrate } from './schema'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
@@ -88,6 +90,7 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres'
   readonly circuits: CircuitStore
   readonly sessions: SessionStore
+  readonly alertClaims: AlertClaimStore
   /** The connection pool, this store's alone (its circuits share it). */
   readonly #pool: PostgresPool
   /** The relay's clock: the clock of the times callers pass and are given. */
@@ -103,6 +106,7 @@ export class PostgresStore implements Store {
     this.#databaseNow = options.databaseNow
     this.circuits = new PostgresCircuits(pool, options)
     this.sessions = new PostgresSessions(pool)
+    this.alertClaims = new PostgresAlertClaims(pool)
   }
 
   // The statements' clock parameter: null, so they read the database's clock, unless a test stands in for it.

@@ -1,6 +1,7 @@
 import type { PoolClient, QueryConfig } from 'pg'
 import { log } from '../../log'
 import type { PostgresPool } from './pool'
+import { POSTGRES_ALERT_CLAIMS_STEP } from '../alert-claims'
 import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
@@ -149,6 +150,7 @@ export const MIGRATIONS: readonly string[] = [
     DROP CONSTRAINT deliveries_status_check,
     ADD CONSTRAINT deliveries_status_check CHECK (status IN ('pending', 'delivered', 'failed', 'filtered'));
   `,
+  POSTGRES_ALERT_CLAIMS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { loadDriver } from '../load-driver'
+import { SQLITE_ALERT_CLAIMS_STEP } from '../alert-claims'
 import { SQLITE_SESSIONS_STEP } from '../sessions-schema'
 import { FILTERED_STATUS_MIGRATION } from './filtered-status'
 
@@ -124,6 +125,7 @@ export const MIGRATIONS: readonly string[] = [
   // The operator page's sessions, shared by every process on the file (`--workers`).
   SQLITE_SESSIONS_STEP,
   FILTERED_STATUS_MIGRATION,
+  SQLITE_ALERT_CLAIMS_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

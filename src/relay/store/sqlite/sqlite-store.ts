@@ -1,5 +1,6 @@
 import type { Transaction } from 'better-sqlite3'
 import type { CircuitStore } from '../circuits'
+import type { AlertClaimStore } from '../alert-claims'
 import type { SessionStore } from '../sessions'
 import {
   type AttemptRow,
@@ -42,6 +43,7 @@ import {
 import { deadLetterFilter, filterFields, findPage, nothingMatched } from '../filter'
 import { openSqliteDatabase, type SqliteDatabase } from './schema'
 import { SqliteCircuits } from './sqlite-circuits'
+import { SqliteAlertClaims } from './sqlite-alert-claims'
 import { SqliteSessions } from './sqlite-sessions'
 import { StatementCache } from './statement-cache'
 import {
@@ -76,6 +78,7 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite'
   readonly circuits: CircuitStore
   readonly sessions: SessionStore
+  readonly alertClaims: AlertClaimStore
   /** The database, this store's alone. */
   readonly #db: SqliteDatabase
   /** The time source, epoch ms (injectable so retry windows can be tested without waiting). */
@@ -109,6 +112,7 @@ export class SqliteStore implements Store {
     if (!sharedByProcesses) sql.get(SQL.voidLeases).run()
     this.circuits = new SqliteCircuits(sql, now, { sharedByProcesses })
     this.sessions = new SqliteSessions(sql)
+    this.alertClaims = new SqliteAlertClaims(sql)
 
     // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
     const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))
