@@ -19,6 +19,8 @@ import { AlertSender } from './alerts/alert-sender'
 import type { Notifications } from '../store/notifications/channel'
 import { StreamFanIn } from './stream/fan-in'
 import { LiveStream } from './stream/live-stream'
+import { MinuteHistory } from './minute-history'
+import type { LastHour, RecentRates } from '../events/readings'
 import { publishAttempt, publishRequestRefused, streamIngestTap } from './stream/publishers'
 import { streamRoutes } from './stream/routes'
 
@@ -62,6 +64,13 @@ export interface Telemetry extends Area {
   readonly live: LiveStream
   /** Ingest's tap into the live stream: each message as ingest judges it. */
   readonly ingestTap: IngestTap
+  /** What the operator page shows of the figures: the recent rates, and the last hour for its charts. */
+  readonly readings: { recentRates(): RecentRates | Promise<RecentRates>; lastHour(): LastHour }
+  /**
+   * Lets the live stream's readers in by the operator page's session too (the live view), as
+   * `hasSession` tells (the console knows the sessions; it is made after telemetry).
+   */
+  acceptSessions(hasSession: (req: IncomingMessage) => Promise<boolean>): void
   /** `listener`, each ingest request timed from arrival to answer. */
   timeRequests(listener: (req: IncomingMessage, res: ServerResponse) => void): typeof listener
   start(): void
@@ -92,8 +101,11 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     deps.resolved.alerts === undefined
       ? undefined
       : new AlertSender(deps.resolved.alerts, { claims: store.alertClaims })
+  const history = new MinuteHistory()
+  let hasSession: ((req: IncomingMessage) => Promise<boolean>) | undefined
   const unsubscribe = deps.events.subscribe((event) => {
     count(metrics, event)
+    history.count(event)
     tell(live, alerts, event)
   })
   const routes = [
@@ -109,6 +121,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
       adminToken: deps.adminToken,
       authLimiter: deps.authLimiter,
       sourceNames: () => deps.sources.map((source) => source.name),
+      hasSession: (req) => hasSession?.(req) ?? Promise.resolve(false),
     }),
   ]
   return {
@@ -121,6 +134,10 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
       live,
       (name) => deps.resolved.sources.find((source) => source.name === name)?.destinations?.Webhooks,
     ),
+    readings: { recentRates: () => figures.recentRates(), lastHour: () => history.lastHour() },
+    acceptSessions: (check) => {
+      hasSession = check
+    },
     routes,
     timeRequests: (listener) => metrics.console.timeIngest(listener),
     start: () => {

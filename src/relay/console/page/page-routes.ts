@@ -12,6 +12,7 @@ import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } f
 import { PAGE_CSS } from './style'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../store-unavailable'
 import { consoleRoutes } from './operation-routes'
+import { liveRoutes } from './live-routes'
 import { outagePage } from './outage-view'
 import { readOverview } from './overview'
 import type { EndpointView } from '../../store/endpoints'
@@ -116,6 +117,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
             sources: sourceNames,
             backlog: overview.backlog,
             rates: await context.metrics.recentRates(),
+            lastHour: context.metrics.lastHour(),
             troubled: overview.troubled,
             query: overview.query,
             urls: overview.urls,
@@ -212,6 +214,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       }),
     },
     ...consoleRoutes({ context, sessions, page, postedSession, showSignIn, now }),
+    ...liveRoutes({ context, sessions, page, showSignIn }),
     {
       method: 'GET',
       pattern: /^\/ui\/page\.css$/,
