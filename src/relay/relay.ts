@@ -99,19 +99,18 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const seen = { store: opened, sources, events, circuits, scrapeTokens, resolved, notifications }
     const telemetry = createTelemetry({ ...seen, figures: process.figures, ...auth })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
-    const { store, health, readings: metrics } = telemetry
+    const { store, health, readings: metrics, ingestTap: tap } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
     const shared = store.kind === 'postgres' || process.sharedByProcesses
     const started = await createDelivery({ options: resolved, store, circuits: opened.circuits, shared, events })
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])
     const wake = () => started.wake()
-    const { ingestTap: tap } = telemetry
     const ingest = createIngest({ store, sources: registry, authLimiter: auth.authLimiter, wake, events, tap })
     const { webhooks } = started
     const circuitChanged = (url: string) => started.circuitChanged(url)
     const operator = createConsole({ store, sources, wake, webhooks, circuitChanged, health, metrics, ...auth })
-    telemetry.acceptSessions((req) => operator.hasSession(req))
+    telemetry.connect({ hasSession: (req) => operator.hasSession(req), beforeFormatting: started.beforeFormatting })
     const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])
     const server = await listen(telemetry.timeRequests(router), resolved)
     const { url } = server

@@ -14,6 +14,7 @@ import { probeWrite, watchWrites } from './watched-store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
 import type { ResolvedRelayOptions } from '../config/options'
 import type { IngestTap } from '../events/tap'
+import type { DeliverableMessage } from '../../shared/message'
 import { log } from '../log'
 import { AlertSender } from './alerts/alert-sender'
 import type { Notifications } from '../store/notifications/channel'
@@ -52,6 +53,14 @@ export interface TelemetryDeps {
   notifications?: Notifications | undefined
 }
 
+/** What the live stream takes from the areas made after telemetry. */
+export interface LaterDeps {
+  /** Whether a request carries a signed-in operator page's session (the live view reads the stream so). */
+  hasSession: (req: IncomingMessage) => Promise<boolean>
+  /** A message as its source's Webhooks destination would format it, after its function (`forward` readers). */
+  beforeFormatting: (source: string, message: DeliverableMessage) => Promise<DeliverableMessage | undefined>
+}
+
 /** Telemetry's area: its routes and stop, and what the other areas report to. */
 export interface Telemetry extends Area {
   /** The store, every write's outcome told to {@link health}: what every other area writes through. */
@@ -66,11 +75,8 @@ export interface Telemetry extends Area {
   readonly ingestTap: IngestTap
   /** What the operator page shows of the figures: the recent rates, and the last hour for its charts. */
   readonly readings: { recentRates(): RecentRates | Promise<RecentRates>; lastHour(): LastHour }
-  /**
-   * Lets the live stream's readers in by the operator page's session too (the live view), as
-   * `hasSession` tells (the console knows the sessions; it is made after telemetry).
-   */
-  acceptSessions(hasSession: (req: IncomingMessage) => Promise<boolean>): void
+  /** Connects what the areas made after telemetry give the live stream. */
+  connect(later: LaterDeps): void
   /** `listener`, each ingest request timed from arrival to answer. */
   timeRequests(listener: (req: IncomingMessage, res: ServerResponse) => void): typeof listener
   start(): void
@@ -102,7 +108,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
       ? undefined
       : new AlertSender(deps.resolved.alerts, { claims: store.alertClaims })
   const history = new MinuteHistory()
-  let hasSession: ((req: IncomingMessage) => Promise<boolean>) | undefined
+  let later: LaterDeps | undefined
   const unsubscribe = deps.events.subscribe((event) => {
     count(metrics, event)
     history.count(event)
@@ -121,7 +127,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
       adminToken: deps.adminToken,
       authLimiter: deps.authLimiter,
       sourceNames: () => deps.sources.map((source) => source.name),
-      hasSession: (req) => hasSession?.(req) ?? Promise.resolve(false),
+      hasSession: (req) => later?.hasSession(req) ?? Promise.resolve(false),
     }),
   ]
   return {
@@ -133,10 +139,11 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     ingestTap: streamIngestTap(
       live,
       (name) => deps.resolved.sources.find((source) => source.name === name)?.destinations?.Webhooks,
+      (source, message) => later?.beforeFormatting(source, message) ?? Promise.resolve(message),
     ),
     readings: { recentRates: () => figures.recentRates(), lastHour: () => history.lastHour() },
-    acceptSessions: (check) => {
-      hasSession = check
+    connect: (given) => {
+      later = given
     },
     routes,
     timeRequests: (listener) => metrics.console.timeIngest(listener),

@@ -1,4 +1,6 @@
+import type { DeliverableMessage } from '../../../shared/message'
 import type { WebhookSettings } from '../../../webhooks/index'
+import { log } from '../../log'
 import type { SettledAttempt } from '../../events/kinds'
 import { HttpError } from '../../http/http-error'
 import type { IngestTap } from '../../events/tap'
@@ -13,8 +15,26 @@ import type { LiveStream } from './live-stream'
 export function streamIngestTap(
   live: LiveStream,
   webhooksOf: (source: string) => WebhookSettings | undefined,
+  beforeFormatting: (source: string, message: DeliverableMessage) => Promise<DeliverableMessage | undefined>,
   now: () => Date = () => new Date(),
 ): IngestTap {
+  // Forwarded messages go one after another, in the order ingest accepted them, each after its
+  // destination's function (which may take a while): a forward reader sees what delivery sends.
+  let forwarding: Promise<void> = Promise.resolve()
+  const forward = (source: string, message: DeliverableMessage) => {
+    forwarding = forwarding.then(async () => {
+      try {
+        const formatted = await beforeFormatting(source, message)
+        if (formatted === undefined || !live.forwarding(source)) return
+        const forwarded = forwardedMessage(formatted, webhooksOf(source))
+        if (forwarded !== undefined) live.deliverMessage(source, forwarded)
+      } catch (error) {
+        log.warn(`live stream: could not forward a message of ${source}: ${(error as Error).message}`, {
+          event: 'internal-error',
+        })
+      }
+    })
+  }
   return {
     get listening() {
       return live.listening
@@ -34,8 +54,7 @@ export function streamIngestTap(
       if (blocked) {
         live.publish({ kind: 'filtered', data: { at, source, messageId, reason: 'blocked by the source’s schema' } })
       } else if (live.forwarding(source)) {
-        const forwarded = forwardedMessage(message, webhooksOf(source))
-        if (forwarded !== undefined) live.deliverMessage(source, forwarded)
+        forward(source, message as DeliverableMessage)
       }
     },
     refused(source, refusal, raw) {
