@@ -33,6 +33,17 @@ describe.each(STORE_KINDS)('the notification channel of the %s store', (kind) =>
     await waitFor(() => other.length === 1 || undefined, 'other to hear 1')
     expect(heard).toEqual(['changed: web'])
   })
+
+  it('sends several payloads at once, in their order', async () => {
+    const channel = open(await throwawayDatabase(kind))
+    const heard: string[] = []
+    await channel.listen('live', (payload) => heard.push(payload))
+    const payloads = Array.from({ length: 30 }, (_, i) => `batch ${i}: ${'x'.repeat(7_000)}`)
+    await channel.notifyAll('live', payloads)
+    await channel.notifyAll('live', [])
+    await waitFor(() => heard.length === 30 || undefined, 'all 30 payloads')
+    expect(heard).toEqual(payloads)
+  })
 })
 
 describe('on PostgreSQL', () => {
