@@ -62,6 +62,8 @@ export class StreamFanIn {
   async start(): Promise<void> {
     this.#stopReaders = await this.#notifications.listen(READERS_TOPIC, (payload) => this.#heardReaders(payload))
     this.#live.onReadersChanged((readers) => this.#readersChanged(readers))
+    // Readers that came before this started are told of now.
+    if (this.#live.readers > 0) this.#readersChanged(this.#live.readers)
     await this.#say({ from: this.#id, ask: true })
   }
 
