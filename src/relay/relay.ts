@@ -95,10 +95,10 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     let delivery: Delivery | undefined
     const scrapeTokens = [resolved.metricsToken, resolved.adminToken, resolved.readToken]
     const circuits = () => delivery?.circuits() ?? []
-    const seen = { store: opened, sources, events, circuits, scrapeTokens, figures: process.figures, resolved }
-    const telemetry = createTelemetry({ ...seen, ...auth })
+    const seen = { store: opened, sources, events, circuits, scrapeTokens, resolved, notifications }
+    const telemetry = createTelemetry({ ...seen, figures: process.figures, ...auth })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
-    const { store, health } = telemetry
+    const { store, health, readings: metrics, ingestTap: tap } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
     const shared = store.kind === 'postgres' || process.sharedByProcesses
     const onStore = { options: resolved, store, circuits: opened.circuits, shared, events }
@@ -106,11 +106,11 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])
     const wake = () => started.wake()
-    const ingest = createIngest({ store, sources: registry, ...auth, wake, events, tap: telemetry.ingestTap })
-    const { webhooks } = started
+    const ingest = createIngest({ store, sources: registry, ...auth, wake, events, tap })
     const circuitChanged = (url: string) => started.circuitChanged(url)
-    const operations = { store, sources, wake, webhooks, circuitChanged, health, metrics: telemetry.figures }
+    const operations = { store, sources, wake, webhooks: started.webhooks, circuitChanged, health, metrics }
     const operator = createConsole({ ...operations, sourceAdmin: { registry, sync, box }, ...auth })
+    telemetry.connect({ hasSession: (req) => operator.hasSession(req), beforeFormatting: started.beforeFormatting })
     const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])
     const server = await listen(telemetry.timeRequests(router), resolved)
     const { url } = server

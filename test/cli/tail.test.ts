@@ -85,6 +85,49 @@ describe('tracklet tail', () => {
     expect(forwarded.raw).toBe(receiver.received[0]!.raw)
   })
 
+  it('forwards what the destination’s function returns, as delivery sends it, and nothing the function drops', async () => {
+    await relay.close()
+    relay = await startRelay(receiver.url, {
+      sources: [
+        {
+          name: 'web',
+          writeKey: 'wk-test-web',
+          destinations: {
+            Webhooks: {
+              webhooks: [{ url: receiver.url }],
+              sharedSecret: SECRET,
+              function: {
+                code: `function onTrack(event) {
+                  if (event.event === 'Dropped') return null
+                  event.properties = { ...event.properties, tagged: true }
+                  return event
+                }`,
+              },
+            },
+          },
+        },
+      ],
+    })
+    const run = tail(['--relay', relay.url, '--admin-token', ADMIN_TOKEN, '--source', 'web', '--forward-to', local.url])
+    await waitFor(() => (run.stderr().includes('reading') ? true : undefined), 'tail to connect')
+    await post(`${relay.url}/v1/batch`, {
+      batch: [
+        track({ messageId: 'fwd-dropped', event: 'Dropped' }),
+        track({ messageId: 'fwd-tagged', event: 'Tagged' }),
+      ],
+    })
+    const forwarded = await waitFor(() => local.received[0], 'the forwarded message')
+    await waitFor(() => receiver.received[0], 'the real delivery')
+    run.stop()
+    await run.exited
+    expect(local.received).toHaveLength(1)
+    expect(forwarded.body).toMatchObject({ messageId: 'fwd-tagged', properties: { tagged: true } })
+    expect(verifySignature(forwarded.raw, forwarded.headers['x-signature'], SECRET)).toBe(true)
+    // Byte for byte what the destination sent the real receiver.
+    expect(forwarded.raw).toBe(receiver.received[0]!.raw)
+    expect(receiver.received).toHaveLength(1)
+  })
+
   it('exits 1 naming the refusal when the token is wrong, and 2 on bad arguments', async () => {
     const wrong = tail(['--relay', relay.url, '--admin-token', 'nope'])
     expect(await wrong.exited).toBe(1)

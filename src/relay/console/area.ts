@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http'
 import type { Area } from '../area'
 import type { RoutedSource } from '../config/sources'
 import type { AdminToken } from '../http/auth'
@@ -8,6 +9,7 @@ import type { PageContext } from './page/page-context'
 import { pageRoutes } from './page/page-routes'
 import { sourceRoutes } from './source-routes'
 import type { SourcesContext } from './sources-api'
+import { Sessions } from './page/sessions'
 import type { WebhookRoutes } from './webhook-urls'
 
 /** What the console needs from the relay. */
@@ -30,14 +32,21 @@ export interface ConsoleDeps {
   sourceAdmin: Omit<SourcesContext, 'store'>
 }
 
+/** The console's area, and whether a request carries a signed-in operator page's session. */
+export interface Console extends Area {
+  /** Whether `req`'s cookie names a live session of the operator page (its live view reads the stream so). */
+  hasSession(req: IncomingMessage): Promise<boolean>
+}
+
 /**
  * The console, the area of the operator: the operations on the outbox (find, retry, pause,
  * deletions, audience syncs) served both as the JSON admin API (`/v1/…`) and as the operator
  * page (`/`, `/ui/…`), both signed with the admin token.
  */
-export function createConsole(deps: ConsoleDeps): Area {
+export function createConsole(deps: ConsoleDeps): Console {
   const { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter } = deps
   const operations = { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter }
+  const sessions = new Sessions(store.sessions)
   return {
     routes: [
       ...adminRoutes(operations),
@@ -45,5 +54,6 @@ export function createConsole(deps: ConsoleDeps): Area {
       ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics, sourceAdmin: deps.sourceAdmin }),
     ],
     stop: () => {},
+    hasSession: async (req) => (await sessions.find(req.headers.cookie).catch(() => undefined)) !== undefined,
   }
 }

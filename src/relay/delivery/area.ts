@@ -17,6 +17,8 @@ import type { Destination } from './destination'
 import { type FunctionObserver, loadFunctions } from './functions/load'
 import { outcomeLabel } from './functions/result'
 import { createReplayLane } from './replay-lane'
+import { runFunctionStep } from './functions/step'
+import type { DeliverableMessage } from '../../shared/message'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
 import type { RelayEvents } from '../events/channel'
@@ -58,6 +60,12 @@ export interface Delivery extends Area {
   /** The breaker's view of each webhook URL. */
   circuits(): readonly CircuitSnapshot[]
   start(): void
+  /**
+   * `message` of `source` as its Webhooks destination would format it: after the destination's
+   * function, when it has one (docs/functions.md); `undefined` when the function ends it there
+   * (dropped, failed). For `tracklet tail --forward-to`, which sends what delivery would.
+   */
+  beforeFormatting(source: string, message: DeliverableMessage): Promise<DeliverableMessage | undefined>
   /** Stops claiming; deliveries in flight get `graceMs` to finish (the rest go again at the next start). */
   drain(graceMs: number): Promise<void>
 }
@@ -143,6 +151,12 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     wake: () => worker.wake(),
     circuitChanged: (url) => worker.refreshCircuits([url]),
     circuits: () => worker.circuits(),
+    beforeFormatting: async (source, message) => {
+      const fn = functions.bySource.get(source)?.get(WEBHOOKS_DESTINATION)
+      if (fn === undefined) return message
+      const ran = await runFunctionStep(fn, message)
+      return ran.kind === 'send' ? ran.message : undefined
+    },
     start: () => {
       worker.wake()
       replays.start()

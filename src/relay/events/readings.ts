@@ -28,3 +28,23 @@ export interface RecentRates {
   deadLettered: number
   minutes: number
 }
+
+/** One minute of the relay's work, for the overview's charts. */
+export interface MinuteReading {
+  /** The minute's start, epoch ms. */
+  at: number
+  /** Messages accepted by ingest. */
+  ingested: number
+  /** Deliveries delivered. */
+  delivered: number
+  /** Deliveries dead-lettered. */
+  deadLettered: number
+  /** The 99th percentile of the minute's attempt times, ms; `undefined` for a minute with no attempt. */
+  p99Ms: number | undefined
+}
+
+/** The last {@link LAST_HOUR_MINUTES} minutes, oldest first, the current (partial) minute last. */
+export type LastHour = readonly MinuteReading[]
+
+/** How many minutes the overview's charts show. */
+export const LAST_HOUR_MINUTES = 60

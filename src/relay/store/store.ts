@@ -1,4 +1,5 @@
 import type { CircuitStore } from './circuits'
+import type { AlertClaimStore } from './alert-claims'
 import type { EndpointQuery, EndpointView } from './endpoints'
 import type { ClaimRequest, DeliveryFilter, DeliveryStatus } from './delivery-query'
 import type { DueDelivery } from './due-delivery'
@@ -38,6 +39,8 @@ export interface Store {
   readonly replays: ReplayStore
   /** Sources created through the admin API, their write keys and the audit log, shared by every relay on the store. */
   readonly sourceConfigs: SourceConfigStore
+  /** Who sends each endpoint's next `delivery.failed` alert, agreed by every relay on the store. */
+  readonly alertClaims: AlertClaimStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source

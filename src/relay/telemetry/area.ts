@@ -14,9 +14,14 @@ import { probeWrite, watchWrites } from './watched-store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
 import type { ResolvedRelayOptions } from '../config/options'
 import type { IngestTap } from '../events/tap'
+import type { DeliverableMessage } from '../../shared/message'
 import { log } from '../log'
 import { AlertSender } from './alerts/alert-sender'
+import type { Notifications } from '../store/notifications/channel'
+import { StreamFanIn } from './stream/fan-in'
 import { LiveStream } from './stream/live-stream'
+import { MinuteHistory } from './minute-history'
+import type { LastHour, RecentRates } from '../events/readings'
 import { publishAttempt, publishRequestRefused, streamIngestTap } from './stream/publishers'
 import { streamRoutes } from './stream/routes'
 
@@ -44,6 +49,16 @@ export interface TelemetryDeps {
    * messages are formatted and signed for `forward` readers).
    */
   resolved: Pick<ResolvedRelayOptions, 'streamReaders' | 'alerts' | 'sources'>
+  /** The relay's notification channel: on PostgreSQL, every relay's events reach every relay's stream. */
+  notifications?: Notifications | undefined
+}
+
+/** What the live stream takes from the areas made after telemetry. */
+export interface LaterDeps {
+  /** Whether a request carries a signed-in operator page's session (the live view reads the stream so). */
+  hasSession: (req: IncomingMessage) => Promise<boolean>
+  /** A message as its source's Webhooks destination would format it, after its function (`forward` readers). */
+  beforeFormatting: (source: string, message: DeliverableMessage) => Promise<DeliverableMessage | undefined>
 }
 
 /** Telemetry's area: its routes and stop, and what the other areas report to. */
@@ -58,6 +73,10 @@ export interface Telemetry extends Area {
   readonly live: LiveStream
   /** Ingest's tap into the live stream: each message as ingest judges it. */
   readonly ingestTap: IngestTap
+  /** What the operator page shows of the figures: the recent rates, and the last hour for its charts. */
+  readonly readings: { recentRates(): RecentRates | Promise<RecentRates>; lastHour(): LastHour }
+  /** Connects what the areas made after telemetry give the live stream. */
+  connect(later: LaterDeps): void
   /** `listener`, each ingest request timed from arrival to answer. */
   timeRequests(listener: (req: IncomingMessage, res: ServerResponse) => void): typeof listener
   start(): void
@@ -79,9 +98,20 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
   const figures = deps.figures?.(metrics) ?? metrics
   const live = new LiveStream({ maxReaders: deps.resolved.streamReaders })
-  const alerts = deps.resolved.alerts === undefined ? undefined : new AlertSender(deps.resolved.alerts)
+  // SQLite's relays share no server (and `--workers` share one HTTP port): only PostgreSQL fans in.
+  const fanIn =
+    store.kind === 'postgres' && deps.notifications !== undefined
+      ? new StreamFanIn(live, deps.notifications)
+      : undefined
+  const alerts =
+    deps.resolved.alerts === undefined
+      ? undefined
+      : new AlertSender(deps.resolved.alerts, { claims: store.alertClaims })
+  const history = new MinuteHistory()
+  let later: LaterDeps | undefined
   const unsubscribe = deps.events.subscribe((event) => {
     count(metrics, event)
+    history.count(event)
     tell(live, alerts, event)
   })
   const routes = [
@@ -97,6 +127,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
       adminToken: deps.adminToken,
       authLimiter: deps.authLimiter,
       sourceNames: () => deps.sources.map((source) => source.name),
+      hasSession: (req) => later?.hasSession(req) ?? Promise.resolve(false),
     }),
   ]
   return {
@@ -108,11 +139,24 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     ingestTap: streamIngestTap(
       live,
       (name) => deps.resolved.sources.find((source) => source.name === name)?.destinations?.Webhooks,
+      (source, message) => later?.beforeFormatting(source, message) ?? Promise.resolve(message),
     ),
+    readings: { recentRates: () => figures.recentRates(), lastHour: () => history.lastHour() },
+    connect: (given) => {
+      later = given
+    },
     routes,
     timeRequests: (listener) => metrics.console.timeIngest(listener),
-    start: () => clock?.start(),
-    stop: () => {
+    start: () => {
+      clock?.start()
+      fanIn?.start().catch((error: unknown) => {
+        log.warn(`live stream: other relays' events will not reach this relay: ${(error as Error).message}`, {
+          event: 'stream-fan-in-failed',
+        })
+      })
+    },
+    stop: async () => {
+      await fanIn?.stop().catch(() => undefined)
       unsubscribe()
       live.close()
       alerts?.stop()

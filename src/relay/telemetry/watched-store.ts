@@ -42,6 +42,7 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
     sessions: store.sessions,
     replays: store.replays,
     sourceConfigs: store.sourceConfigs,
+    alertClaims: store.alertClaims,
     enqueue: watch('deliveries', store.enqueue, (deliveries) =>
       deliveries.reduce((sum, d) => sum + Buffer.byteLength(d.json), 0),
     ),

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Notifications } from '../../../src/relay/store/notifications/channel'
 import { openNotifications } from '../../../src/relay/store/notifications/open'
+import { sql } from '../../support/postgres'
 import { waitFor } from '../../support/wait-for'
 import { STORE_KINDS, throwawayDatabase } from '../../support/stores'
 
@@ -33,6 +34,17 @@ describe.each(STORE_KINDS)('the notification channel of the %s store', (kind) =>
     await waitFor(() => other.length === 1 || undefined, 'other to hear 1')
     expect(heard).toEqual(['changed: web'])
   })
+
+  it('sends several payloads at once, in their order', async () => {
+    const channel = open(await throwawayDatabase(kind))
+    const heard: string[] = []
+    await channel.listen('live', (payload) => heard.push(payload))
+    const payloads = Array.from({ length: 30 }, (_, i) => `batch ${i}: ${'x'.repeat(7_000)}`)
+    await channel.notifyAll('live', payloads)
+    await channel.notifyAll('live', [])
+    await waitFor(() => heard.length === 30 || undefined, 'all 30 payloads')
+    expect(heard).toEqual(payloads)
+  })
 })
 
 describe('on PostgreSQL', () => {
@@ -45,5 +57,26 @@ describe('on PostgreSQL', () => {
     await first.notify('sources', 'changed')
     await waitFor(() => heard.length === 2 || undefined, 'heard to hear 2')
     expect(heard.sort()).toEqual(['first: changed', 'second: changed'])
+  })
+
+  it('opens a lost connection again by itself while it listens, and hears what is sent after', async () => {
+    const database = await throwawayDatabase('postgres')
+    const [listener, sender] = [open(database), open(database)]
+    const heard: string[] = []
+    await listener.listen('sources', (payload) => heard.push(payload))
+    // The server ends every notification connection but the sender's (which has not opened yet).
+    await sql(
+      database,
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tracklet-relay-notifications'",
+    )
+    // Nobody uses the listener's channel: it must come back on its own to hear this.
+    await waitFor(
+      async () => {
+        await sender.notify('sources', 'after the loss')
+        return heard.includes('after the loss') || undefined
+      },
+      'the listener to hear again',
+      20_000,
+    )
   })
 })

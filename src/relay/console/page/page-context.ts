@@ -1,6 +1,6 @@
 import type { AdminToken } from '../../http/auth'
 import type { AuthLimiter } from '../../http/auth-limiter'
-import type { HealthReport, RecentRates } from '../../events/readings'
+import type { HealthReport, LastHour, RecentRates } from '../../events/readings'
 import type { AdminContext } from '../operations'
 import type { SourcesContext } from '../sources-api'
 
@@ -11,8 +11,8 @@ export interface PageContext extends AdminContext {
   authLimiter: AuthLimiter
   /** Whether the store takes writes (what /healthz answers). */
   health: { report(): HealthReport }
-  /** The rates the overview shows. */
-  metrics: { recentRates(): RecentRates | Promise<RecentRates> }
+  /** The rates the overview shows, and its charts of the last hour. */
+  metrics: { recentRates(): RecentRates | Promise<RecentRates>; lastHour(): LastHour }
   now?: () => number
   /** The sources and how a change is stored and spread: the sources view and its actions. */
   sourceAdmin?: Omit<SourcesContext, 'store'>

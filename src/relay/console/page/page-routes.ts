@@ -14,6 +14,7 @@ import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../store
 import { consoleRoutes } from './operation-routes'
 import { replayPageRoutes } from './replays-page-routes'
 import { sourcePageRoutes } from './source-page-routes'
+import { liveRoutes } from './live-routes'
 import { outagePage } from './outage-view'
 import { readOverview } from './overview'
 import type { EndpointView } from '../../store/endpoints'
@@ -118,6 +119,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
             sources: sourceNames,
             backlog: overview.backlog,
             rates: await context.metrics.recentRates(),
+            lastHour: context.metrics.lastHour(),
             troubled: overview.troubled,
             query: overview.query,
             urls: overview.urls,
@@ -221,6 +223,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
           { context, sessions, page, postedSession, showSignIn, now },
           { ...context.sourceAdmin, store: context.store },
         )),
+    ...liveRoutes({ context, sessions, page, showSignIn }),
     {
       method: 'GET',
       pattern: /^\/ui\/page\.css$/,

@@ -1,7 +1,8 @@
 import { redactUrl } from '../../../shared/redact-url'
 import type { BacklogRow, DeliveryStatus, DeliveryView } from '../../store/store'
 import type { HealthReport } from '../../events/readings'
-import type { RecentRates } from '../../events/readings'
+import type { LastHour, RecentRates } from '../../events/readings'
+import { lastHourCharts } from './charts-view'
 import { redactUrlsInText } from '../../redact'
 import type { EndpointView } from '../../store/endpoints'
 import { endpointsTable } from './endpoints-view'
@@ -16,6 +17,8 @@ export interface DashboardView {
   sources: readonly string[]
   backlog: readonly BacklogRow[]
   rates: RecentRates
+  /** The last hour, minute by minute, for the charts. */
+  lastHour: LastHour
   /** Every endpoint whose circuit is not closed (open, half-open, paused): shown first. */
   troubled: readonly EndpointView[]
   /** The page's query as the user wrote it, empty values dropped (the filters, `q`, `refresh`). */
@@ -74,7 +77,7 @@ ${
   html`<h2>Endpoints not delivering <span class="muted">· every relay sharing this store</span></h2>
 ${endpointsTable(view.troubled, view.csrfToken, view.now)}`
 }
-<p><a href="/ui/endpoints">All endpoints →</a></p>
+<p><a href="/ui/endpoints">All endpoints →</a> · <a href="/ui/live">Live view →</a></p>
 <h2>Last ${view.rates.minutes} minutes <span class="muted">· this relay only</span></h2>
 <div class="tiles">
   ${tile('Ingested', view.rates.ingested, 'msg/min')}
@@ -82,6 +85,8 @@ ${endpointsTable(view.troubled, view.csrfToken, view.now)}`
   ${tile('Retried', view.rates.retried, '/min')}
   ${tile('Dead-lettered', view.rates.deadLettered, '/min', view.rates.deadLettered > 0)}
 </div>
+<h2>Last hour <span class="muted">· this relay only, a bar per minute</span></h2>
+${lastHourCharts(view.lastHour)}
 <h2>Outbox <span class="muted">· every relay sharing this store</span></h2>
 ${outboxTable(view)}
 <h2 id="deliveries">Recent deliveries <span class="muted">· every relay sharing this store</span></h2>

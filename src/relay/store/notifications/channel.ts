@@ -14,6 +14,11 @@ export interface Notifications {
   listen(topic: string, listener: NotificationListener): Promise<() => Promise<void>>
   /** Sends `payload` to every listener of `topic`. */
   notify(topic: string, payload: string): Promise<void>
+  /**
+   * Sends each of `payloads` to every listener of `topic`, in order, in one round trip (the live
+   * stream's batches). Each payload is under PostgreSQL's 8,000-byte limit: the caller splits.
+   */
+  notifyAll(topic: string, payloads: readonly string[]): Promise<void>
   /** Stops listening; what is sent afterwards is not heard. */
   close(): Promise<void>
 }
@@ -77,6 +82,10 @@ export class InProcessNotifications implements Notifications {
     if (this.#closed) return
     // As PostgreSQL does: listeners hear it after the sender's turn, never inside notify().
     queueMicrotask(() => this.#topics.dispatch(topic, payload))
+  }
+
+  async notifyAll(topic: string, payloads: readonly string[]): Promise<void> {
+    for (const payload of payloads) await this.notify(topic, payload)
   }
 
   async close(): Promise<void> {

@@ -3,16 +3,22 @@ import { log } from '../../log'
 import { loadDriver } from '../load-driver'
 import { type NotificationListener, type Notifications, Topics } from './channel'
 
+// After a lost connection, while topics are listened to, it is opened again after this wait,
+// doubled at each failure up to the most: a listener must not stay deaf until someone sends.
+const RECONNECT_FIRST_MS = 1000
+const RECONNECT_MAX_MS = 30_000
+
 /**
  * The channel of a PostgreSQL store: `LISTEN` and `pg_notify` on one connection of this relay's
  * own, opened at the first use (a relay nobody listens on holds none). A connection lost is
- * opened again at the next use, listening to the same topics.
+ * opened again, listening to the same topics: at once when some are listened to, else at the next use.
  */
 export class PostgresNotifications implements Notifications {
   readonly #url: string
   readonly #topics = new Topics()
   #client: Promise<Client> | undefined
   #closed = false
+  #reconnect: NodeJS.Timeout | undefined
 
   constructor(url: string) {
     this.#url = url
@@ -34,8 +40,16 @@ export class PostgresNotifications implements Notifications {
     await client.query('SELECT pg_notify($1, $2)', [topic, payload])
   }
 
+  async notifyAll(topic: string, payloads: readonly string[]): Promise<void> {
+    if (payloads.length === 0) return
+    const client = await this.#connect()
+    // One statement: its notifications are sent at its commit, in the array's order.
+    await client.query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload', [topic, payloads])
+  }
+
   async close(): Promise<void> {
     this.#closed = true
+    clearTimeout(this.#reconnect)
     const client = this.#client
     this.#client = undefined
     if (client !== undefined) await (await client).end()
@@ -50,6 +64,17 @@ export class PostgresNotifications implements Notifications {
     return this.#client
   }
 
+  // Listeners hear nothing while the connection is down: open it again, trying until it opens.
+  #reopen(waitMs: number): void {
+    if (this.#closed || this.#topics.names().length === 0 || this.#reconnect !== undefined) return
+    this.#reconnect = setTimeout(() => {
+      this.#reconnect = undefined
+      if (this.#client !== undefined) return
+      this.#connect().catch(() => this.#reopen(Math.min(RECONNECT_MAX_MS, waitMs * 2)))
+    }, waitMs)
+    this.#reconnect.unref()
+  }
+
   async #open(): Promise<Client> {
     const pg = await loadDriver('pg', 'PostgreSQL', () => import('pg'))
     // CommonJS seen from ESM: the classes are on the default export.
@@ -62,6 +87,7 @@ export class PostgresNotifications implements Notifications {
         event: 'notifications-lost',
       })
       this.#client = undefined
+      this.#reopen(RECONNECT_FIRST_MS)
     })
     await client.connect()
     for (const topic of this.#topics.names()) await client.query(`LISTEN ${client.escapeIdentifier(topic)}`)

@@ -1,6 +1,7 @@
 import type { PoolClient, QueryConfig } from 'pg'
 import type { CircuitStore } from '../circuits'
 import type { ReplayStore } from '../replays'
+import type { AlertClaimStore } from '../alert-claims'
 import type { SessionStore } from '../sessions'
 import {
   type AttemptRow,
@@ -43,6 +44,7 @@ import {
 import { endpointViews } from './endpoint-views'
 import { PostgresCircuits } from './postgres-circuits'
 import { PostgresReplays } from './postgres-replays'
+import { PostgresAlertClaims } from './postgres-alert-claims'
 import { PostgresSessions } from './postgres-sessions'
 import { PostgresSourceConfigs } from './postgres-source-configs'
 import type { SourceConfigStore } from '../source-configs'
@@ -94,6 +96,7 @@ export class PostgresStore implements Store {
   readonly sessions: SessionStore
   readonly replays: ReplayStore
   readonly sourceConfigs: SourceConfigStore
+  readonly alertClaims: AlertClaimStore
   /** The connection pool, this store's alone (its circuits share it). */
   readonly #pool: PostgresPool
   /** The relay's clock: the clock of the times callers pass and are given. */
@@ -111,6 +114,7 @@ export class PostgresStore implements Store {
     this.sessions = new PostgresSessions(pool)
     this.replays = new PostgresReplays(pool, options)
     this.sourceConfigs = new PostgresSourceConfigs(pool)
+    this.alertClaims = new PostgresAlertClaims(pool)
   }
 
   // The statements' clock parameter: null, so they read the database's clock, unless a test stands in for it.

@@ -1,6 +1,7 @@
 import type { PoolClient, QueryConfig } from 'pg'
 import { log } from '../../log'
 import type { PostgresPool } from './pool'
+import { POSTGRES_ALERT_CLAIMS_STEP } from '../alert-claims'
 import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
 import { POSTGRES_REPLAYS_STEP } from '../replays-schema'
 import { POSTGRES_SOURCE_CONFIGS_STEP } from '../source-configs-schema'
@@ -154,6 +155,7 @@ export const MIGRATIONS: readonly string[] = [
   // Replays (docs/replay.md).
   POSTGRES_REPLAYS_STEP,
   POSTGRES_SOURCE_CONFIGS_STEP,
+  POSTGRES_ALERT_CLAIMS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { loadDriver } from '../load-driver'
+import { SQLITE_ALERT_CLAIMS_STEP } from '../alert-claims'
 import { SQLITE_SESSIONS_STEP } from '../sessions-schema'
 import { SQLITE_SOURCE_CONFIGS_STEP } from '../source-configs-schema'
 import { FILTERED_STATUS_MIGRATION } from './filtered-status'
@@ -129,6 +130,7 @@ export const MIGRATIONS: readonly string[] = [
   // Replays (docs/replay.md).
   SQLITE_REPLAYS_STEP,
   SQLITE_SOURCE_CONFIGS_STEP,
+  SQLITE_ALERT_CLAIMS_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

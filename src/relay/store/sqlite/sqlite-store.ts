@@ -1,6 +1,7 @@
 import type { Transaction } from 'better-sqlite3'
 import type { CircuitStore } from '../circuits'
 import type { ReplayStore } from '../replays'
+import type { AlertClaimStore } from '../alert-claims'
 import type { SessionStore } from '../sessions'
 import {
   type AttemptRow,
@@ -44,6 +45,7 @@ import { deadLetterFilter, filterFields, findPage, nothingMatched } from '../fil
 import { openSqliteDatabase, type SqliteDatabase } from './schema'
 import { SqliteCircuits } from './sqlite-circuits'
 import { SqliteReplays } from './sqlite-replays'
+import { SqliteAlertClaims } from './sqlite-alert-claims'
 import { SqliteSessions } from './sqlite-sessions'
 import { SqliteSourceConfigs } from './sqlite-source-configs'
 import type { SourceConfigStore } from '../source-configs'
@@ -82,6 +84,7 @@ export class SqliteStore implements Store {
   readonly sessions: SessionStore
   readonly replays: ReplayStore
   readonly sourceConfigs: SourceConfigStore
+  readonly alertClaims: AlertClaimStore
   /** The database, this store's alone. */
   readonly #db: SqliteDatabase
   /** The time source, epoch ms (injectable so retry windows can be tested without waiting). */
@@ -117,6 +120,7 @@ export class SqliteStore implements Store {
     this.sessions = new SqliteSessions(sql)
     this.replays = new SqliteReplays(sql, now)
     this.sourceConfigs = new SqliteSourceConfigs(sql)
+    this.alertClaims = new SqliteAlertClaims(sql)
 
     // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
     const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))

@@ -2,7 +2,9 @@ import { type Dispatcher, request } from 'undici'
 import { redactUrl } from '../../../shared/redact-url'
 import { log } from '../../log'
 import { ALERT_EVENTS, type AlertEvent, type AlertsOptions } from '../../config/alerts-option'
-import { type AlertNotice, DELIVERY_FAILED_INTERVAL_MS } from './alert-notice'
+import type { AlertClaimStore } from '../../store/alert-claims'
+import type { AlertNotice } from './alert-notice'
+import { DeadLetterNotices } from './dead-letter-notices'
 
 // An alert is tried this many times, waiting 1 s, 2 s, 4 s, … (at most a minute) between tries.
 const MAX_TRIES = 6
@@ -16,23 +18,17 @@ const REQUEST_TIMEOUT_MS = 10_000
 
 /** What an {@link AlertSender} needs besides its options. */
 export interface AlertSenderDeps {
-  dispatcher?: Dispatcher
-  now?: () => number
-}
-
-interface DeadLetters {
-  /** Dead letters since the last notice. */
-  count: number
-  source: string
-  error: string | undefined
-  /** The end of the minute since the last notice: a notice then, if any came since. */
-  timer: NodeJS.Timeout
+  /** The store's claims: which relay sends each endpoint's next `delivery.failed`. */
+  claims: AlertClaimStore
+  dispatcher?: Dispatcher | undefined
+  now?: (() => number) | undefined
 }
 
 /**
  * Sends the relay's alerts to the operator's URL: queued, sent one at a time, retried with
  * back-off, never awaited by the caller (delivery never waits for an alert). `delivery.failed`
- * goes at most once a minute per endpoint, with the count of dead letters since the last one.
+ * goes at most once a minute per endpoint across the relays on the store, with the count of dead
+ * letters since the last one ({@link DeadLetterNotices}).
  */
 export class AlertSender {
   readonly #url: string
@@ -40,16 +36,17 @@ export class AlertSender {
   readonly #dispatcher: Dispatcher | undefined
   readonly #now: () => number
   readonly #queue: AlertNotice[] = []
-  readonly #deadLetters = new Map<string, DeadLetters>()
+  readonly #deadLetters: DeadLetterNotices
   #sending = false
   #retry: NodeJS.Timeout | undefined
   #stopped = false
 
-  constructor(options: AlertsOptions, deps: AlertSenderDeps = {}) {
+  constructor(options: AlertsOptions, deps: AlertSenderDeps) {
     this.#url = options.url
     this.#events = new Set(options.events ?? ALERT_EVENTS)
     this.#dispatcher = deps.dispatcher
     this.#now = deps.now ?? Date.now
+    this.#deadLetters = new DeadLetterNotices(deps.claims, this.#now, (notice) => this.#send(notice))
   }
 
   /** A webhook URL's circuit opened (this relay opened it). */
@@ -62,56 +59,23 @@ export class AlertSender {
     this.#send({ event: 'endpoint.recovered', at: this.#at(), url: redactUrl(url) })
   }
 
-  /** A delivery to `url` was dead-lettered. */
+  /** A delivery to `url` was dead-lettered (by this relay). */
   deadLettered(url: string, source: string, error: string | undefined): void {
     if (!this.#events.has('delivery.failed') || this.#stopped) return
-    const waiting = this.#deadLetters.get(url)
-    if (waiting !== undefined) {
-      waiting.count++
-      waiting.source = source
-      waiting.error = error
-      return
-    }
-    this.#send({
-      event: 'delivery.failed',
-      at: this.#at(),
-      url: redactUrl(url),
-      source,
-      count: 1,
-      ...(error ? { error } : {}),
-    })
-    this.#holdDeadLetters(url, source)
+    this.#deadLetters.deadLettered(url, source, error)
+  }
+
+  /** Resolves once the store has answered every dead letter's claim so far (for tests). */
+  idle(): Promise<void> {
+    return this.#deadLetters.idle()
   }
 
   /** Stops: nothing more is sent (what is queued is dropped). */
   stop(): void {
     this.#stopped = true
     clearTimeout(this.#retry)
-    for (const waiting of this.#deadLetters.values()) clearTimeout(waiting.timer)
-    this.#deadLetters.clear()
+    this.#deadLetters.stop()
     this.#queue.length = 0
-  }
-
-  // For a minute, dead letters of `url` are counted; then one notice says how many, and the next
-  // minute counts again (until a minute passes with none).
-  #holdDeadLetters(url: string, source: string): void {
-    const timer = setTimeout(() => {
-      const waiting = this.#deadLetters.get(url)
-      this.#deadLetters.delete(url)
-      if (waiting === undefined || waiting.count === 0) return
-      const { count, error } = waiting
-      this.#send({
-        event: 'delivery.failed',
-        at: this.#at(),
-        url: redactUrl(url),
-        source: waiting.source,
-        count,
-        ...(error ? { error } : {}),
-      })
-      this.#holdDeadLetters(url, waiting.source)
-    }, DELIVERY_FAILED_INTERVAL_MS)
-    timer.unref()
-    this.#deadLetters.set(url, { count: 0, source, error: undefined, timer })
   }
 
   #at(): string {

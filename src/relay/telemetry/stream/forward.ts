@@ -10,12 +10,12 @@ import type { ForwardedMessage } from './events'
  * `undefined` when the message cannot be formatted (it is then not forwarded).
  */
 export function forwardedMessage(
-  message: Readonly<Record<string, unknown>>,
+  message: DeliverableMessage,
   settings: WebhookSettings | undefined,
 ): ForwardedMessage | undefined {
   let body: string
   try {
-    const serialized = serialize(formatMessage(message as DeliverableMessage))
+    const serialized = serialize(formatMessage(message))
     if (!serialized.ok) return undefined
     body = serialized.json
   } catch {

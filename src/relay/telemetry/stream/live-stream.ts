@@ -34,6 +34,8 @@ export class LiveStream {
   /** Events of this relay, for the other relays on the store (set when the store carries them). */
   #outbound: ((event: StreamEvent) => void) | undefined
   #keepAlive: NodeJS.Timeout | undefined
+  /** Told how many readers this relay has, each time that changes (the fan-in advertises it). */
+  #readersChanged: ((readers: number) => void) | undefined
 
   constructor(options: { maxReaders?: number; readerBufferBytes?: number } = {}) {
     this.#maxReaders = options.maxReaders ?? RELAY_DEFAULTS.streamReaders
@@ -53,6 +55,11 @@ export class LiveStream {
   /** Sends this relay's events to the other relays on the store too (`undefined` stops it). */
   forwardTo(outbound: ((event: StreamEvent) => void) | undefined): void {
     this.#outbound = outbound
+  }
+
+  /** Calls `listener` with this relay's reader count each time it changes. */
+  onReadersChanged(listener: ((readers: number) => void) | undefined): void {
+    this.#readersChanged = listener
   }
 
   /**
@@ -75,10 +82,12 @@ export class LiveStream {
       for (const { reader } of this.#subscribers) reader.keepAlive()
     }, KEEPALIVE_MS).unref()
     const close = () => {
-      this.#subscribers.delete(subscriber)
+      if (!this.#subscribers.delete(subscriber)) return
       if (this.#subscribers.size === 0) this.#stopKeepAlive()
+      this.#readersChanged?.(this.#subscribers.size)
     }
     res.once('close', close)
+    this.#readersChanged?.(this.#subscribers.size)
     return { close }
   }
 
@@ -98,6 +107,11 @@ export class LiveStream {
       frame ??= sseFrame(event.kind, event.data)
       reader.offer(frame)
     }
+  }
+
+  /** `count` events of other relays were skipped before they reached this relay: every reader is told. */
+  skipped(count: number): void {
+    for (const { reader } of this.#subscribers) reader.skip(count)
   }
 
   /** Whether a reader forwards `source`'s messages: only then is a message formatted and signed for it. */
@@ -120,6 +134,7 @@ export class LiveStream {
   close(): void {
     this.#stopKeepAlive()
     this.#outbound = undefined
+    this.#readersChanged = undefined
     for (const subscriber of [...this.#subscribers]) subscriber.reader.end()
     this.#subscribers.clear()
   }

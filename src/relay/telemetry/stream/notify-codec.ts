@@ -18,18 +18,20 @@ export interface StreamNotice {
 /**
  * Packs events into as few payloads as fit, each under `limitBytes` and keeping their order. An
  * event too large for any payload on its own (an attempt's error text can be long) is left out
- * and counted in the next payload's `skipped`, so the readers of other relays are told.
+ * and counted in the next payload's `skipped`, so the readers of other relays are told, as are
+ * `skippedBefore` events the sender skipped before (they could not be sent: counted in the first).
  */
 export function encodeNotices(
   from: string,
   events: readonly StreamEvent[],
   limitBytes = NOTIFY_PAYLOAD_BYTES,
+  skippedBefore = 0,
 ): string[] {
   const payloads: string[] = []
   const head = `{"from":${JSON.stringify(from)},"events":[`
   let parts: string[] = []
   let bytes = 0
-  let skipped = 0
+  let skipped = skippedBefore
   const tail = (count: number) => `],"skipped":${count}}`
   const close = () => {
     payloads.push(`${head}${parts.join(',')}${tail(skipped)}`)
@@ -38,7 +40,7 @@ export function encodeNotices(
     skipped = 0
   }
   // The envelope's bytes with the largest skipped count it could carry.
-  const envelope = Buffer.byteLength(head) + Buffer.byteLength(tail(events.length))
+  const envelope = Buffer.byteLength(head) + Buffer.byteLength(tail(events.length + skippedBefore))
   for (const event of events) {
     const json = JSON.stringify(event)
     const size = Buffer.byteLength(json)

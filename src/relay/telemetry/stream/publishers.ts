@@ -1,5 +1,8 @@
+import type { DeliverableMessage } from '../../../shared/message'
 import type { WebhookSettings } from '../../../webhooks/index'
+import { log } from '../../log'
 import type { SettledAttempt } from '../../events/kinds'
+import type { NextStep } from '../../store/store'
 import { HttpError } from '../../http/http-error'
 import type { IngestTap } from '../../events/tap'
 import type { AttemptOutcome, StreamEvent } from './events'
@@ -13,8 +16,26 @@ import type { LiveStream } from './live-stream'
 export function streamIngestTap(
   live: LiveStream,
   webhooksOf: (source: string) => WebhookSettings | undefined,
+  beforeFormatting: (source: string, message: DeliverableMessage) => Promise<DeliverableMessage | undefined>,
   now: () => Date = () => new Date(),
 ): IngestTap {
+  // Forwarded messages go one after another, in the order ingest accepted them, each after its
+  // destination's function (which may take a while): a forward reader sees what delivery sends.
+  let forwarding: Promise<void> = Promise.resolve()
+  const forward = (source: string, message: DeliverableMessage) => {
+    forwarding = forwarding.then(async () => {
+      try {
+        const formatted = await beforeFormatting(source, message)
+        if (formatted === undefined || !live.forwarding(source)) return
+        const forwarded = forwardedMessage(formatted, webhooksOf(source))
+        if (forwarded !== undefined) live.deliverMessage(source, forwarded)
+      } catch (error) {
+        log.warn(`live stream: could not forward a message of ${source}: ${(error as Error).message}`, {
+          event: 'internal-error',
+        })
+      }
+    })
+  }
   return {
     get listening() {
       return live.listening
@@ -34,8 +55,7 @@ export function streamIngestTap(
       if (blocked) {
         live.publish({ kind: 'filtered', data: { at, source, messageId, reason: 'blocked by the source’s schema' } })
       } else if (live.forwarding(source)) {
-        const forwarded = forwardedMessage(message, webhooksOf(source))
-        if (forwarded !== undefined) live.deliverMessage(source, forwarded)
+        forward(source, message as DeliverableMessage)
       }
     },
     refused(source, refusal, raw) {
@@ -57,13 +77,20 @@ export function publishRequestRefused(live: LiveStream, error: unknown, now: () 
   live.publish({ kind: 'refused', data: { at: now().toISOString(), kind: code, reason: message } })
 }
 
+// The stream's outcome of an attempt, by the delivery's status after it.
+const OUTCOMES: Record<NextStep['status'], AttemptOutcome> = {
+  delivered: 'delivered',
+  pending: 'retry',
+  failed: 'failed',
+  filtered: 'filtered',
+}
+
 /** A settled attempt: one `attempt` event per request of its fan-out, each with the receiver's answer. */
 export function publishAttempt(live: LiveStream, attempt: SettledAttempt): void {
   if (!live.listening) return
   const { outcome } = attempt
   const at = new Date(outcome.at).toISOString()
-  const result: AttemptOutcome =
-    outcome.next.status === 'delivered' ? 'delivered' : outcome.next.status === 'pending' ? 'retry' : 'failed'
+  const result = OUTCOMES[outcome.next.status]
   const base = {
     at,
     source: attempt.source,
@@ -71,9 +98,18 @@ export function publishAttempt(live: LiveStream, attempt: SettledAttempt): void 
     messageId: attempt.messageId ?? '',
     outcome: result,
   }
+  if (outcome.next.status === 'filtered') {
+    // Its destination's function dropped it (no request went): the delivery ends filtered.
+    const { error: reason } = outcome.next
+    live.publish({
+      kind: 'filtered',
+      data: { at, source: attempt.source, messageId: base.messageId, reason, deliveryId: base.deliveryId },
+    })
+  }
   if (outcome.requests.length === 0) {
-    // Nothing was sent (every URL's circuit open past the window, say): the delivery's own error.
-    const error = outcome.next.status === 'delivered' ? undefined : outcome.next.error
+    // Nothing was sent (every URL's circuit open past the window, or a function's drop): the
+    // delivery's own error, when it failed.
+    const error = outcome.next.status === 'pending' || outcome.next.status === 'failed' ? outcome.next.error : undefined
     live.publish({ kind: 'attempt', data: { ...base, url: '', ms: attempt.ms, ...(error ? { error } : {}) } })
     return
   }

@@ -14,7 +14,7 @@ export interface StreamRouteContext {
   /** The configured sources' names: `source` and `forward` must name one. */
   sourceNames: () => readonly string[]
   /** Whether the request carries a signed-in operator page's session (the live view reads the stream so). */
-  hasSession?: (req: IncomingMessage) => boolean
+  hasSession?: (req: IncomingMessage) => Promise<boolean>
 }
 
 const PARAMETERS = new Set(['source', 'kinds', 'forward'])
@@ -26,7 +26,7 @@ export function streamRoutes(context: StreamRouteContext): Route[] {
       method: 'GET',
       pattern: /^\/v1\/stream$/,
       handler: async (req, res, _params, url) => {
-        if (context.hasSession?.(req) !== true) {
+        if ((await context.hasSession?.(req)) !== true) {
           context.authLimiter.guard(req, 'admin API: token', () => context.adminToken.authenticate(req))
         }
         const filter = streamFilterOf(url.searchParams, context.sourceNames())

@@ -74,6 +74,16 @@ export class SseReader {
     this.#skipped++
   }
 
+  /**
+   * `count` events this reader never saw were skipped before they reached it (another relay's,
+   * that fit no notification): announced as soon as what waits is sent.
+   */
+  skip(count: number): void {
+    if (this.#closed || count <= 0) return
+    this.#skipped += count
+    if (!this.#congested && this.#queue.length === 0) this.#announceSkipped()
+  }
+
   /** Ends the response (the relay is closing). */
   end(): void {
     if (!this.#closed) this.#res.end()

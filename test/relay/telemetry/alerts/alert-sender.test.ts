@@ -1,6 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { MockAgent } from 'undici'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import type { Store } from '../../../../src/relay/store/store'
 import { AlertSender } from '../../../../src/relay/telemetry/alerts/alert-sender'
+import { newDatabase, openTestStore, STORE_KINDS, type StoreKind } from '../../../support/stores'
 
 const ALERTS = 'https://alerts.example.com'
 const HOOK = 'https://hooks.example.com/a?token=secret-in-query'
@@ -8,9 +13,15 @@ const HOOK = 'https://hooks.example.com/a?token=secret-in-query'
 let agent: MockAgent
 let received: any[]
 let answer: number
+let dir: string
+const stores: Store[] = []
+
+// The store's I/O is real (PostgreSQL's too): only the timers and the clock are the test's.
+const FAKED = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] as const
 
 beforeEach(() => {
-  vi.useFakeTimers({ now: new Date('2026-11-26T19:00:00.000Z') })
+  dir = mkdtempSync(join(tmpdir(), 'alert-sender-'))
+  vi.useFakeTimers({ now: new Date('2026-11-26T19:00:00.000Z'), toFake: [...FAKED] })
   agent = new MockAgent()
   agent.disableNetConnect()
   received = []
@@ -27,13 +38,31 @@ beforeEach(() => {
 afterEach(async () => {
   vi.useRealTimers()
   await agent.close()
+  for (const store of stores.splice(0)) await store.close()
+  rmSync(dir, { recursive: true, force: true })
 })
 
-function sender(events?: ('endpoint.failing' | 'endpoint.recovered' | 'delivery.failed')[]): AlertSender {
-  return new AlertSender({ url: `${ALERTS}/notify`, ...(events ? { events } : {}) }, { dispatcher: agent })
+type AlertEvent = 'endpoint.failing' | 'endpoint.recovered' | 'delivery.failed'
+
+/** A store of `kind` at `database` (a new one when not given), on the test's clock. */
+async function storeOf(kind: StoreKind, database?: string): Promise<Store> {
+  const store = await openTestStore(kind, () => Date.now(), database)
+  stores.push(store)
+  return store
 }
 
-describe('AlertSender', () => {
+function senderOn(store: Store, events?: AlertEvent[]): AlertSender {
+  const options = { url: `${ALERTS}/notify`, ...(events ? { events } : {}) }
+  return new AlertSender(options, { dispatcher: agent, claims: store.alertClaims })
+}
+
+describe.each(STORE_KINDS)('AlertSender on %s', (kind) => {
+  let sender: (events?: AlertEvent[]) => AlertSender
+  beforeEach(async () => {
+    const store = await storeOf(kind)
+    sender = (events) => senderOn(store, events)
+  })
+
   it('POSTs endpoint.failing and endpoint.recovered with the URL, never its query', async () => {
     const alerts = sender()
     alerts.endpointFailing(HOOK, 'HTTP 503')
@@ -54,19 +83,22 @@ describe('AlertSender', () => {
   it('sends delivery.failed at most once a minute per endpoint, with the dead letters counted since', async () => {
     const alerts = sender()
     alerts.deadLettered(HOOK, 'web', 'HTTP 404')
-    await vi.advanceTimersByTimeAsync(10)
+    await settle(alerts)
     expect(received).toMatchObject([{ event: 'delivery.failed', source: 'web', count: 1, error: 'HTTP 404' }])
     for (let i = 0; i < 7; i++) alerts.deadLettered(HOOK, 'web', 'HTTP 410')
     // Another endpoint is not held back by this one's minute.
     alerts.deadLettered('https://other.example.com/b', 'app', undefined)
+    await settle(alerts)
     await vi.advanceTimersByTimeAsync(59_000)
     expect(received).toHaveLength(2)
     expect(received[1]).toMatchObject({ url: 'https://other.example.com/b', count: 1 })
     await vi.advanceTimersByTimeAsync(1_000)
+    await settle(alerts)
     expect(received).toHaveLength(3)
     expect(received[2]).toEqual({
       event: 'delivery.failed',
-      at: '2026-11-26T19:01:00.000Z',
+      // The minute's end, and the store's answer (the settling moments of the test's clock).
+      at: expect.stringMatching(/^2026-11-26T19:01:00\.0\d\dZ$/),
       url: 'https://hooks.example.com/a',
       source: 'web',
       count: 7,
@@ -74,9 +106,10 @@ describe('AlertSender', () => {
     })
     // A quiet minute: nothing more; then the next dead letter is told at once again.
     await vi.advanceTimersByTimeAsync(120_000)
+    await settle(alerts)
     expect(received).toHaveLength(3)
     alerts.deadLettered(HOOK, 'web', 'HTTP 404')
-    await vi.advanceTimersByTimeAsync(10)
+    await settle(alerts)
     expect(received).toHaveLength(4)
     expect(received[3]).toMatchObject({ count: 1 })
     alerts.stop()
@@ -104,8 +137,39 @@ describe('AlertSender', () => {
     alerts.endpointFailing(HOOK, 'x')
     alerts.deadLettered(HOOK, 'web', 'x')
     alerts.endpointRecovered(HOOK)
-    await vi.advanceTimersByTimeAsync(10)
+    await settle(alerts)
     expect(received.map((r) => r.event)).toEqual(['endpoint.recovered'])
     alerts.stop()
   })
+
+  it('sends delivery.failed once a minute per endpoint across relays on one store, counting every relay’s dead letters', async () => {
+    const database = await newDatabase(kind, dir, 'shared.db')
+    const relayA = senderOn(await storeOf(kind, database))
+    const relayB = senderOn(await storeOf(kind, database))
+    relayA.deadLettered(HOOK, 'web', 'HTTP 404')
+    await settle(relayA)
+    relayB.deadLettered(HOOK, 'web', 'HTTP 404')
+    await settle(relayB)
+    // The first is told at once; the second, a moment later on another relay, is held for the minute.
+    expect(received).toMatchObject([{ event: 'delivery.failed', count: 1 }])
+    for (let i = 0; i < 3; i++) relayA.deadLettered(HOOK, 'web', 'HTTP 410')
+    for (let i = 0; i < 2; i++) relayB.deadLettered(HOOK, 'app', 'HTTP 410')
+    await settle(relayA, relayB)
+    await vi.advanceTimersByTimeAsync(60_000)
+    await settle(relayA, relayB)
+    // Both relays came back at the minute's end: one of them sent the notice of all six.
+    expect(received).toHaveLength(2)
+    expect(received[1]).toMatchObject({ event: 'delivery.failed', url: 'https://hooks.example.com/a', count: 6 })
+    await vi.advanceTimersByTimeAsync(120_000)
+    await settle(relayA, relayB)
+    expect(received).toHaveLength(2)
+    relayA.stop()
+    relayB.stop()
+  })
 })
+
+/** Lets the store answer each sender's claims, then the alerts they decided go out. */
+async function settle(...senders: AlertSender[]): Promise<void> {
+  for (const sender of senders) await sender.idle()
+  await vi.advanceTimersByTimeAsync(10)
+}
