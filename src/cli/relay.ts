@@ -10,7 +10,10 @@ import { type LogFormat, logFormatFrom, plural, useLogLevel } from '../relay/log
 import { nonBlockingStderr, writeLogTo } from '../relay/log-sink'
 import { isPostgresUrl } from '../relay/config/database-value'
 import { openStore } from '../relay/store/open-store'
+import { logRefusedReload } from '../relay/config/reload-plan'
 import { parseRelayArgs, type RelayArgs } from './relay-args'
+import { reloadOnHangup } from './reload-on-hangup'
+import { checkedReload } from './workers/pool-reload'
 import { runWorkerPool, WORKER_ENV } from './workers/primary'
 import { runRelayWorker } from './workers/worker'
 
@@ -23,7 +26,8 @@ const EXIT_USAGE = 2
  * validates the config (its `${NAME}` references read from the environment), then starts the
  * relay, prints the URL it listens on and the store it opened, and runs until SIGINT or SIGTERM,
  * when it closes cleanly. With `--check` it validates, prints every problem and warning, opens
- * nothing and exits. The outbox is `--database`, else the config's `database`, else
+ * nothing and exits. On SIGHUP it reads the file again and applies its `sources` and `alerts`
+ * (docs/relay.md, "Reloading the config file"). The outbox is `--database`, else the config's `database`, else
  * `DATABASE_URL` (only when the config names none). Returns the exit code.
  * The relay's log goes to stderr, one line per event: text, or JSON with `LOG_FORMAT=json`.
  * With `workers` above 1 this process is the primary of that many relay processes (node:cluster).
@@ -51,13 +55,15 @@ export async function runRelay(args: string[]): Promise<number> {
   }
   const { options: final, origins } = withOverrides(options, parsed)
   if (parsed.check) return check(final, origins)
+  // On SIGHUP: the file read again, with the same command line applied over it.
+  const reread = async () => withOverrides(await loadRelayConfig(parsed.config, env), parsed).options
   let resolved: ResolvedRelayOptions
   try {
     resolved = validateRelayOptions(final)
   } catch (error) {
     return failed(error, origins)
   }
-  if (resolved.workers > 1) return runPrimary(final, resolved, origins, format)
+  if (resolved.workers > 1) return runPrimary(final, resolved, origins, format, reread)
 
   const stopLogging = writeLogTo(nonBlockingStderr(), format)
   let relay: Relay
@@ -68,12 +74,23 @@ export async function runRelay(args: string[]): Promise<number> {
     return failed(error, origins)
   }
   stdout.write(`tracklet relay listening on ${relay.url} (${storeLine(final, origins)})\n`)
+  const stopReloading = reloadOnHangup(async () => {
+    let next: RelayOptions
+    try {
+      next = await reread()
+    } catch (error) {
+      return logRefusedReload(error)
+    }
+    // Refused (every problem logged at error) or applied: the relay logs which.
+    await relay.reload(next)
+  })
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)
   })
   stdout.write(`tracklet relay: ${signal} received, closing\n`)
+  stopReloading()
   await relay.close()
   await stopLogging()
   return EXIT_OK
@@ -126,6 +143,7 @@ async function runPrimary(
   resolved: ResolvedRelayOptions,
   origins: Origins,
   format: LogFormat,
+  reread: () => Promise<RelayOptions>,
 ): Promise<number> {
   const { database, workers } = resolved
   try {
@@ -152,6 +170,7 @@ async function runPrimary(
     listening: (url) =>
       stdout.write(`tracklet relay listening on ${url} (${storeLine(options, origins)}, ${workers} workers)\n`),
     stopping: (signal) => stdout.write(`tracklet relay: ${signal} received, closing ${workers} workers\n`),
+    reload: (running) => checkedReload(running, reread),
   })
   await warned
   releaseLogLevel()

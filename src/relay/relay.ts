@@ -1,4 +1,5 @@
 import { describeStore } from './config/database-value'
+import { ConfigReloader, type ReloadTargets } from './config/reload'
 import type { RelayOptions } from './config/options'
 import { secretsOf } from './config/secrets'
 import { SourceRegistry } from './config/source-registry'
@@ -17,18 +18,9 @@ import { runSteps, type Step } from './steps'
 import { openNotifications } from './store/notifications/open'
 import { openStore } from './store/open-store'
 import { createTelemetry, type TelemetryDeps } from './telemetry/area'
+import type { Relay } from './relay-api'
 
-/** A running relay. */
-export interface Relay {
-  /** The base URL it listens on, such as `http://127.0.0.1:8787`. */
-  readonly url: string
-  /**
-   * Stops the relay: no new requests are accepted, deliveries in flight get a moment to finish
-   * (those that do not are attempted again at the next start), then the database is closed.
-   * Idempotent.
-   */
-  close(): Promise<void>
-}
+export type { Relay } from './relay-api'
 
 // How long close() waits for deliveries in flight before leaving them to the next start.
 const CLOSE_GRACE_MS = 2000
@@ -57,6 +49,8 @@ export interface RelayProcess {
   warningsLogged: boolean
   figures?: TelemetryDeps['figures']
   listeningAnnounced?: boolean
+  /** Told of each config reload applied: where the audit's `config.reloaded` (actor `file`) is written. */
+  onReloaded?: ReloadTargets['onReloaded']
 }
 
 /**
@@ -118,6 +112,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.
     const where = `${plural(sources.length, 'source')} (${describeStore(resolved.database)})`
     if (!process.listeningAnnounced) log.info(`listening on ${url} with ${where}`, { event: 'listening', url })
+    const reloader = new ConfigReloader(resolved, { sources: registry, delivery: started, telemetry, ...process })
     started.start()
     telemetry.start()
     const close = once(() =>
@@ -134,10 +129,11 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         ['close the store', () => store.close()],
         ['log closed', () => log.info('closed', { event: 'closed' })],
         ['stop the credentials limiter', () => auth.authLimiter.stop()],
+        ['forget the reloaded secrets', () => reloader.close()],
         ...last,
       ]),
     )
-    return { url, close }
+    return { url, close, reload: (next) => reloader.reload(next) }
   } catch (error) {
     await runSteps(undo)
     throw error

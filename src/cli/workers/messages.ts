@@ -4,8 +4,8 @@ import type { MetricsSnapshot } from '../../relay/telemetry/metrics'
 
 // What the primary of `tracklet relay --workers N` and its workers say to each other over the
 // cluster's IPC channel: the worker asks once it listens for messages (one sent before would be
-// lost), the options go down (validated by the primary, so every worker runs the same config
-// even when the file changes later), the URL comes up once the worker listens.
+// lost), the options go down (validated by the primary, so every worker runs the same config),
+// the URL comes up once the worker listens; on SIGHUP the primary sends the reloaded options.
 
 /** A worker to the primary: send the options. */
 export interface ReadyMessage {
@@ -18,6 +18,15 @@ export interface StartMessage {
   options: RelayOptions
 }
 
+/**
+ * The primary to each worker it sent options to: a reload of the config file (SIGHUP), checked by
+ * the primary; the worker applies it once its relay runs (a later one wins over an earlier one).
+ */
+export interface ReloadMessage {
+  kind: 'tracklet-relay-reload'
+  options: RelayOptions
+}
+
 /** A worker to the primary, once its relay listens. */
 export interface ListeningMessage {
   kind: 'tracklet-relay-listening'
@@ -26,6 +35,10 @@ export interface ListeningMessage {
 
 export function isStartMessage(message: unknown): message is StartMessage {
   return (message as Partial<StartMessage> | null)?.kind === 'tracklet-relay-start'
+}
+
+export function isReloadMessage(message: unknown): message is ReloadMessage {
+  return (message as Partial<ReloadMessage> | null)?.kind === 'tracklet-relay-reload'
 }
 
 export function isListeningMessage(message: unknown): message is ListeningMessage {

@@ -2,6 +2,7 @@ import type { Agent } from 'undici'
 import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../webhooks/index'
 import type { Area } from '../area'
 import type { ResolvedRelayOptions } from '../config/options'
+import type { PreparedFunctions } from '../config/reload'
 import { withoutFunction } from '../config/function-settings'
 import { WEBHOOKS_DESTINATION } from '../config/sources'
 import { RelayConfigError } from '../errors'
@@ -13,7 +14,8 @@ import type { Store } from '../store/store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
 import type { DeliveryStep } from './delivery-step'
 import type { Destination } from './destination'
-import { type FunctionObserver, loadFunctions } from './functions/load'
+import type { FunctionObserver } from './functions/load'
+import { ReloadableFunctions } from './functions/reloadable'
 import { outcomeLabel } from './functions/result'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
@@ -50,6 +52,8 @@ export interface Delivery extends Area {
   circuitChanged(url: string): Promise<void>
   /** The breaker's view of each webhook URL. */
   circuits(): readonly CircuitSnapshot[]
+  /** Reads and compiles the functions of `options`' sources, for a config reload to put in use. */
+  prepareFunctions(options: ResolvedRelayOptions): Promise<PreparedFunctions>
   start(): void
   /** Stops claiming; deliveries in flight get `graceMs` to finish (the rest go again at the next start). */
   drain(graceMs: number): Promise<void>
@@ -79,7 +83,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   const observeFunction: FunctionObserver = (source, result) => {
     if (events.listened) events.publish({ type: 'function', source, outcome: outcomeLabel(result), ms: result.ms })
   }
-  const functions = await loadFunctions(options, observeFunction).catch(async (error: unknown) => {
+  const functions = await ReloadableFunctions.load(options, observeFunction).catch(async (error: unknown) => {
     await agent.close()
     throw error
   })
@@ -114,6 +118,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     wake: () => worker.wake(),
     circuitChanged: (url) => worker.refreshCircuits([url]),
     circuits: () => worker.circuits(),
+    prepareFunctions: (next) => functions.prepare(next),
     start: () => {
       worker.wake()
       retention.start()

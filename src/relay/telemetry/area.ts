@@ -13,6 +13,7 @@ import { opsRoutes } from './routes'
 import { probeWrite, watchWrites } from './watched-store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
 import type { ResolvedRelayOptions } from '../config/options'
+import type { AlertsOptions } from '../config/alerts-option'
 import type { IngestTap } from '../events/tap'
 import { log } from '../log'
 import { AlertSender } from './alerts/alert-sender'
@@ -61,6 +62,8 @@ export interface Telemetry extends Area {
   /** `listener`, each ingest request timed from arrival to answer. */
   timeRequests(listener: (req: IncomingMessage, res: ServerResponse) => void): typeof listener
   start(): void
+  /** Sends the alerts from now on as `options` says (a config reload); none when undefined. */
+  useAlerts(options: AlertsOptions | undefined): void
 }
 
 /**
@@ -79,7 +82,9 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
   const figures = deps.figures?.(metrics) ?? metrics
   const live = new LiveStream({ maxReaders: deps.resolved.streamReaders })
-  const alerts = deps.resolved.alerts === undefined ? undefined : new AlertSender(deps.resolved.alerts)
+  const senderOf = (options: AlertsOptions | undefined) =>
+    options === undefined ? undefined : new AlertSender(options)
+  let alerts = senderOf(deps.resolved.alerts)
   const unsubscribe = deps.events.subscribe((event) => {
     count(metrics, event)
     tell(live, alerts, event)
@@ -112,6 +117,11 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     routes,
     timeRequests: (listener) => metrics.console.timeIngest(listener),
     start: () => clock?.start(),
+    useAlerts: (options) => {
+      // What the old sender still held is dropped: it was bound for an address the operator replaced.
+      alerts?.stop()
+      alerts = senderOf(options)
+    },
     stop: () => {
       unsubscribe()
       live.close()
