@@ -63,13 +63,20 @@ const send = (url: string, key: string, body = track()) => post(`${url}/v1/track
 
 /** Waits until `pattern` has matched `count` lines of the process's stderr, and returns those lines. */
 function linesMatching(run: TrackletProcess, pattern: RegExp, count = 1): Promise<string[]> {
-  return waitFor(() => {
-    const lines = run
-      .stderr()
-      .split('\n')
-      .filter((line) => pattern.test(line))
-    return lines.length >= count ? lines : undefined
-  }, `${count} line(s) matching ${pattern}`)
+  // Generous: the machine running the tests may be busy; the wait ends as soon as the line is there.
+  return waitFor(
+    () => {
+      const lines = run
+        .stderr()
+        .split('\n')
+        .filter((line) => pattern.test(line))
+      return lines.length >= count ? lines : undefined
+    },
+    `${count} line(s) matching ${pattern}`,
+    30_000,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}; the relay's stderr:\n${run.stderr()}`)
+  })
 }
 
 describe('tracklet relay, on SIGHUP', () => {
