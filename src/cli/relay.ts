@@ -66,15 +66,10 @@ export async function runRelay(args: string[]): Promise<number> {
   if (resolved.workers > 1) return runPrimary(final, resolved, origins, format, reread)
 
   const stopLogging = writeLogTo(nonBlockingStderr(), format)
-  let relay: Relay
-  try {
-    relay = await createRelay(final)
-  } catch (error) {
-    await stopLogging()
-    return failed(error, origins)
-  }
-  stdout.write(`tracklet relay listening on ${relay.url} (${storeLine(final, origins)})\n`)
+  const starting = createRelay(final)
+  // Listened for at once: a SIGHUP while the relay starts is applied once it runs, not fatal.
   const stopReloading = reloadOnHangup(async () => {
+    const running = await starting
     let next: RelayOptions
     try {
       next = await reread()
@@ -82,8 +77,17 @@ export async function runRelay(args: string[]): Promise<number> {
       return logRefusedReload(error)
     }
     // Refused (every problem logged at error) or applied: the relay logs which.
-    await relay.reload(next)
+    await running.reload(next)
   })
+  let relay: Relay
+  try {
+    relay = await starting
+  } catch (error) {
+    stopReloading()
+    await stopLogging()
+    return failed(error, origins)
+  }
+  stdout.write(`tracklet relay listening on ${relay.url} (${storeLine(final, origins)})\n`)
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', resolve)
