@@ -16,10 +16,7 @@ import { reloadOnHangup } from './reload-on-hangup'
 import { checkedReload } from './workers/pool-reload'
 import { runWorkerPool, WORKER_ENV } from './workers/primary'
 import { runRelayWorker } from './workers/worker'
-
-const EXIT_OK = 0
-const EXIT_FAILED = 1
-const EXIT_USAGE = 2
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes'
 
 /**
  * `tracklet relay --config FILE [--database URL] [--port N] [--host H] [--workers N] [--check]`: loads and

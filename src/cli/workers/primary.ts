@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { RelayOptions } from '../../relay/index'
 import { log } from '../../relay/log'
+import { EXIT_OK } from '../exit-codes'
 import { PoolFigures } from './figures'
 import {
   isGatherMessage,
@@ -126,7 +127,7 @@ export function runWorkerPool(count: number, options: RelayOptions, events: Pool
         void figures.retire(slot.number)
         const how = signal === null ? `exit code ${code}` : signal
         if (ending !== undefined) {
-          if ('signal' in ending && code !== 0) ending.clean = false
+          if ('signal' in ending && code !== EXIT_OK) ending.clean = false
           return finishIfAllExited()
         }
         if (!slot.started) {

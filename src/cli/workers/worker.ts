@@ -1,6 +1,7 @@
 import cluster from 'node:cluster'
 import { once } from 'node:events'
 import { startRelay } from '../../relay/relay'
+import { EXIT_OK } from '../exit-codes'
 import type { Relay, RelayOptions } from '../../relay/index'
 import type { RelayFigures, RelayMetrics } from '../../relay/telemetry/metrics'
 import {
@@ -52,7 +53,7 @@ export async function runRelayWorker(failed: (error: unknown) => number): Promis
   reloads.relayStarted(relay)
   await stop
   await relay.close()
-  return leave(0)
+  return leave(EXIT_OK)
 }
 
 /**

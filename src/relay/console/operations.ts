@@ -6,6 +6,7 @@ import type { AudienceChange, Store } from '../store/store'
 import { syncAudience } from './audiences'
 import { requestDeletion } from './deletions'
 import type { WebhookRoutes } from './webhook-urls'
+import { deliveryIdOf } from './delivery-id'
 
 /** What the admin API works on. */
 export interface AdminContext {
@@ -67,7 +68,7 @@ export async function handleAudienceSync(
 
 /** `POST /v1/deliveries/:id/retry`: a dead-lettered delivery, due again with a fresh window. */
 export async function handleRetry(context: AdminContext, id: string): Promise<{ id: number; status: 'pending' }> {
-  const numeric = /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN
+  const numeric = deliveryIdOf(id) ?? Number.NaN
   const outcome = Number.isNaN(numeric) ? 'not-found' : await context.store.retry(numeric)
   if (outcome === 'not-found') throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${JSON.stringify(id)}`)
   if (outcome === 'not-failed') {
