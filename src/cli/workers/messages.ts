@@ -33,21 +33,13 @@ export interface ListeningMessage {
   url: string
 }
 
-export function isStartMessage(message: unknown): message is StartMessage {
-  return (message as Partial<StartMessage> | null)?.kind === 'tracklet-relay-start'
-}
+export const isStartMessage = hasKind<StartMessage>('tracklet-relay-start')
 
-export function isReloadMessage(message: unknown): message is ReloadMessage {
-  return (message as Partial<ReloadMessage> | null)?.kind === 'tracklet-relay-reload'
-}
+export const isReloadMessage = hasKind<ReloadMessage>('tracklet-relay-reload')
 
-export function isListeningMessage(message: unknown): message is ListeningMessage {
-  return (message as Partial<ListeningMessage> | null)?.kind === 'tracklet-relay-listening'
-}
+export const isListeningMessage = hasKind<ListeningMessage>('tracklet-relay-listening')
 
-export function isReadyMessage(message: unknown): message is ReadyMessage {
-  return (message as Partial<ReadyMessage> | null)?.kind === 'tracklet-relay-ready'
-}
+export const isReadyMessage = hasKind<ReadyMessage>('tracklet-relay-ready')
 
 // The relay's figures under `--workers`: the worker a scrape (or the operator page) reaches asks
 // the primary, which asks every worker for its own and answers with the sum (./figures.ts).
@@ -89,18 +81,15 @@ export interface GatheredMessage {
   error?: string
 }
 
-export function isGatherMessage(message: unknown): message is GatherMessage {
-  return (message as Partial<GatherMessage> | null)?.kind === 'tracklet-relay-gather'
-}
+export const isGatherMessage = hasKind<GatherMessage>('tracklet-relay-gather')
 
-export function isReportMessage(message: unknown): message is ReportMessage {
-  return (message as Partial<ReportMessage> | null)?.kind === 'tracklet-relay-report'
-}
+export const isReportMessage = hasKind<ReportMessage>('tracklet-relay-report')
 
-export function isReportedMessage(message: unknown): message is ReportedMessage {
-  return (message as Partial<ReportedMessage> | null)?.kind === 'tracklet-relay-reported'
-}
+export const isReportedMessage = hasKind<ReportedMessage>('tracklet-relay-reported')
 
-export function isGatheredMessage(message: unknown): message is GatheredMessage {
-  return (message as Partial<GatheredMessage> | null)?.kind === 'tracklet-relay-gathered'
+export const isGatheredMessage = hasKind<GatheredMessage>('tracklet-relay-gathered')
+
+// A guard for the message of `kind`: messages from another program on the channel are not ours.
+function hasKind<M extends { kind: string }>(kind: M['kind']): (message: unknown) => message is M {
+  return (message: unknown): message is M => (message as { kind?: unknown } | null)?.kind === kind
 }
