@@ -157,22 +157,32 @@ async function runPrimary(
   // Once for all the workers (each is a relay of its own, which would print them again); awaited
   // below before the log stops, so a late host-name lookup's warning is not written after it.
   const warned = logStartupWarnings(resolved)
+  // A SIGHUP before the pool listens for it is kept (not fatal) and sent again once it does.
+  let hungUp = false
+  const hangUpWhileStarting = () => {
+    hungUp = true
+  }
+  process.on('SIGHUP', hangUpWhileStarting)
   try {
     // Once, before any worker runs: the schema brought up to date, and on SQLite the leases of
     // the previous run cleared (each worker leaves the others' leases alone).
     await (await openStore(database)).close()
   } catch (error) {
+    process.off('SIGHUP', hangUpWhileStarting)
     await warned
     releaseLogLevel()
     await stopLogging()
     return failed(error, origins)
   }
-  const end = await runWorkerPool(workers, options, {
+  const pool = runWorkerPool(workers, options, {
     listening: (url) =>
       stdout.write(`tracklet relay listening on ${url} (${storeLine(options, origins)}, ${workers} workers)\n`),
     stopping: (signal) => stdout.write(`tracklet relay: ${signal} received, closing ${workers} workers\n`),
     reload: (running) => checkedReload(running, reread),
   })
+  process.off('SIGHUP', hangUpWhileStarting)
+  if (hungUp) process.kill(process.pid, 'SIGHUP')
+  const end = await pool
   await warned
   releaseLogLevel()
   await stopLogging()
