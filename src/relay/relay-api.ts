@@ -18,6 +18,7 @@ export interface Relay {
    * (each also logged at `error`); or the error of a part that refused the new config (a function
    * that does not compile, a source name the admin API already uses). Nothing changes then: the
    * running config stays.
+   * @throws {RelayError} (`ERR_RELAY_CLOSED`) once {@link close} was called.
    */
   reload(options: RelayOptions): Promise<ReloadChanges>
   /**

@@ -117,6 +117,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     telemetry.start()
     const close = once(() =>
       runSteps([
+        ['finish a reload under way, refuse others', () => reloader.stop()],
         ['stop taking connections', () => server.stopListening()],
         ['let deliveries in flight finish', () => started.drain(CLOSE_GRACE_MS)],
         // Requests still being answered got the same grace; then their connections are cut.
@@ -129,7 +130,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         ['close the store', () => store.close()],
         ['log closed', () => log.info('closed', { event: 'closed' })],
         ['stop the credentials limiter', () => auth.authLimiter.stop()],
-        ['forget the reloaded secrets', () => reloader.close()],
+        ['forget the reloaded secrets', () => reloader.forgetSecrets()],
         ...last,
       ]),
     )

@@ -1,3 +1,4 @@
+import { RelayError } from '../errors'
 import { log, plural, redactFromLog } from '../log'
 import type { AlertsOptions } from './alerts-option'
 import type { RelayOptions, RelaySource, ResolvedRelayOptions } from './options'
@@ -43,6 +44,7 @@ export class ConfigReloader {
   #queue: Promise<unknown> = Promise.resolve()
   // The secrets of the config applied by the last reload, cleaned from the log while it runs.
   #releaseSecrets: () => void = () => {}
+  #stopped = false
 
   constructor(current: ResolvedRelayOptions, targets: ReloadTargets) {
     this.#current = current
@@ -63,8 +65,17 @@ export class ConfigReloader {
     return next
   }
 
+  /**
+   * The relay is closing: a reload asked from now on is refused (`ERR_RELAY_CLOSED`); resolves once
+   * the one under way, if any, has ended (before the areas it changes stop).
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    await this.#queue
+  }
+
   /** Stops cleaning the log of the secrets of the last config reloaded (the relay closed). */
-  close(): void {
+  forgetSecrets(): void {
     this.#releaseSecrets()
   }
 
@@ -73,6 +84,7 @@ export class ConfigReloader {
     // Its secrets are cleaned from the log before anything about it is logged.
     let releaseSecrets: () => void = () => {}
     try {
+      if (this.#stopped) throw new RelayError('ERR_RELAY_CLOSED', 'the relay is closed: there is nothing to reload')
       const given = validateRelayOptions(options)
       const next: ResolvedRelayOptions = { ...current, sources: given.sources, alerts: given.alerts }
       releaseSecrets = redactFromLog(secretsOf(given))

@@ -160,6 +160,15 @@ describe('Relay.reload', () => {
   })
 })
 
+describe('Relay.reload after close', () => {
+  it('is refused with ERR_RELAY_CLOSED: nothing is left running for a closed relay', async () => {
+    const running = await start(optionsWith())
+    await running.close()
+    relay = undefined
+    await expect(running.reload(optionsWith())).rejects.toMatchObject({ code: 'ERR_RELAY_CLOSED' })
+  })
+})
+
 describe('ConfigReloader', () => {
   it('changes nothing when a part refuses the new config (a source name the admin API holds), and logs why at error', async () => {
     const current = validateRelayOptions(optionsWith())
