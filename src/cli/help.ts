@@ -30,7 +30,9 @@ export const RELAY_HELP = `usage: tracklet relay --config FILE [--database URL|P
                      [--check]
 
 Runs the relay (ingest API, durable outbox, webhook delivery), prints the URL it listens on and
-the store it opened, and runs until SIGINT or SIGTERM, when it closes cleanly. Any string in the
+the store it opened, and runs until SIGINT or SIGTERM, when it closes cleanly. On SIGHUP it reads
+the config again and applies its sources and alerts whole (an invalid file changes nothing: each
+problem is logged; another changed option is logged as needing a restart). Any string in the
 config may be, or contain, \${NAME}: read from the environment variable NAME at start (an unset
 one is an error), so the file need hold no secret.
 

@@ -1,12 +1,10 @@
 import { argv, exit, stderr, stdout } from 'node:process'
 import { didYouMean } from '../shared/nearest-name'
 import { asksForHelp, MAIN_HELP, RELAY_HELP, VERSION_TEXT } from './help'
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes'
 
 // `tracklet <command> [--flags]`. Each command lives in its own module, loaded only when named,
 // so `tracklet send` never loads the relay's SQLite binding.
-
-/** Exit code of a bad command line (as each command uses too). */
-const EXIT_USAGE = 2
 
 // What `tracklet` itself takes (the cases of main's switch), for the nearest-name hint of a
 // misspelling. The long flags only: any two-character slip is one edit from -h or -v, a guess.
@@ -67,7 +65,7 @@ async function helpFor(command: string | undefined): Promise<number> {
 
 function printed(text: string): number {
   stdout.write(`${text}\n`)
-  return 0
+  return EXIT_OK
 }
 
 function usageError(problem: string): number {
@@ -87,6 +85,6 @@ main(argv.slice(2)).then(
   },
   (error: unknown) => {
     stderr.write(`tracklet: ${error instanceof Error ? error.message : String(error)}\n`)
-    exit(1)
+    exit(EXIT_FAILED)
   },
 )

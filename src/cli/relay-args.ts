@@ -1,5 +1,5 @@
-import { type ParseArgsConfig, parseArgs } from 'node:util'
-import { normalizeFlags } from './flag-spellings'
+import type { ParseArgsConfig } from 'node:util'
+import { type FlagValues, readFlags } from './read-flags'
 
 /** What `tracklet relay` was asked to do, once its arguments are known to be well-formed. */
 export interface RelayArgs {
@@ -25,14 +25,9 @@ const OPTIONS = {
 
 /** `tracklet relay`'s arguments, or what is wrong with them as one line. */
 export function parseRelayArgs(args: readonly string[]): RelayArgs | { problem: string } {
-  const spelt = normalizeFlags(args, OPTIONS)
-  if ('problem' in spelt) return spelt
-  let values: Record<string, string | boolean | undefined>
-  try {
-    values = parseArgs({ args: spelt.args, options: OPTIONS, strict: true }).values
-  } catch (error) {
-    return { problem: (error as Error).message }
-  }
+  const read = readFlags(args, OPTIONS)
+  if ('problem' in read) return read
+  const { values } = read
   const config = values['config']
   if (typeof config !== 'string' || config === '') return { problem: '--config is required' }
   const port = values['port']
@@ -43,7 +38,7 @@ export function parseRelayArgs(args: readonly string[]): RelayArgs | { problem: 
   if (typeof workers === 'string' && !/^\d+$/.test(workers)) {
     return { problem: `--workers must be a whole number from 1 to 256, got ${JSON.stringify(workers)}` }
   }
-  const text = (value: string | boolean | undefined) => (typeof value === 'string' ? value : undefined)
+  const text = (value: FlagValues[string]) => (typeof value === 'string' ? value : undefined)
   return {
     config,
     database: text(values['database']),

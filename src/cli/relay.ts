@@ -10,20 +10,21 @@ import { type LogFormat, logFormatFrom, plural, useLogLevel } from '../relay/log
 import { nonBlockingStderr, writeLogTo } from '../relay/log-sink'
 import { isPostgresUrl } from '../relay/config/database-value'
 import { openStore } from '../relay/store/open-store'
+import { logRefusedReload } from '../relay/config/reload-plan'
 import { parseRelayArgs, type RelayArgs } from './relay-args'
+import { reloadOnHangup } from './reload-on-hangup'
+import { checkedReload } from './workers/pool-reload'
 import { runWorkerPool, WORKER_ENV } from './workers/primary'
 import { runRelayWorker } from './workers/worker'
-
-const EXIT_OK = 0
-const EXIT_FAILED = 1
-const EXIT_USAGE = 2
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes'
 
 /**
  * `tracklet relay --config FILE [--database URL] [--port N] [--host H] [--workers N] [--check]`: loads and
  * validates the config (its `${NAME}` references read from the environment), then starts the
  * relay, prints the URL it listens on and the store it opened, and runs until SIGINT or SIGTERM,
  * when it closes cleanly. With `--check` it validates, prints every problem and warning, opens
- * nothing and exits. The outbox is `--database`, else the config's `database`, else
+ * nothing and exits. On SIGHUP it reads the file again and applies its `sources` and `alerts`
+ * (docs/relay.md, "Reloading the config file"). The outbox is `--database`, else the config's `database`, else
  * `DATABASE_URL` (only when the config names none). Returns the exit code.
  * The relay's log goes to stderr, one line per event: text, or JSON with `LOG_FORMAT=json`.
  * With `workers` above 1 this process is the primary of that many relay processes (node:cluster).
@@ -51,19 +52,35 @@ export async function runRelay(args: string[]): Promise<number> {
   }
   const { options: final, origins } = withOverrides(options, parsed)
   if (parsed.check) return check(final, origins)
+  // On SIGHUP: the file read again, with the same command line applied over it.
+  const reread = async () => withOverrides(await loadRelayConfig(parsed.config, env), parsed).options
   let resolved: ResolvedRelayOptions
   try {
     resolved = validateRelayOptions(final)
   } catch (error) {
     return failed(error, origins)
   }
-  if (resolved.workers > 1) return runPrimary(final, resolved, origins, format)
+  if (resolved.workers > 1) return runPrimary(final, resolved, origins, format, reread)
 
   const stopLogging = writeLogTo(nonBlockingStderr(), format)
+  const starting = createRelay(final)
+  // Listened for at once: a SIGHUP while the relay starts is applied once it runs, not fatal.
+  const stopReloading = reloadOnHangup(async () => {
+    const running = await starting
+    let next: RelayOptions
+    try {
+      next = await reread()
+    } catch (error) {
+      return logRefusedReload(error)
+    }
+    // Refused (every problem logged at error) or applied: the relay logs which.
+    await running.reload(next)
+  })
   let relay: Relay
   try {
-    relay = await createRelay(final)
+    relay = await starting
   } catch (error) {
+    stopReloading()
     await stopLogging()
     return failed(error, origins)
   }
@@ -74,6 +91,7 @@ export async function runRelay(args: string[]): Promise<number> {
     process.once('SIGTERM', resolve)
   })
   stdout.write(`tracklet relay: ${signal} received, closing\n`)
+  stopReloading()
   await relay.close()
   await stopLogging()
   return EXIT_OK
@@ -126,6 +144,7 @@ async function runPrimary(
   resolved: ResolvedRelayOptions,
   origins: Origins,
   format: LogFormat,
+  reread: () => Promise<RelayOptions>,
 ): Promise<number> {
   const { database, workers } = resolved
   try {
@@ -138,21 +157,32 @@ async function runPrimary(
   // Once for all the workers (each is a relay of its own, which would print them again); awaited
   // below before the log stops, so a late host-name lookup's warning is not written after it.
   const warned = logStartupWarnings(resolved)
+  // A SIGHUP before the pool listens for it is kept (not fatal) and sent again once it does.
+  let hungUp = false
+  const hangUpWhileStarting = () => {
+    hungUp = true
+  }
+  process.on('SIGHUP', hangUpWhileStarting)
   try {
     // Once, before any worker runs: the schema brought up to date, and on SQLite the leases of
     // the previous run cleared (each worker leaves the others' leases alone).
     await (await openStore(database)).close()
   } catch (error) {
+    process.off('SIGHUP', hangUpWhileStarting)
     await warned
     releaseLogLevel()
     await stopLogging()
     return failed(error, origins)
   }
-  const end = await runWorkerPool(workers, options, {
+  const pool = runWorkerPool(workers, options, {
     listening: (url) =>
       stdout.write(`tracklet relay listening on ${url} (${storeLine(options, origins)}, ${workers} workers)\n`),
     stopping: (signal) => stdout.write(`tracklet relay: ${signal} received, closing ${workers} workers\n`),
+    reload: (running) => checkedReload(running, reread),
   })
+  process.off('SIGHUP', hangUpWhileStarting)
+  if (hungUp) process.kill(process.pid, 'SIGHUP')
+  const end = await pool
   await warned
   releaseLogLevel()
   await stopLogging()

@@ -3,6 +3,7 @@ import { MESSAGE_TYPES, type MessageType } from '../shared/message'
 import { describe, findMessageProblem, isPlainObject } from '../shared/validate'
 import { DEFAULT_OPTIONS, MAX_TIMER_MS } from '../sdk/options'
 import { kebabCase, normalizeFlags } from './flag-spellings'
+import { isHttpUrl } from './read-flags'
 import { redactWriteKeys } from './redact'
 
 /** What `tracklet send` was asked to do, once its arguments are known to be valid. */
@@ -232,13 +233,4 @@ function isMessageType(value: string): value is MessageType {
 
 function isJsonFlag(flag: FieldFlag): flag is (typeof JSON_FLAGS)[number] {
   return (JSON_FLAGS as readonly string[]).includes(flag)
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const { protocol } = new URL(value)
-    return protocol === 'http:' || protocol === 'https:'
-  } catch {
-    return false
-  }
 }

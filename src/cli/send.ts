@@ -4,11 +4,7 @@ import { DEFAULT_OPTIONS } from '../sdk/options'
 import { redactWriteKeys } from './redact'
 import { SendProgress } from './send-progress'
 import { parseSendArgs, SEND_USAGE, type SendRequest } from './send-args'
-
-/** Exit codes: 0 accepted (or help), 1 not accepted, 2 bad arguments (as `main.ts` uses). */
-const EXIT_OK = 0
-const EXIT_NOT_ACCEPTED = 1
-const EXIT_USAGE = 2
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes'
 
 /**
  * `tracklet send`: sends one message through the SDK (`flushAt: 1`) and waits, for at most
@@ -55,7 +51,7 @@ export async function runSend(args: string[]): Promise<number> {
         ? `timed out after ${request.timeout} ms (--timeout) before the endpoint accepted it${lastCause(progress)}`
         : `was not accepted: ${describeError(error)}`
     stderr.write(redact(`tracklet send: the ${request.type} message ${why}\n`))
-    return EXIT_NOT_ACCEPTED
+    return EXIT_FAILED
   }
   // Accepted, not delivered: delivery to destinations is the endpoint's (a relay's) job, later.
   stdout.write(redact(`tracklet send: ${request.type} ${messageId} accepted by ${shownEndpoint(request.endpoint)}\n`))

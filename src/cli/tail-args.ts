@@ -1,5 +1,5 @@
-import { type ParseArgsConfig, parseArgs } from 'node:util'
-import { normalizeFlags } from './flag-spellings'
+import type { ParseArgsConfig } from 'node:util'
+import { isHttpUrl, readFlags } from './read-flags'
 
 /** What `tracklet tail` was asked to do. */
 export interface TailArgs {
@@ -46,14 +46,9 @@ export function parseTailArgs(
   args: readonly string[],
   env: Record<string, string | undefined> = process.env,
 ): TailArgs | { problem: string } {
-  const spelt = normalizeFlags(args, OPTIONS)
-  if ('problem' in spelt) return spelt
-  let values: Record<string, string | boolean | undefined>
-  try {
-    values = parseArgs({ args: spelt.args, options: OPTIONS, strict: true }).values
-  } catch (error) {
-    return { problem: (error as Error).message }
-  }
+  const read = readFlags(args, OPTIONS)
+  if ('problem' in read) return read
+  const { values } = read
   const relay = values['relay']
   if (typeof relay !== 'string' || !isHttpUrl(relay)) return { problem: '--relay must be the relay’s http(s) URL' }
   const adminToken = (values['admin-token'] as string | undefined) ?? env['TRACKLET_ADMIN_TOKEN']
@@ -67,13 +62,4 @@ export function parseTailArgs(
     return { problem: '--forward-to needs --source: the messages of one source are forwarded' }
   }
   return { relay: relay.replace(/\/+$/, ''), adminToken, source, json: values['json'] === true, forwardTo }
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const { protocol } = new URL(value)
-    return protocol === 'http:' || protocol === 'https:'
-  } catch {
-    return false
-  }
 }

@@ -1,4 +1,5 @@
 import { request } from 'undici'
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes'
 import { asksForHelp } from './help'
 import { type SseEvent, sseEvents } from './sse-events'
 import { parseTailArgs, TAIL_USAGE, type TailArgs } from './tail-args'
@@ -20,12 +21,12 @@ const FORWARD_TIMEOUT_MS = 10_000
 export async function runTail(args: readonly string[], io: TailIo = defaultIo()): Promise<number> {
   if (asksForHelp(args)) {
     io.stdout.write(`${TAIL_USAGE}\n`)
-    return 0
+    return EXIT_OK
   }
   const parsed = parseTailArgs(args)
   if ('problem' in parsed) {
     io.stderr.write(`tracklet tail: ${parsed.problem}\n\n${TAIL_USAGE}\n`)
-    return 2
+    return EXIT_USAGE
   }
   const query = new URLSearchParams()
   if (parsed.forwardTo !== undefined) query.set('forward', parsed.source!)
@@ -40,14 +41,14 @@ export async function runTail(args: readonly string[], io: TailIo = defaultIo())
       ...(io.signal === undefined ? {} : { signal: io.signal }),
     })
   } catch (error) {
-    if (io.signal?.aborted) return 0
+    if (io.signal?.aborted) return EXIT_OK
     io.stderr.write(`tracklet tail: could not reach ${parsed.relay}: ${(error as Error).message}\n`)
-    return 1
+    return EXIT_FAILED
   }
   if (response.statusCode !== 200) {
     const answer = await response.body.text()
     io.stderr.write(`tracklet tail: the relay answered ${response.statusCode}: ${errorMessage(answer)}\n`)
-    return 1
+    return EXIT_FAILED
   }
   io.stderr.write(
     `tracklet tail: reading ${streamUrl}${parsed.forwardTo ? `, forwarding to ${parsed.forwardTo}` : ''}\n`,
@@ -63,15 +64,15 @@ export async function runTail(args: readonly string[], io: TailIo = defaultIo())
       }
     }
   } catch (error) {
-    if (io.signal?.aborted) return 0
+    if (io.signal?.aborted) return EXIT_OK
     io.stderr.write(`tracklet tail: the stream broke: ${(error as Error).message}\n`)
-    return 1
+    return EXIT_FAILED
   } finally {
     await forwarding
   }
-  if (io.signal?.aborted) return 0
+  if (io.signal?.aborted) return EXIT_OK
   io.stderr.write('tracklet tail: the relay ended the stream\n')
-  return 1
+  return EXIT_FAILED
 }
 
 function print(event: SseEvent, args: TailArgs, io: TailIo): void {

@@ -1,4 +1,6 @@
 import { describeStore } from './config/database-value'
+import { ConfigReloader } from './config/reload'
+import { auditReload } from './config/reload-audit'
 import type { RelayOptions } from './config/options'
 import { secretsOf } from './config/secrets'
 import { openSources } from './config/open-sources'
@@ -16,19 +18,10 @@ import { log, plural, redactFromLog, useLogLevel } from './log'
 import { runSteps, type Step } from './steps'
 import { openNotifications } from './store/notifications/open'
 import { openStore } from './store/open-store'
-import { createTelemetry, type TelemetryDeps } from './telemetry/area'
+import { createTelemetry } from './telemetry/area'
+import type { Relay, RelayProcess } from './relay-api'
 
-/** A running relay. */
-export interface Relay {
-  /** The base URL it listens on, such as `http://127.0.0.1:8787`. */
-  readonly url: string
-  /**
-   * Stops the relay: no new requests are accepted, deliveries in flight get a moment to finish
-   * (those that do not are attempted again at the next start), then the database is closed.
-   * Idempotent.
-   */
-  close(): Promise<void>
-}
+export type { Relay, RelayProcess } from './relay-api'
 
 // How long close() waits for deliveries in flight before leaving them to the next start.
 const CLOSE_GRACE_MS = 2000
@@ -43,20 +36,6 @@ const CLOSE_GRACE_MS = 2000
  */
 export async function createRelay(options: RelayOptions): Promise<Relay> {
   return startRelay(options, { sharedByProcesses: false, warningsLogged: false })
-}
-
-/**
- * How this relay's process stands to its store and its fellows (internal, not exported to users).
- * `sharedByProcesses`: it is one of the workers of `tracklet relay --workers N`, on a store the
- * others use at once. `warningsLogged`: its start-up warnings were logged already (by the primary
- * of those workers, once for all), so it logs none. Under `--workers` too: `figures`, where /metrics
- * and the page read the relay's figures (every worker's); `listeningAnnounced`, the primary says where.
- */
-export interface RelayProcess {
-  sharedByProcesses: boolean
-  warningsLogged: boolean
-  figures?: TelemetryDeps['figures']
-  listeningAnnounced?: boolean
 }
 
 /**
@@ -117,10 +96,18 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.
     const where = `${plural(sources.length, 'source')} (${describeStore(resolved.database)})`
     if (!process.listeningAnnounced) log.info(`listening on ${url} with ${where}`, { event: 'listening', url })
+    const reloadTargets = {
+      sources: registry,
+      delivery: started,
+      telemetry,
+      onReloaded: auditReload(opened.sourceConfigs),
+    }
+    const reloader = new ConfigReloader(resolved, { ...reloadTargets, ...process })
     started.start()
     telemetry.start()
     const close = once(() =>
       runSteps([
+        ['finish a reload under way, refuse others', () => reloader.stop()],
         ['stop taking connections', () => server.stopListening()],
         ['let deliveries in flight finish', () => started.drain(CLOSE_GRACE_MS)],
         // Requests still being answered got the same grace; then their connections are cut.
@@ -134,10 +121,11 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         ['close the store', () => store.close()],
         ['log closed', () => log.info('closed', { event: 'closed' })],
         ['stop the credentials limiter', () => auth.authLimiter.stop()],
+        ['forget the reloaded secrets', () => reloader.forgetSecrets()],
         ...last,
       ]),
     )
-    return { url, close }
+    return { url, close, reload: (next) => reloader.reload(next) }
   } catch (error) {
     await runSteps(undo)
     throw error

@@ -4,8 +4,8 @@ import type { MetricsSnapshot } from '../../relay/telemetry/metrics'
 
 // What the primary of `tracklet relay --workers N` and its workers say to each other over the
 // cluster's IPC channel: the worker asks once it listens for messages (one sent before would be
-// lost), the options go down (validated by the primary, so every worker runs the same config
-// even when the file changes later), the URL comes up once the worker listens.
+// lost), the options go down (validated by the primary, so every worker runs the same config),
+// the URL comes up once the worker listens; on SIGHUP the primary sends the reloaded options.
 
 /** A worker to the primary: send the options. */
 export interface ReadyMessage {
@@ -18,23 +18,28 @@ export interface StartMessage {
   options: RelayOptions
 }
 
+/**
+ * The primary to each worker it sent options to: a reload of the config file (SIGHUP), checked by
+ * the primary; the worker applies it once its relay runs (a later one wins over an earlier one).
+ */
+export interface ReloadMessage {
+  kind: 'tracklet-relay-reload'
+  options: RelayOptions
+}
+
 /** A worker to the primary, once its relay listens. */
 export interface ListeningMessage {
   kind: 'tracklet-relay-listening'
   url: string
 }
 
-export function isStartMessage(message: unknown): message is StartMessage {
-  return (message as Partial<StartMessage> | null)?.kind === 'tracklet-relay-start'
-}
+export const isStartMessage = hasKind<StartMessage>('tracklet-relay-start')
 
-export function isListeningMessage(message: unknown): message is ListeningMessage {
-  return (message as Partial<ListeningMessage> | null)?.kind === 'tracklet-relay-listening'
-}
+export const isReloadMessage = hasKind<ReloadMessage>('tracklet-relay-reload')
 
-export function isReadyMessage(message: unknown): message is ReadyMessage {
-  return (message as Partial<ReadyMessage> | null)?.kind === 'tracklet-relay-ready'
-}
+export const isListeningMessage = hasKind<ListeningMessage>('tracklet-relay-listening')
+
+export const isReadyMessage = hasKind<ReadyMessage>('tracklet-relay-ready')
 
 // The relay's figures under `--workers`: the worker a scrape (or the operator page) reaches asks
 // the primary, which asks every worker for its own and answers with the sum (./figures.ts).
@@ -76,18 +81,15 @@ export interface GatheredMessage {
   error?: string
 }
 
-export function isGatherMessage(message: unknown): message is GatherMessage {
-  return (message as Partial<GatherMessage> | null)?.kind === 'tracklet-relay-gather'
-}
+export const isGatherMessage = hasKind<GatherMessage>('tracklet-relay-gather')
 
-export function isReportMessage(message: unknown): message is ReportMessage {
-  return (message as Partial<ReportMessage> | null)?.kind === 'tracklet-relay-report'
-}
+export const isReportMessage = hasKind<ReportMessage>('tracklet-relay-report')
 
-export function isReportedMessage(message: unknown): message is ReportedMessage {
-  return (message as Partial<ReportedMessage> | null)?.kind === 'tracklet-relay-reported'
-}
+export const isReportedMessage = hasKind<ReportedMessage>('tracklet-relay-reported')
 
-export function isGatheredMessage(message: unknown): message is GatheredMessage {
-  return (message as Partial<GatheredMessage> | null)?.kind === 'tracklet-relay-gathered'
+export const isGatheredMessage = hasKind<GatheredMessage>('tracklet-relay-gathered')
+
+// A guard for the message of `kind`: messages from another program on the channel are not ours.
+function hasKind<M extends { kind: string }>(kind: M['kind']): (message: unknown) => message is M {
+  return (message: unknown): message is M => (message as { kind?: unknown } | null)?.kind === kind
 }

@@ -1,8 +1,16 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { RelayOptions } from '../../relay/index'
 import { log } from '../../relay/log'
+import { EXIT_OK } from '../exit-codes'
 import { PoolFigures } from './figures'
-import { isGatherMessage, isListeningMessage, isReadyMessage, isReportedMessage, type StartMessage } from './messages'
+import {
+  isGatherMessage,
+  isListeningMessage,
+  isReadyMessage,
+  isReportedMessage,
+  type ReloadMessage,
+  type StartMessage,
+} from './messages'
 import { RestartBackoff } from './restart-backoff'
 
 /**
@@ -24,6 +32,11 @@ export interface PoolEvents {
   listening(url: string): void
   /** A stop signal arrived; the workers are closing. */
   stopping(signal: NodeJS.Signals): void
+  /**
+   * SIGHUP arrived: the options to pass on to every worker (and to start later ones with), given
+   * those running now; `undefined` when the reload is refused (the reason logged).
+   */
+  reload(running: RelayOptions): Promise<RelayOptions | undefined>
 }
 
 /** One of the N places: its worker number stays while the processes in it come and go. */
@@ -32,6 +45,8 @@ interface Slot {
   worker: Worker | undefined
   /** Whether a process in this slot has ever listened: before that, a death is a failed start. */
   started: boolean
+  /** Whether its current process was sent the options (then it is sent each reload too). */
+  sentOptions: boolean
   readonly backoff: RestartBackoff
   restartTimer: NodeJS.Timeout | undefined
 }
@@ -39,8 +54,9 @@ interface Slot {
 /**
  * The primary of `tracklet relay --workers N`: forks `count` workers (node:cluster; they share the
  * listening socket, and the primary hands each connection to one of them in turn), sends each the
- * options, restarts one that dies unexpectedly after a back-off (so a crash loop cannot spin), and
- * on SIGINT or SIGTERM stops them all and waits for every one to exit.
+ * options, restarts one that dies unexpectedly after a back-off (so a crash loop cannot spin), on
+ * SIGHUP passes a reload of the config on to every worker (one started later gets the reloaded
+ * options), and on SIGINT or SIGTERM stops them all and waits for every one to exit.
  *
  * The primary opens no store and serves no request: each worker is a relay of its own on the
  * shared store, as separate relays on one database are.
@@ -51,16 +67,19 @@ export function runWorkerPool(count: number, options: RelayOptions, events: Pool
       number: index + 1,
       worker: undefined,
       started: false,
+      sentOptions: false,
       backoff: new RestartBackoff(),
       restartTimer: undefined,
     }))
+    // The options a worker starts with: the file's, then each reload's.
+    let running = options
     let ending: { signal: NodeJS.Signals; clean: boolean } | { failed: PoolEnd } | undefined
     // /metrics and the operator page's rates: every worker's figures, added up here.
     const figures = new PoolFigures(() => slots)
 
     const finishIfAllExited = () => {
       if (ending === undefined || slots.some((slot) => slot.worker !== undefined)) return
-      process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
+      process.off('SIGINT', onSignal).off('SIGTERM', onSignal).off('SIGHUP', onHangup)
       resolve('failed' in ending ? ending.failed : { kind: 'stopped', ...ending })
     }
 
@@ -77,9 +96,13 @@ export function runWorkerPool(count: number, options: RelayOptions, events: Pool
       cluster.setupPrimary({ serialization: 'advanced' })
       const worker = cluster.fork({ [WORKER_ENV]: String(slot.number) })
       slot.worker = worker
+      slot.sentOptions = false
       const pid = worker.process.pid
       worker.on('message', (message: unknown) => {
-        if (isReadyMessage(message)) worker.send({ kind: 'tracklet-relay-start', options } satisfies StartMessage)
+        if (isReadyMessage(message)) {
+          worker.send({ kind: 'tracklet-relay-start', options: running } satisfies StartMessage)
+          slot.sentOptions = true
+        }
         if (isGatherMessage(message) || isReportedMessage(message)) figures.received(slot.number, message)
         if (!isListeningMessage(message)) return
         slot.backoff.started()
@@ -104,7 +127,7 @@ export function runWorkerPool(count: number, options: RelayOptions, events: Pool
         void figures.retire(slot.number)
         const how = signal === null ? `exit code ${code}` : signal
         if (ending !== undefined) {
-          if ('signal' in ending && code !== 0) ending.clean = false
+          if ('signal' in ending && code !== EXIT_OK) ending.clean = false
           return finishIfAllExited()
         }
         if (!slot.started) {
@@ -139,7 +162,20 @@ export function runWorkerPool(count: number, options: RelayOptions, events: Pool
       stopAll(signal)
       finishIfAllExited()
     }
-    process.on('SIGINT', onSignal).on('SIGTERM', onSignal)
+    // Reloads one after the other, so the last file read is the one every worker ends with.
+    let reloads: Promise<unknown> = Promise.resolve()
+    function onHangup() {
+      if (ending !== undefined) return
+      log.info('SIGHUP received: reloading the config file', { event: 'config-reload' })
+      reloads = reloads.then(async () => {
+        const next = await events.reload(running)
+        if (next === undefined || ending !== undefined) return
+        running = next
+        const message: ReloadMessage = { kind: 'tracklet-relay-reload', options: next }
+        for (const slot of slots) if (slot.sentOptions && slot.worker?.isConnected()) slot.worker.send(message)
+      })
+    }
+    process.on('SIGINT', onSignal).on('SIGTERM', onSignal).on('SIGHUP', onHangup)
     for (const slot of slots) fork(slot)
   })
 }

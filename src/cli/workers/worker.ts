@@ -1,13 +1,15 @@
 import cluster from 'node:cluster'
 import { once } from 'node:events'
 import { startRelay } from '../../relay/relay'
-import type { Relay } from '../../relay/index'
+import { EXIT_OK } from '../exit-codes'
+import type { Relay, RelayOptions } from '../../relay/index'
 import type { RelayFigures, RelayMetrics } from '../../relay/telemetry/metrics'
 import {
   type FiguresKind,
   type GatheredMessage,
   type GatherMessage,
   isGatheredMessage,
+  isReloadMessage,
   isReportMessage,
   isStartMessage,
   type ListeningMessage,
@@ -35,6 +37,7 @@ export async function runRelayWorker(failed: (error: unknown) => number): Promis
   process.send?.({ kind: 'tracklet-relay-ready' } satisfies ReadyMessage)
   const [message] = await received
   if (!isStartMessage(message)) return leave(failed(new Error('the primary sent no options')))
+  const reloads = followReloads()
   let relay: Relay
   try {
     relay = await startRelay(message.options, {
@@ -47,9 +50,38 @@ export async function runRelayWorker(failed: (error: unknown) => number): Promis
     return leave(failed(error))
   }
   process.send?.({ kind: 'tracklet-relay-listening', url: relay.url } satisfies ListeningMessage)
+  reloads.relayStarted(relay)
   await stop
   await relay.close()
-  return leave(0)
+  return leave(EXIT_OK)
+}
+
+/**
+ * The reloads the primary passes on (SIGHUP reaches the primary; a hangup of the terminal reaches
+ * every process of its group, so a worker ignores it rather than die of it). One that arrives
+ * while the relay starts is applied once it runs; each is applied after the one before, and a
+ * refused one is logged by the relay (this worker's config stays).
+ */
+function followReloads(): { relayStarted(relay: Relay): void } {
+  process.on('SIGHUP', () => {})
+  let relay: Relay | undefined
+  let pending: RelayOptions | undefined
+  let queue: Promise<unknown> = Promise.resolve()
+  const apply = (options: RelayOptions, to: Relay) => {
+    queue = queue.then(() => to.reload(options)).catch(() => {})
+  }
+  process.on('message', (message: unknown) => {
+    if (!isReloadMessage(message)) return
+    if (relay === undefined) pending = message.options
+    else apply(message.options, relay)
+  })
+  return {
+    relayStarted: (started) => {
+      relay = started
+      if (pending !== undefined) apply(pending, started)
+      pending = undefined
+    },
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { HttpError } from '../http/http-error'
 import { log } from '../log'
 import { redactUrlsInText } from '../redact'
-import { isDataError } from '../store/data-error'
+import { isStoreFailure } from '../store/data-error'
 import type { Store } from '../store/store'
 
 /** The code of every admin answer given while the store does not answer. */
@@ -76,8 +76,8 @@ export class StoreCalls {
     try {
       result = await call()
     } catch (error) {
-      // A TypeError is the store refusing an argument (a cursor it never gave), not an outage.
-      if (error instanceof HttpError || error instanceof TypeError || isDataError(error)) throw error
+      // Only the store's own failures are an outage (not a refused argument or piece of data).
+      if (error instanceof HttpError || !isStoreFailure(error)) throw error
       throw new StoreUnavailableError(describeCause(error))
     }
     this.#lastAnswered = this.#now()

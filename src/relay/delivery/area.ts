@@ -3,6 +3,7 @@ import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../webhoo
 import type { Area } from '../area'
 import type { RelaySource, ResolvedRelayOptions } from '../config/options'
 import type { SourceRegistry } from '../config/source-registry'
+import type { PreparedFunctions } from '../config/reload'
 import { withoutFunction } from '../config/function-settings'
 import { WEBHOOKS_DESTINATION } from '../config/sources'
 import { RelayConfigError } from '../errors'
@@ -14,7 +15,8 @@ import type { Store } from '../store/store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
 import type { DeliveryStep } from './delivery-step'
 import type { Destination } from './destination'
-import { type FunctionObserver, loadFunctions } from './functions/load'
+import type { FunctionObserver } from './functions/load'
+import { ReloadableFunctions } from './functions/reloadable'
 import { outcomeLabel } from './functions/result'
 import { createReplayLane } from './replay-lane'
 import { runFunctionStep } from './functions/step'
@@ -59,6 +61,8 @@ export interface Delivery extends Area {
   circuitChanged(url: string): Promise<void>
   /** The breaker's view of each webhook URL. */
   circuits(): readonly CircuitSnapshot[]
+  /** Reads and compiles the functions of `options`' sources, for a config reload to put in use. */
+  prepareFunctions(options: ResolvedRelayOptions): Promise<PreparedFunctions>
   start(): void
   /**
    * `message` of `source` as its Webhooks destination would format it: after the destination's
@@ -95,7 +99,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   const observeFunction: FunctionObserver = (source, result) => {
     if (events.listened) events.publish({ type: 'function', source, outcome: outcomeLabel(result), ms: result.ms })
   }
-  const functions = await loadFunctions(options, observeFunction).catch(async (error: unknown) => {
+  const functions = await ReloadableFunctions.load(options, observeFunction).catch(async (error: unknown) => {
     await agent.close()
     throw error
   })
@@ -157,6 +161,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
       const ran = await runFunctionStep(fn, message)
       return ran.kind === 'send' ? ran.message : undefined
     },
+    prepareFunctions: (next) => functions.prepare(next),
     start: () => {
       worker.wake()
       replays.start()

@@ -17,6 +17,16 @@ export function isDataError(error: unknown): boolean {
   return SQLITE_DATA_CODES.has(code)
 }
 
+/**
+ * Whether a store call's error is the store's own failure (unreachable, full, slow, broken): not
+ * the data's ({@link isDataError}), and not the caller's (a `TypeError`: an argument the store
+ * refuses, such as a cursor it never gave). The one rule `/healthz` (`telemetry/watched-store.ts`)
+ * and the admin API's 503s (`console/store-unavailable.ts`) judge by.
+ */
+export function isStoreFailure(error: unknown): boolean {
+  return !(error instanceof TypeError) && !isDataError(error)
+}
+
 const SQLITE_DATA_CODES: ReadonlySet<string> = new Set([
   'SQLITE_TOOBIG',
   'SQLITE_MISMATCH',

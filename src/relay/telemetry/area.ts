@@ -13,6 +13,7 @@ import { opsRoutes } from './routes'
 import { probeWrite, watchWrites } from './watched-store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
 import type { ResolvedRelayOptions } from '../config/options'
+import type { AlertsOptions } from '../config/alerts-option'
 import type { IngestTap } from '../events/tap'
 import type { DeliverableMessage } from '../../shared/message'
 import { log } from '../log'
@@ -80,6 +81,8 @@ export interface Telemetry extends Area {
   /** `listener`, each ingest request timed from arrival to answer. */
   timeRequests(listener: (req: IncomingMessage, res: ServerResponse) => void): typeof listener
   start(): void
+  /** Sends the alerts from now on as `options` says (a config reload); none when undefined. */
+  useAlerts(options: AlertsOptions | undefined): void
 }
 
 /**
@@ -103,10 +106,9 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     store.kind === 'postgres' && deps.notifications !== undefined
       ? new StreamFanIn(live, deps.notifications)
       : undefined
-  const alerts =
-    deps.resolved.alerts === undefined
-      ? undefined
-      : new AlertSender(deps.resolved.alerts, { claims: store.alertClaims })
+  const senderOf = (options: AlertsOptions | undefined) =>
+    options === undefined ? undefined : new AlertSender(options, { claims: store.alertClaims })
+  let alerts = senderOf(deps.resolved.alerts)
   const history = new MinuteHistory()
   let later: LaterDeps | undefined
   const unsubscribe = deps.events.subscribe((event) => {
@@ -154,6 +156,11 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
           event: 'stream-fan-in-failed',
         })
       })
+    },
+    useAlerts: (options) => {
+      // What the old sender still held is dropped: it was bound for an address the operator replaced.
+      alerts?.stop()
+      alerts = senderOf(options)
     },
     stop: async () => {
       await fanIn?.stop().catch(() => undefined)

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { isDataError } from '../store/data-error'
+import { isStoreFailure } from '../store/data-error'
 import type { Store } from '../store/store'
 import type { WriteKind } from '../events/readings'
 import type { StoreHealth } from './health'
@@ -12,8 +12,8 @@ const PROBE_AUDIENCE = ''
 const PROBE_MEMBER_CHARS = 1000
 
 /**
- * `store`, with the outcome of every write reported to `health` (except a refusal of the data
- * written: `isDataError`); reads pass through untouched.
+ * `store`, with the outcome of every write reported to `health` (only the store's own failures:
+ * `isStoreFailure`); reads pass through untouched.
  * The store implementations stay unaware of health: it is learned here, from the outside.
  */
 export function watchWrites(store: Store, health: StoreHealth): Store {
@@ -30,7 +30,7 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
       } catch (error) {
         // Data the store refused says nothing of the store: it takes other writes (ingest writes
         // that group again without the offending request). Only the store's own failures count.
-        if (!isDataError(error)) health.failed(kind, error, bytesOf(...args))
+        if (isStoreFailure(error)) health.failed(kind, error, bytesOf(...args))
         throw error
       }
       health.succeeded(kind)

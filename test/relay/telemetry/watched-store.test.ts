@@ -27,6 +27,14 @@ describe('watchWrites', () => {
     await close()
   })
 
+  it("does not count an argument the store refuses (a TypeError, such as a cursor it never gave): the admin API's rule too", async () => {
+    const refused = new TypeError('not a cursor this store gave')
+    const { store, health, close } = await setup(refused)
+    await expect(store.enqueue([])).rejects.toBe(refused)
+    expect(health.report()).toEqual({ ok: true })
+    await close()
+  })
+
   it('counts a connection or disk failure', async () => {
     const down = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
     const { store, health, close } = await setup(down)

@@ -21,6 +21,7 @@ import type { EndpointView } from '../../store/endpoints'
 import type { DeliveryView } from '../../store/store'
 import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
 import { withProbeTimes } from '../probe-times'
+import { DELIVERY_ID_PATTERN } from '../delivery-id'
 
 /**
  * The operator page (`GET /`), server-rendered HTML with no script: the outbox and rates at a
@@ -145,7 +146,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
     },
     {
       method: 'GET',
-      pattern: /^\/ui\/deliveries\/(\d{1,15})$/,
+      pattern: new RegExp(`^/ui/deliveries/(${DELIVERY_ID_PATTERN})$`),
       handler: page(async (req, res, [id], url) => {
         const session = await sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
@@ -170,7 +171,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
     },
     {
       method: 'POST',
-      pattern: /^\/ui\/deliveries\/(\d{1,15})\/retry$/,
+      pattern: new RegExp(`^/ui/deliveries/(${DELIVERY_ID_PATTERN})/retry$`),
       handler: page(async (req, res, [id]) => {
         checkSameOrigin(req)
         await postedSession(req, await readForm(req))
