@@ -1,5 +1,3 @@
-import type { ReloadTargets } from './config/reload'
-import type { TelemetryDeps } from './telemetry/area'
 import type { RelayOptions } from './config/options'
 import type { ReloadChanges } from './config/reload-plan'
 
@@ -29,20 +27,4 @@ export interface Relay {
    * Idempotent.
    */
   close(): Promise<void>
-}
-
-/**
- * How this relay's process stands to its store and its fellows (internal, not exported to users).
- * `sharedByProcesses`: it is one of the workers of `tracklet relay --workers N`, on a store the
- * others use at once. `warningsLogged`: its start-up warnings were logged already (by the primary
- * of those workers, once for all), so it logs none. Under `--workers` too: `figures`, where /metrics
- * and the page read the relay's figures (every worker's); `listeningAnnounced`, the primary says where.
- */
-export interface RelayProcess {
-  sharedByProcesses: boolean
-  warningsLogged: boolean
-  figures?: TelemetryDeps['figures']
-  listeningAnnounced?: boolean
-  /** Told of each config reload applied: where the audit's `config.reloaded` (actor `file`) is written. */
-  onReloaded?: ReloadTargets['onReloaded']
 }

@@ -1,5 +1,5 @@
 import { describeStore } from './config/database-value'
-import { ConfigReloader } from './config/reload'
+import { ConfigReloader, type ReloadTargets } from './config/reload'
 import { auditReload } from './config/reload-audit'
 import type { RelayOptions } from './config/options'
 import { secretsOf } from './config/secrets'
@@ -18,10 +18,10 @@ import { log, plural, redactFromLog, useLogLevel } from './log'
 import { runSteps, type Step } from './steps'
 import { openNotifications } from './store/notifications/open'
 import { openStore } from './store/open-store'
-import { createTelemetry } from './telemetry/area'
-import type { Relay, RelayProcess } from './relay-api'
+import { createTelemetry, type TelemetryDeps } from './telemetry/area'
+import type { Relay } from './relay-api'
 
-export type { Relay, RelayProcess } from './relay-api'
+export type { Relay } from './relay-api'
 
 // How long close() waits for deliveries in flight before leaving them to the next start.
 const CLOSE_GRACE_MS = 2000
@@ -36,6 +36,18 @@ const CLOSE_GRACE_MS = 2000
  */
 export async function createRelay(options: RelayOptions): Promise<Relay> {
   return startRelay(options, { sharedByProcesses: false, warningsLogged: false })
+}
+
+/** How this relay's process stands to its fellows (internal): a worker of `--workers N` and what its primary does. */
+export interface RelayProcess {
+  /** One of the workers of `tracklet relay --workers N`, on a store the others use at once. */
+  sharedByProcesses: boolean
+  warningsLogged: boolean
+  /** Where /metrics and the page read the relay's figures (every worker's). */
+  figures?: TelemetryDeps['figures']
+  listeningAnnounced?: boolean
+  /** Told of each config reload applied, in place of the audit's `config.reloaded` entry (tests). */
+  onReloaded?: ReloadTargets['onReloaded']
 }
 
 /**
@@ -65,10 +77,8 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     undo.unshift(['stop following the sources', () => sync.stop()])
     const sources = registry.live() // the file's and the admin API's, updated in place
     // The admin token, and the limiter every credential check of every area goes through.
-    const auth = {
-      adminToken: new AdminToken(resolved.adminToken, resolved.readToken),
-      authLimiter: new AuthLimiter({ trustProxy: resolved.trustProxy }),
-    }
+    const authLimiter = new AuthLimiter({ trustProxy: resolved.trustProxy })
+    const auth = { adminToken: new AdminToken(resolved.adminToken, resolved.readToken), authLimiter }
     undo.unshift(['stop the credentials limiter', () => auth.authLimiter.stop()])
     // Delivery is built below; the metrics read its circuits only at scrape time.
     let delivery: Delivery | undefined
@@ -80,8 +90,8 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const { store, health, readings: metrics, ingestTap: tap } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
     const shared = store.kind === 'postgres' || process.sharedByProcesses
-    const onStore = { options: resolved, store, circuits: opened.circuits, shared, events }
-    const started = await createDelivery({ ...onStore, sources: registry })
+    const onStore = { options: resolved, store, circuits: opened.circuits, shared, events, sources: registry }
+    const started = await createDelivery(onStore)
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])
     const wake = () => started.wake()
@@ -92,17 +102,18 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     telemetry.connect({ hasSession: (req) => operator.hasSession(req), beforeFormatting: started.beforeFormatting })
     const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])
     const server = await listen(telemetry.timeRequests(router), resolved)
-    const { url } = server
+    const url = server.url
     // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.
     const where = `${plural(sources.length, 'source')} (${describeStore(resolved.database)})`
     if (!process.listeningAnnounced) log.info(`listening on ${url} with ${where}`, { event: 'listening', url })
-    const reloadTargets = {
+    const onReloaded = process.onReloaded ?? auditReload(opened.sourceConfigs)
+    const reloader = new ConfigReloader(resolved, {
+      ...process,
       sources: registry,
       delivery: started,
       telemetry,
-      onReloaded: auditReload(opened.sourceConfigs),
-    }
-    const reloader = new ConfigReloader(resolved, { ...reloadTargets, ...process })
+      onReloaded,
+    })
     started.start()
     telemetry.start()
     const close = once(() =>
