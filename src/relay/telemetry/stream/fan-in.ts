@@ -6,9 +6,9 @@ import type { LiveStream } from './live-stream'
 import { decodeNotice, encodeNotices } from './notify-codec'
 
 /** The topic the relays' stream events travel on, in batches ({@link encodeNotices}). */
-export const STREAM_TOPIC = 'tracklet_stream'
+export const STREAM_TOPIC = 'tracklet:stream'
 /** The topic each relay says on how many stream readers it has, and asks the others. */
-export const READERS_TOPIC = 'tracklet_stream_readers'
+export const READERS_TOPIC = 'tracklet:stream-readers'
 
 /**
  * A relay with readers says so again this often, ms; one not heard of for three times this is

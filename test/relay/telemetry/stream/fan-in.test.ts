@@ -57,7 +57,7 @@ async function listenToStreamTopic(): Promise<{ payloads: string[]; mark(): Prom
     if (message.payload === 'test-mark') marks.shift()?.()
     else payloads.push(message.payload ?? '')
   })
-  await client.query(`LISTEN ${STREAM_TOPIC}`)
+  await client.query(`LISTEN ${client.escapeIdentifier(STREAM_TOPIC)}`)
   return {
     payloads,
     // Notifications arrive in commit order: once the test's own mark is heard, whatever a relay
