@@ -84,7 +84,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     let delivery: Delivery | undefined
     const scrapeTokens = [resolved.metricsToken, resolved.adminToken, resolved.readToken]
     const circuits = () => delivery?.circuits() ?? []
-    const seen = { store: opened, sources, events, circuits, scrapeTokens, resolved, notifications }
+    const seen = { store: opened, sources, registry, events, circuits, scrapeTokens, resolved, notifications }
     const telemetry = createTelemetry({ ...seen, figures: process.figures, ...auth })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
     const { store, health, readings: metrics, ingestTap: tap } = telemetry

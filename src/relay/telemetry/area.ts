@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Area } from '../area'
+import type { SourceRegistry } from '../config/source-registry'
 import type { RoutedSource } from '../config/sources'
 import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'
@@ -31,6 +32,11 @@ export interface TelemetryDeps {
   /** The outbox as opened: telemetry hands the others a copy whose writes tell /healthz. */
   store: Store
   sources: readonly RoutedSource[]
+  /**
+   * The sources' settings now, the file's and the admin API's: how a message is formatted and
+   * signed for `forward` readers. Without it, the options' sources.
+   */
+  registry?: Pick<SourceRegistry, 'all'> | undefined
   /** What ingest and delivery tell: the metrics count it. */
   events: RelayEvents
   /** The circuit breaker's view of each webhook URL, read at each scrape. */
@@ -140,7 +146,9 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     live,
     ingestTap: streamIngestTap(
       live,
-      (name) => deps.resolved.sources.find((source) => source.name === name)?.destinations?.Webhooks,
+      (name) =>
+        (deps.registry?.all().map((s) => s.settings) ?? deps.resolved.sources).find((source) => source.name === name)
+          ?.destinations?.Webhooks,
       (source, message) => later?.beforeFormatting(source, message) ?? Promise.resolve(message),
     ),
     readings: { recentRates: () => figures.recentRates(), lastHour: () => history.lastHour() },

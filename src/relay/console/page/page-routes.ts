@@ -35,7 +35,6 @@ export function pageRoutes(pageContext: PageContext): Route[] {
   const storeCalls = new StoreCalls(now)
   const context = { ...pageContext, store: storeCalls.watch(pageContext.store) }
   const sessions = new Sessions(context.store.sessions, now)
-  const sourceNames = context.sources.map((s) => s.name)
 
   // Renders an HttpError as a page, not JSON: the reader is a person.
   const page =
@@ -117,7 +116,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
           dashboardPage({
             csrfToken: session.csrfToken,
             health: context.health.report(),
-            sources: sourceNames,
+            sources: context.sources.map((s) => s.name),
             backlog: overview.backlog,
             rates: await context.metrics.recentRates(),
             lastHour: context.metrics.lastHour(),
