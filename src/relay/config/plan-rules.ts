@@ -98,7 +98,8 @@ export function schemaOf(schema: SourceSchema, field: string, problems: ConfigPr
   const planRefused = problems.list.some((problem) => problem.field.startsWith(`${field}.plan`))
   if (plan === undefined) {
     if (planRefused) return { blockedEvents }
-    if (unplanned !== undefined) problems.add(`${field}.unplanned`, 'is set but there is no plan (schema.plan) to apply it')
+    if (unplanned !== undefined)
+      problems.add(`${field}.unplanned`, 'is set but there is no plan (schema.plan) to apply it')
     if (violations !== undefined)
       problems.add(`${field}.violations`, 'is set but there is no plan (schema.plan) to apply it')
     return { blockedEvents }

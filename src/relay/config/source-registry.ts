@@ -1,5 +1,6 @@
 import type { RelaySource } from './options'
 import type { RoutedSource } from './sources'
+import { trackingOf } from './plan-tracking'
 
 /** A configured source as the relay holds it: its write key beside its routed view. */
 export interface RegisteredSource {
@@ -53,6 +54,7 @@ function registered(source: RelaySource): RegisteredSource {
       name: source.name,
       destinations: Object.keys(source.destinations ?? {}),
       blockedEvents: new Set(source.schema?.blockedEvents),
+      ...trackingOf(source.schema),
     },
   }
 }

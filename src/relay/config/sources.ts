@@ -1,3 +1,5 @@
+import type { SourceTracking } from './plan'
+
 /** The Webhooks destination's name: the key in `sources[].destinations` and in `integrations`. */
 export const WEBHOOKS_DESTINATION = 'Webhooks'
 
@@ -13,4 +15,6 @@ export interface RoutedSource {
   destinations: readonly string[]
   /** Track event names acknowledged but never delivered (`schema.blockedEvents`). */
   blockedEvents?: ReadonlySet<string>
+  /** The source's tracking plan and its actions (`schema.plan`); absent: nothing is checked. */
+  tracking?: SourceTracking
 }

@@ -54,12 +54,16 @@ export class StoreCalls {
     return this.#watch(store)
   }
 
-  // The store's methods and its circuits' (pause, resume) and sessions', each call watched.
+  // The store's methods and its circuits' (pause, resume), sessions' and violations', each call watched.
   #watch<T extends object>(object: T): T {
     return new Proxy(object, {
       get: (target, key, receiver) => {
         const value = Reflect.get(target, key, receiver)
-        if ((key === 'circuits' || key === 'sessions') && typeof value === 'object' && value !== null)
+        if (
+          (key === 'circuits' || key === 'sessions' || key === 'violations') &&
+          typeof value === 'object' &&
+          value !== null
+        )
           return this.#watch(value)
         if (typeof value !== 'function' || key === 'close') return value
         return (...args: unknown[]) => this.#call(() => (value as (...a: unknown[]) => unknown).apply(target, args))

@@ -48,6 +48,8 @@ export class RetentionSweeper {
           pruned += deleted
           if (deleted < PRUNE_CHUNK || this.#stopped) break
         }
+        // Tracking plans' violations are kept for the same time (docs/tracking-plans.md).
+        while (!this.#stopped && (await this.#store.violations.prune(before, PRUNE_CHUNK)) === PRUNE_CHUNK);
         if (pruned > 0) {
           log.info(
             `retention: deleted ${plural(pruned, 'delivered delivery', 'delivered deliveries')} older than ${this.#retention} ms`,

@@ -2,6 +2,7 @@ import type { CircuitStore, Route } from './circuits'
 import type { EndpointQuery, EndpointView } from './endpoints'
 import type { DueDelivery } from './due-delivery'
 import type { SessionStore } from './sessions'
+import type { ViolationStore } from './violations'
 
 export type { DueDelivery }
 
@@ -30,6 +31,9 @@ export interface Store {
    * it honours a sign-in made through any of them, and a sign-out ends it for all).
    */
   readonly sessions: SessionStore
+
+  /** The violations of tracking plans (docs/tracking-plans.md), kept in the same database. */
+  readonly violations: ViolationStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source

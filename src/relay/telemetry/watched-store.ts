@@ -40,6 +40,7 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
     kind: store.kind,
     circuits: store.circuits,
     sessions: store.sessions,
+    violations: store.violations,
     enqueue: watch('deliveries', store.enqueue, (deliveries) =>
       deliveries.reduce((sum, d) => sum + Buffer.byteLength(d.json), 0),
     ),

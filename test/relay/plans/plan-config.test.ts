@@ -61,7 +61,9 @@ describe('schema.plan in the config', () => {
   })
 
   it('keeps a valid plan, with its actions defaulted to allow, as a copy compiled once', () => {
-    const plan = { events: { 'Order Completed': { properties: { type: 'object', properties: { email: { format: 'email' } } } } } }
+    const plan = {
+      events: { 'Order Completed': { properties: { type: 'object', properties: { email: { format: 'email' } } } } },
+    }
     const before = planCompilations()
     const resolved = validateRelayOptions({ sources: [{ ...source, schema: { plan } }] })
     const schema = resolved.sources[0]!.schema!

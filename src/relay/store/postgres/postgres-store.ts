@@ -42,6 +42,8 @@ import {
 import { endpointViews } from './endpoint-views'
 import { PostgresCircuits } from './postgres-circuits'
 import { PostgresSessions } from './postgres-sessions'
+import { PostgresViolations } from './postgres-violations'
+import type { ViolationStore } from '../violations'
 import { migrate } from './schema'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
 
@@ -88,6 +90,7 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres'
   readonly circuits: CircuitStore
   readonly sessions: SessionStore
+  readonly violations: ViolationStore
   /** The connection pool, this store's alone (its circuits share it). */
   readonly #pool: PostgresPool
   /** The relay's clock: the clock of the times callers pass and are given. */
@@ -103,6 +106,7 @@ export class PostgresStore implements Store {
     this.#databaseNow = options.databaseNow
     this.circuits = new PostgresCircuits(pool, options)
     this.sessions = new PostgresSessions(pool)
+    this.violations = new PostgresViolations(pool)
   }
 
   // The statements' clock parameter: null, so they read the database's clock, unless a test stands in for it.

@@ -2,6 +2,7 @@ import type { PoolClient, QueryConfig } from 'pg'
 import { log } from '../../log'
 import type { PostgresPool } from './pool'
 import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
+import { POSTGRES_VIOLATIONS_STEP } from '../violations-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -149,6 +150,8 @@ export const MIGRATIONS: readonly string[] = [
     DROP CONSTRAINT deliveries_status_check,
     ADD CONSTRAINT deliveries_status_check CHECK (status IN ('pending', 'delivered', 'failed', 'filtered'));
   `,
+  // The violations of tracking plans.
+  POSTGRES_VIOLATIONS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -43,6 +43,8 @@ import { deadLetterFilter, filterFields, findPage, nothingMatched } from '../fil
 import { openSqliteDatabase, type SqliteDatabase } from './schema'
 import { SqliteCircuits } from './sqlite-circuits'
 import { SqliteSessions } from './sqlite-sessions'
+import { SqliteViolations } from './sqlite-violations'
+import type { ViolationStore } from '../violations'
 import { StatementCache } from './statement-cache'
 import {
   ENQUEUE_PARAMS,
@@ -76,6 +78,7 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite'
   readonly circuits: CircuitStore
   readonly sessions: SessionStore
+  readonly violations: ViolationStore
   /** The database, this store's alone. */
   readonly #db: SqliteDatabase
   /** The time source, epoch ms (injectable so retry windows can be tested without waiting). */
@@ -109,6 +112,7 @@ export class SqliteStore implements Store {
     if (!sharedByProcesses) sql.get(SQL.voidLeases).run()
     this.circuits = new SqliteCircuits(sql, now, { sharedByProcesses })
     this.sessions = new SqliteSessions(sql)
+    this.violations = new SqliteViolations(sql)
 
     // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
     const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))
