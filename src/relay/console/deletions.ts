@@ -5,7 +5,8 @@ import type { NewDelivery, Store } from '../store/store'
 
 /**
  * Queues a `{ type: 'delete', userId, timestamp }` message for every source that has the Webhooks
- * destination, in one transaction. Resolves with the names of the sources it went to.
+ * destination, in one transaction, and erases the user's recorded violations of tracking plans.
+ * Resolves with the names of the sources it went to.
  */
 export async function requestDeletion(
   store: Store,
@@ -27,5 +28,7 @@ export async function requestDeletion(
     })
   }
   await store.enqueue(deliveries)
+  // An erasure covers what tracking plans recorded of the user's messages (docs/tracking-plans.md).
+  await store.violations.eraseUser(userId)
   return deliveries.map((d) => d.source)
 }

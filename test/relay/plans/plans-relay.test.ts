@@ -2,7 +2,7 @@ import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RelayOptions } from '../../../src/relay/index'
 import { STORE_KINDS, type StoreKind } from '../../support/stores'
-import { ADMIN_TOKEN, adminGet, post, startReceiver, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
+import { ADMIN_TOKEN, admin, adminGet, post, startReceiver, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
 import { parseExposition, sampleValue } from '../telemetry/prometheus'
 
 // Tracking plans at ingest (docs/tracking-plans.md): each action on each kind of violation, on both
@@ -146,6 +146,14 @@ describe.each(STORE_KINDS)('tracking plans on %s', (kind: StoreKind) => {
     expect((await violations('?kind=unplanned')).violations).toEqual([
       expect.objectContaining({ messageId: 'm-x', event: 'Not Planned', path: '/event' }),
     ])
+  })
+
+  it("erases a user's violations with their deletion, and keeps the others", async () => {
+    const { send, violations, relay } = await relayWith({})
+    await send([track({ event: 'X', userId: 'gone', messageId: 'm-gone' }), track({ event: 'Y', messageId: 'm-kept' })])
+    expect((await violations()).violations).toHaveLength(2)
+    expect((await post(`${relay.url}/v1/deletions`, { userId: 'gone' }, admin)).status).toBe(202)
+    expect(((await violations()).violations as any[]).map((v) => v.messageId)).toEqual(['m-kept'])
   })
 
   it('pages and filters the violations, newest first, and refuses an unknown or malformed parameter', async () => {
