@@ -39,6 +39,7 @@ describe('the table of routes in docs/maintainers.md', () => {
       'console/api-routes.ts',
       'console/page/operation-routes.ts',
       'console/page/page-routes.ts',
+      'console/page/violation-routes.ts',
       'ingest/routes.ts',
       'telemetry/routes.ts',
       'telemetry/stream/routes.ts',

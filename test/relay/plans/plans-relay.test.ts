@@ -4,6 +4,7 @@ import type { RelayOptions } from '../../../src/relay/index'
 import { STORE_KINDS, type StoreKind } from '../../support/stores'
 import { ADMIN_TOKEN, admin, adminGet, post, startReceiver, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
 import { parseExposition, sampleValue } from '../telemetry/prometheus'
+import { PageClient } from '../console/page-client'
 
 // Tracking plans at ingest (docs/tracking-plans.md): each action on each kind of violation, on both
 // stores, as a client and a receiver see it.
@@ -182,5 +183,33 @@ describe.each(STORE_KINDS)('tracking plans on %s', (kind: StoreKind) => {
       expect(answer.body.error).toMatchObject({ code: 'ERR_INVALID_QUERY', message: expect.stringContaining(problem) })
     }
     expect((await request(`${relay.url}/v1/violations`)).statusCode).toBe(401)
+  })
+
+  it('shows the violations on the operator page: counts per kind for each source and event, and the newest', async () => {
+    const { send, relay } = await relayWith({})
+    await send([
+      order({ revenue: 'x' }, 'm-1'),
+      order({ revenue: 'y', coupon: 'c' }, 'm-2'),
+      track({ event: '<b>Other</b>', messageId: 'm-3' }),
+    ])
+    const page = new PageClient(relay.url)
+    expect((await page.get('/ui/violations')).status).toBe(200)
+    expect((await page.get('/ui/violations')).body).toContain('Sign in')
+    await page.signIn()
+    const shown = await page.get('/ui/violations')
+    expect(shown.status).toBe(200)
+    const orderRow = /<tr>\s*<td>web<\/td>\s*<td><a href="[^"]*">Order Completed<\/a><\/td>([\s\S]*?)<\/tr>/.exec(
+      shown.body,
+    )
+    // unplanned, required, type, additional, other
+    expect([...orderRow![1]!.matchAll(/<td class="num">(\d+)<\/td>/g)].map((m) => Number(m[1]))).toEqual([
+      0, 0, 2, 1, 0,
+    ])
+    expect(shown.body).toContain('&lt;b&gt;Other&lt;/b&gt;')
+    expect(shown.body).toContain('/properties/coupon')
+    const one = await page.get('/ui/violations?source=web&event=Order%20Completed')
+    expect(one.body).toContain('m-2')
+    expect(one.body).not.toContain('m-3')
+    expect((await page.get('/ui/violations?kind=x')).status).toBe(400)
   })
 })

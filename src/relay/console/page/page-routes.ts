@@ -12,6 +12,7 @@ import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } f
 import { PAGE_CSS } from './style'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../store-unavailable'
 import { consoleRoutes } from './operation-routes'
+import { violationRoutes } from './violation-routes'
 import { outagePage } from './outage-view'
 import { readOverview } from './overview'
 import type { EndpointView } from '../../store/endpoints'
@@ -212,6 +213,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       }),
     },
     ...consoleRoutes({ context, sessions, page, postedSession, showSignIn, now }),
+    ...violationRoutes({ context, sessions, page, postedSession, showSignIn, now }),
     {
       method: 'GET',
       pattern: /^\/ui\/page\.css$/,
