@@ -40,6 +40,8 @@ export function createIngest(deps: IngestDeps): Area {
   const unsubscribe = deps.sources.onChange(() => {
     writeKeys = keysOf()
   })
+  // Tracking plans, unless another check is given (a source without a plan is not checked).
+  const check = deps.check ?? planCheck(deps.store.violations)
   const routes = ingestRoutes({
     // Read on each request: a request gets the sources of the moment it arrived.
     get writeKeys() {
@@ -49,17 +51,17 @@ export function createIngest(deps: IngestDeps): Area {
     commits,
     wake: deps.wake,
     events: deps.events,
-    // Tracking plans, unless another check is given (a source without a plan is not checked).
-    check: deps.check ?? planCheck(deps.store.violations),
+    check,
     ...(deps.tap === undefined ? {} : { tap: deps.tap }),
   })
   // A group still waiting is committed (its requests' connections are gone, but the client may
   // not have sent them anywhere else; at-least-once).
   return {
     routes,
-    stop: () => {
+    stop: async () => {
       unsubscribe()
-      return commits.flush()
+      await commits.flush()
+      await check.flush?.()
     },
   }
 }

@@ -29,4 +29,6 @@ export type IngestVerdict = string | CheckFindings | undefined
 export interface IngestCheck {
   (message: Readonly<Record<string, unknown>>, source: RoutedSource): IngestVerdict
   record?: (violations: readonly NewViolation[]) => Promise<void>
+  /** Writes what `record` still holds (the relay is closing). */
+  flush?: () => Promise<void>
 }

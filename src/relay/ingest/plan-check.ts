@@ -4,6 +4,7 @@ import type { RoutedSource } from '../config/sources'
 import type { NewViolation, ViolationStore } from '../store/violations'
 import type { CheckFindings, IngestCheck, IngestVerdict } from './ingest-check'
 import { findingsOf, withoutPointers } from './plan-mend'
+import { ViolationWriter } from './plan-violations'
 
 /** Why a message a tracking plan blocks writes no delivery: the live stream's `filtered` reason. */
 export const PLAN_BLOCKED = {
@@ -30,7 +31,9 @@ export function planCheck(violations: ViolationStore, now: () => Date = () => ne
     }
     return undefined
   }
-  check.record = (found) => violations.record(found)
+  const writer = new ViolationWriter(violations)
+  check.record = (found) => writer.record(found)
+  check.flush = () => writer.flush()
   return check
 }
 
