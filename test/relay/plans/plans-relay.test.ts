@@ -5,6 +5,7 @@ import { STORE_KINDS, type StoreKind } from '../../support/stores'
 import { ADMIN_TOKEN, admin, adminGet, post, startReceiver, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
 import { parseExposition, sampleValue } from '../telemetry/prometheus'
 import { PageClient } from '../console/page-client'
+import { openStream } from '../telemetry/stream/stream-client'
 
 // Tracking plans at ingest (docs/tracking-plans.md): each action on each kind of violation, on both
 // stores, as a client and a receiver see it.
@@ -211,5 +212,30 @@ describe.each(STORE_KINDS)('tracking plans on %s', (kind: StoreKind) => {
     expect(one.body).toContain('m-2')
     expect(one.body).not.toContain('m-3')
     expect((await page.get('/ui/violations?kind=x')).status).toBe(400)
+  })
+
+  it('streams each violation as a violation event, and a message the plan blocks as a filtered event', async () => {
+    const { send, relay } = await relayWith({ violations: 'block' })
+    const reader = await openStream(relay.url, 'kinds=violation,filtered')
+    cleanups.push(async () => reader.close())
+    expect(reader.status).toBe(200)
+    await send([order({ revenue: 'x' }, 'm-bad')])
+    const violation = await reader.next((e) => e.kind === 'violation', 'a violation event')
+    expect(violation.data).toEqual({
+      at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      source: 'web',
+      messageId: 'm-bad',
+      type: 'track',
+      event: 'Order Completed',
+      kind: 'type',
+      path: '/properties/revenue',
+      message: 'must be number',
+    })
+    const filtered = await reader.next((e) => e.kind === 'filtered', 'a filtered event')
+    expect(filtered.data).toMatchObject({
+      source: 'web',
+      messageId: 'm-bad',
+      reason: expect.stringContaining('tracking plan'),
+    })
   })
 })
