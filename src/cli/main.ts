@@ -8,7 +8,7 @@ import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes'
 
 // What `tracklet` itself takes (the cases of main's switch), for the nearest-name hint of a
 // misspelling. The long flags only: any two-character slip is one edit from -h or -v, a guess.
-const COMMANDS = ['send', 'relay', 'tail', 'help']
+const COMMANDS = ['send', 'relay', 'tail', 'typegen', 'help']
 const MAIN_FLAGS = ['--help', '--version']
 
 async function main(args: string[]): Promise<number> {
@@ -22,6 +22,8 @@ async function main(args: string[]): Promise<number> {
       return (await import('./relay')).runRelay(rest)
     case 'tail':
       return (await import('./tail')).runTail(rest)
+    case 'typegen':
+      return (await import('./typegen')).runTypegen(rest)
     case 'help':
       // `tracklet help [command]`, as git and npm take it.
       return helpFor(rest[0])
@@ -58,6 +60,8 @@ async function helpFor(command: string | undefined): Promise<number> {
       return printed(RELAY_HELP)
     case 'tail':
       return printed((await import('./tail-args')).TAIL_USAGE)
+    case 'typegen':
+      return printed((await import('./typegen')).TYPEGEN_USAGE)
     default:
       return mistake(`no help for unknown command: ${command}${didYouMean(command, COMMANDS)}`)
   }

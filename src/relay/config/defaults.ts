@@ -38,3 +38,6 @@ export const BREAKER_DEFAULTS: Readonly<Required<BreakerOptions>> = Object.freez
 
 /** An admin token shorter than this draws a start-up warning: it can be guessed. */
 export const MIN_ADMIN_TOKEN_LENGTH = 16
+
+/** What a source with a tracking plan does when `schema.unplanned` / `schema.violations` are left out. */
+export const PLAN_DEFAULTS = Object.freeze({ unplanned: 'allow', violations: 'allow' } as const)

@@ -2,6 +2,7 @@ import type { AlertsOptions } from './alerts-option'
 import type { WebhookSettings } from '../../webhooks/index'
 import type { LogLevel } from '../log'
 import type { DestinationFunction } from './function-settings'
+import type { TrackingPlan, UnplannedAction, ViolationAction } from './plan'
 
 /** The destinations a source sends to, by name. Keys are case sensitive. */
 export interface SourceDestinations {
@@ -29,6 +30,22 @@ export interface SourceSchema {
    * delivery is written for it. Other call types are never blocked by this list. @default []
    */
   blockedEvents?: readonly string[]
+  /**
+   * The source's tracking plan: a JSON Schema (draft-07) for each planned track event's
+   * `properties`, and optionally for `identify`'s and `group`'s `traits` (docs/tracking-plans.md).
+   * Checked at ingest; every violation is recorded (`GET /v1/violations`).
+   */
+  plan?: TrackingPlan
+  /**
+   * What becomes of a track event the plan does not list (always recorded as an `unplanned`
+   * violation): `allow` lets it through, `block` drops it. Only with a `plan`. @default 'allow'
+   */
+  unplanned?: UnplannedAction
+  /**
+   * What becomes of a message that breaks its schema: `allow` lets it through as sent, `omit`
+   * removes the offending properties or traits, `block` drops it. Only with a `plan`. @default 'allow'
+   */
+  violations?: ViolationAction
 }
 
 /** Options of {@link createRelay}; also the shape of the CLI's JSON config file. */

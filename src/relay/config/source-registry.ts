@@ -2,6 +2,7 @@ import { RelayError } from '../errors'
 import type { RelaySource, SourceDestinations, SourceSchema } from './options'
 import type { RoutedSource } from './sources'
 import { writeKeyDigest } from './write-key-digest'
+import { trackingOf } from './plan-tracking'
 
 /**
  * A source created through the admin API, decoded from the store: its settings with secrets in
@@ -152,5 +153,6 @@ function routedOf(source: RelaySource): RoutedSource {
     name: source.name,
     destinations: Object.keys(source.destinations ?? {}),
     blockedEvents: new Set(source.schema?.blockedEvents),
+    ...trackingOf(source.schema),
   }
 }

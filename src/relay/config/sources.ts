@@ -1,3 +1,5 @@
+import type { SourceTracking } from './plan'
+
 /** The Webhooks destination's name: the key in `sources[].destinations` and in `integrations`. */
 export const WEBHOOKS_DESTINATION = 'Webhooks'
 
@@ -15,4 +17,6 @@ export interface RoutedSource {
   blockedEvents?: ReadonlySet<string>
   /** Disabled through the admin API: ingest refuses its messages (403 `ERR_SOURCE_DISABLED`). */
   disabled?: true
+  /** The source's tracking plan and its actions (`schema.plan`); absent: nothing is checked. */
+  tracking?: SourceTracking
 }

@@ -24,6 +24,7 @@ import {
 } from './function-settings'
 import { MAX_RESPONSE_BODY_LIMIT } from '../../webhooks/limits'
 import { BREAKER_DEFAULTS, RELAY_DEFAULTS } from './defaults'
+import { planRule, schemaOf, unplannedRule, violationsRule } from './plan-rules'
 import {
   ConfigProblems,
   describeSafely,
@@ -50,6 +51,9 @@ const BREAKER_RULES: RulesOf<BreakerOptions> = {
 const SCHEMA_RULES: RulesOf<SourceSchema> = {
   // A misspelt rule would otherwise block nothing, silently.
   blockedEvents: listOf(text, 'event names'),
+  plan: planRule,
+  unplanned: unplannedRule,
+  violations: violationsRule,
 }
 
 // The Webhooks destination checks its own settings, with the very function it is built with: a
@@ -172,7 +176,7 @@ function sourceList(value: unknown, field: string, problems: ConfigProblems): Re
       name,
       writeKey,
       destinations: source.destinations ?? {},
-      schema: { blockedEvents: source.schema?.blockedEvents ?? [] },
+      schema: schemaOf(source.schema ?? {}, `${path}.schema`, problems),
     })
   })
   return sources

@@ -37,11 +37,11 @@ export async function requestDeletion(
  * delivery's body (an `erased` stub is left, with its type and message id) and search keys, and
  * what its requests recorded of the receiver's answers and the headers sent; a dead letter is
  * settled unsent; one still pending is sent as before, and never replayed. Delete messages are
- * kept: they are what is sent. Resolves with how many deliveries were erased.
+ * kept: they are what is sent. The violations tracking plans recorded of the user's messages
+ * (docs/tracking-plans.md) are erased too. Resolves with how many deliveries were erased.
  */
 export async function eraseUserData(store: Store, userId: string): Promise<number> {
   const erased = await store.replays.eraseUser(userId)
-  // The tracking plans' violations (docs/tracking-plans.md) name the user's messages too: once the
-  // store keeps them, erase them here, in the same call.
+  await store.violations.eraseUser(userId)
   return erased
 }

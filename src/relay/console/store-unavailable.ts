@@ -54,13 +54,17 @@ export class StoreCalls {
     return this.#watch(store)
   }
 
-  // The store's methods and its circuits' (pause, resume), sessions' and replays', each call watched.
+  // The store's methods and its circuits' (pause, resume), sessions', replays', source configs' and violations', each call watched.
   #watch<T extends object>(object: T): T {
     return new Proxy(object, {
       get: (target, key, receiver) => {
         const value = Reflect.get(target, key, receiver)
         if (
-          (key === 'circuits' || key === 'sessions' || key === 'replays' || key === 'sourceConfigs') &&
+          (key === 'circuits' ||
+            key === 'sessions' ||
+            key === 'replays' ||
+            key === 'sourceConfigs' ||
+            key === 'violations') &&
           typeof value === 'object' &&
           value !== null
         )

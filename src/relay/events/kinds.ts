@@ -1,4 +1,5 @@
 import type { AttemptOutcome } from '../store/store'
+import type { Violation } from '../store/violations'
 
 /**
  * Why a message was refused, as data (the `reason` says it to a person; metrics count by this):
@@ -29,6 +30,8 @@ export interface IngestOutcome {
    * (`schema.blockedEvents`): counted in `answer.accepted`, and by metrics as `filtered`. Never sent.
    */
   filtered: number
+  /** What the source's tracking plan found in the accepted messages (recorded); absent when nothing. */
+  violations?: readonly Violation[]
 }
 
 /** One attempt as it settled, for observers such as metrics. */
@@ -51,7 +54,8 @@ export interface SettledAttempt {
  * - `circuit`: this relay's own write opened or closed a webhook URL's circuit (not one it learnt
  *   of from another relay): alerts go once per change, from the relay that made it;
  * - `function`: a destination's function was called (`outcome`: sent, dropped, retry, error,
- *   timeout or memory), with how long it ran.
+ *   timeout or memory), with how long it ran;
+ * - `violation`: a request's messages broke the source's tracking plan (docs/tracking-plans.md).
  */
 export type RelayEvent =
   | { type: 'ingested'; source: string; outcome: IngestOutcome }
@@ -60,3 +64,4 @@ export type RelayEvent =
   | { type: 'attempt'; attempt: SettledAttempt }
   | { type: 'circuit'; url: string; change: 'opened' | 'closed'; error?: string | undefined }
   | { type: 'function'; source: string; outcome: string; ms: number }
+  | { type: 'violation'; source: string; violations: readonly Violation[] }

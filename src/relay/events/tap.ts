@@ -10,9 +10,9 @@ export interface IngestTap {
   readonly listening: boolean
   /**
    * `message` was accepted (as stored: with its `messageId`, `timestamp`, `receivedAt`);
-   * `blocked` when the source's schema blocks it, so no delivery was written.
+   * `blocked` when the source's schema blocks it, so no delivery was written (a string: why).
    */
-  accepted(source: string, message: Readonly<Record<string, unknown>>, blocked: boolean): void
+  accepted(source: string, message: Readonly<Record<string, unknown>>, blocked: boolean | string): void
   /** A message of the request was refused on its own (`raw` as sent). */
   refused(source: string, refusal: Refusal, raw: unknown): void
 }

@@ -7,6 +7,7 @@ import type { Store } from '../store/store'
 import { GroupCommit } from './group-commit'
 import type { IngestTap } from '../events/tap'
 import type { IngestCheck } from './ingest-check'
+import { planCheck } from './plan-check'
 import { ingestRoutes } from './routes'
 
 /** What ingest needs from the relay. */
@@ -19,7 +20,7 @@ export interface IngestDeps {
   authLimiter: AuthLimiter
   /** New deliveries were committed: wake the delivery worker. */
   wake: () => void
-  /** Asked of each valid message before the outbox (`ingest-check.ts`); none: every valid one goes. */
+  /** Asked of each valid message before the outbox (`ingest-check.ts`); none: the tracking plans'. */
   check?: IngestCheck
   /** Where ingest tells what happens: `ingested`, `filtered`, `refused`. */
   events: RelayEvents
@@ -40,6 +41,8 @@ export function createIngest(deps: IngestDeps): Area {
   const unsubscribe = deps.sources.onChange(() => {
     writeKeys = keysOf()
   })
+  // Tracking plans, unless another check is given (a source without a plan is not checked).
+  const check = deps.check ?? planCheck(deps.store.violations)
   const routes = ingestRoutes({
     // Read on each request: a request gets the sources of the moment it arrived.
     get writeKeys() {
@@ -49,16 +52,17 @@ export function createIngest(deps: IngestDeps): Area {
     commits,
     wake: deps.wake,
     events: deps.events,
-    ...(deps.check === undefined ? {} : { check: deps.check }),
+    check,
     ...(deps.tap === undefined ? {} : { tap: deps.tap }),
   })
   // A group still waiting is committed (its requests' connections are gone, but the client may
   // not have sent them anywhere else; at-least-once).
   return {
     routes,
-    stop: () => {
+    stop: async () => {
       unsubscribe()
-      return commits.flush()
+      await commits.flush()
+      await check.flush?.()
     },
   }
 }

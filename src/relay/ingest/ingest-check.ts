@@ -1,9 +1,34 @@
 import type { RoutedSource } from '../config/sources'
+import type { NewViolation } from '../store/violations'
+
+/**
+ * What a check found in an accepted message (tracking plans: docs/tracking-plans.md). The message
+ * is acknowledged whatever was found.
+ */
+export interface CheckFindings {
+  /** What the message broke, recorded right after the request's deliveries are committed. */
+  violations: readonly NewViolation[]
+  /** The message to store instead of the one checked (a copy without the offending fields). */
+  message?: Record<string, unknown>
+  /** Why no delivery is written for it (it counts as `filtered`); absent: it goes on. */
+  blocked?: string
+}
+
+/**
+ * What a check answers of a message: `undefined` accepts it as is; a string refuses it (one
+ * sentence for the client; refused as `invalid`, on its own, like any invalid message); findings
+ * accept it, perhaps changed or blocked, with what was found.
+ */
+export type IngestVerdict = string | CheckFindings | undefined
 
 /**
  * An optional check each message passes once it is valid (and has its `messageId` and times),
- * before it goes to the outbox (tracking plans, later: docs/maintainers.md, "Seams"). It returns
- * why the message is refused (one sentence for the client; refused as `invalid`, on its own, like
- * any invalid message), or `undefined` to accept it. Without a check, nothing is asked, at no cost.
+ * before it goes to the outbox (docs/maintainers.md, "Seams"). Without a check, nothing is asked,
+ * at no cost. `record` keeps the findings' violations; ingest awaits it after the commit.
  */
-export type IngestCheck = (message: Readonly<Record<string, unknown>>, source: RoutedSource) => string | undefined
+export interface IngestCheck {
+  (message: Readonly<Record<string, unknown>>, source: RoutedSource): IngestVerdict
+  record?: (violations: readonly NewViolation[]) => Promise<void>
+  /** Writes what `record` still holds (the relay is closing). */
+  flush?: () => Promise<void>
+}

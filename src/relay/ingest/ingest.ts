@@ -16,6 +16,8 @@ import { IngestError } from './ingest-error'
 import { findUnstorable } from '../store/storable'
 import type { IngestOutcome, Refusal } from '../events/kinds'
 import type { IngestTap } from '../events/tap'
+import { log, plural } from '../log'
+import type { NewViolation } from '../store/violations'
 
 /** When and how a request's messages arrived: the facts their times are worked out from. */
 export interface Arrival {
@@ -53,7 +55,11 @@ export async function ingest(
   const acceptedIds = new Map<unknown, number>()
   const receivedAtText = receivedAt.toISOString()
   // Only while the live stream has a reader: otherwise ingest keeps nothing for it.
-  const heard: { message: Record<string, unknown>; blocked: boolean }[] | undefined = tap?.listening ? [] : undefined
+  const heard: { message: Record<string, unknown>; blocked: boolean | string }[] | undefined = tap?.listening
+    ? []
+    : undefined
+  // What the check found, recorded once the deliveries are committed.
+  const violations: NewViolation[] = []
   messages.forEach((raw, index) => {
     const problem = findWireMessageProblem(raw)
     if (problem !== undefined) {
@@ -94,22 +100,33 @@ export async function ingest(
       })
       return
     }
-    const unfit = check?.(message, source)
-    if (unfit !== undefined) {
-      refused.push({ index, reason: unfit, kind: 'invalid' })
+    const verdict = check?.(message, source)
+    if (typeof verdict === 'string') {
+      refused.push({ index, reason: verdict, kind: 'invalid' })
       return
     }
     acceptedIds.set(message['messageId'], index)
     accepted++
-    const blocked = message['type'] === 'track' && source.blockedEvents?.has(message['event'] as string) === true
-    heard?.push({ message, blocked })
-    if (blocked) {
+    let stored = message
+    let json = serialized.json
+    if (verdict !== undefined) {
+      violations.push(...verdict.violations)
+      if (verdict.message !== undefined) {
+        stored = verdict.message
+        json = JSON.stringify(stored)
+      }
+    }
+    const blocked =
+      verdict?.blocked ??
+      (message['type'] === 'track' && source.blockedEvents?.has(message['event'] as string) === true)
+    heard?.push({ message: stored, blocked })
+    if (blocked !== false) {
       filtered++
       return
     }
     const integrations = message['integrations'] as Integrations | undefined
     // The message is at hand: the store need not parse its JSON again for what it is found by.
-    const keys = searchKeysOf(message)
+    const keys = searchKeysOf(stored)
     for (const destination of source.destinations) {
       if (!isDestinationEnabled(integrations, destination)) continue
       deliveries.push({
@@ -117,7 +134,7 @@ export async function ingest(
         destination,
         messageId: message['messageId'] as string,
         type: message['type'] as string,
-        json: serialized.json,
+        json,
         searchKeys: keys,
       })
     }
@@ -138,11 +155,25 @@ export async function ingest(
       cause: error,
     })
   }
+  if (violations.length > 0) await recordViolations(check, violations)
   if (heard !== undefined && tap !== undefined) {
     for (const { message, blocked } of heard) tap.accepted(source.name, message, blocked)
     for (const refusal of refused) tap.refused(source.name, refusal, messages[refusal.index])
   }
-  return { accepted, refused, filtered }
+  return violations.length > 0 ? { accepted, refused, filtered, violations } : { accepted, refused, filtered }
+}
+
+// Right after the commit, before the answer. A failure loses the record, never the messages: they
+// are committed, and sending them again would not bring it back; the log says so.
+async function recordViolations(check: IngestCheck | undefined, violations: readonly NewViolation[]): Promise<void> {
+  try {
+    await check?.record?.(violations)
+  } catch (error) {
+    log.error(`could not record ${plural(violations.length, 'tracking plan violation')}: ${(error as Error).message}`, {
+      event: 'violations-unrecorded',
+      count: violations.length,
+    })
+  }
 }
 
 /** The messages of a `POST /v1/batch` body: its `batch` array. */

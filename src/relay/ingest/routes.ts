@@ -103,6 +103,8 @@ async function ingestRequest(
   if (events?.listened) {
     events.publish({ type: 'ingested', source: source.name, outcome })
     if (filtered > 0) events.publish({ type: 'filtered', source: source.name, count: filtered })
+    if (outcome.violations !== undefined)
+      events.publish({ type: 'violation', source: source.name, violations: outcome.violations })
   }
   if (accepted > filtered) context.wake()
   if (refused.length > 0 || filtered > 0) {

@@ -50,6 +50,8 @@ export class RetentionSweeper {
         }
         // Replays are kept as long (docs/replay.md).
         await this.#store.replays.prune(before)
+        // Tracking plans' violations are kept for the same time (docs/tracking-plans.md).
+        while (!this.#stopped && (await this.#store.violations.prune(before, PRUNE_CHUNK)) === PRUNE_CHUNK);
         if (pruned > 0) {
           log.info(
             `retention: deleted ${plural(pruned, 'delivered delivery', 'delivered deliveries')} older than ${this.#retention} ms`,

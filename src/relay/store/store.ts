@@ -6,6 +6,7 @@ import type { DueDelivery } from './due-delivery'
 import type { ReplayStore } from './replays'
 import type { SessionStore } from './sessions'
 import type { SourceConfigStore } from './source-configs'
+import type { ViolationStore } from './violations'
 
 export type { ClaimRequest, DeliveryFilter, DeliveryStatus, DueDelivery }
 
@@ -41,6 +42,8 @@ export interface Store {
   readonly sourceConfigs: SourceConfigStore
   /** Who sends each endpoint's next `delivery.failed` alert, agreed by every relay on the store. */
   readonly alertClaims: AlertClaimStore
+  /** The violations of tracking plans (docs/tracking-plans.md), kept in the same database. */
+  readonly violations: ViolationStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source

@@ -26,6 +26,7 @@ import { MinuteHistory } from './minute-history'
 import type { LastHour, RecentRates } from '../events/readings'
 import { publishAttempt, publishRequestRefused, streamIngestTap } from './stream/publishers'
 import { streamRoutes } from './stream/routes'
+import { publishViolations } from './stream/violation-events'
 
 /** What telemetry needs from the relay. */
 export interface TelemetryDeps {
@@ -188,6 +189,7 @@ function count(metrics: RelayMetrics, event: RelayEvent): void {
   else if (event.type === 'refused') metrics.requestRefused(event.error)
   else if (event.type === 'attempt') metrics.attemptSettled(event.attempt)
   else if (event.type === 'function') metrics.functions.called(event.source, event.outcome, event.ms)
+  else if (event.type === 'violation') metrics.violations.found(event.source, event.violations)
 }
 
 // What each event adds to the live stream and the alerts: attempts (dead letters alert), and
@@ -195,6 +197,7 @@ function count(metrics: RelayMetrics, event: RelayEvent): void {
 function tell(live: LiveStream, alerts: AlertSender | undefined, event: RelayEvent): void {
   try {
     if (event.type === 'refused') publishRequestRefused(live, event.error)
+    if (event.type === 'violation') publishViolations(live, event.violations)
     if (event.type === 'circuit' && event.change === 'opened') alerts?.endpointFailing(event.url, event.error)
     if (event.type === 'circuit' && event.change === 'closed') alerts?.endpointRecovered(event.url)
     if (event.type !== 'attempt') return

@@ -10,6 +10,7 @@ import {
 import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind, type SettledAttempt } from '../events/kinds'
 import type { RecentRates } from '../events/readings'
 import { FunctionMetrics } from './function-metrics'
+import { ViolationMetrics } from './violation-metrics'
 import { log } from '../log'
 import type { RoutedSource } from '../config/sources'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
@@ -102,6 +103,8 @@ export class RelayMetrics {
   readonly console: ConsoleMetrics
   /** Calls of destinations' functions (docs/functions.md). */
   readonly functions: FunctionMetrics
+  /** Violations of tracking plans (docs/tracking-plans.md). */
+  readonly violations: ViolationMetrics
   /** Settled attempts not yet added to their series (a scrape adds them first). */
   readonly #tally: AttemptTally
   /** Recent events, for the operator page's rates. */
@@ -203,6 +206,7 @@ export class RelayMetrics {
       }
     }
     this.functions = new FunctionMetrics(registers)
+    this.violations = new ViolationMetrics(registers, options.sources)
     this.console = new ConsoleMetrics(
       registers,
       options.sources.flatMap((source) =>

@@ -43,6 +43,7 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
     replays: store.replays,
     sourceConfigs: store.sourceConfigs,
     alertClaims: store.alertClaims,
+    violations: store.violations,
     enqueue: watch('deliveries', store.enqueue, (deliveries) =>
       deliveries.reduce((sum, d) => sum + Buffer.byteLength(d.json), 0),
     ),

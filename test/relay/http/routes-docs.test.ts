@@ -44,6 +44,7 @@ describe('the table of routes in docs/maintainers.md', () => {
       'console/page/source-page-routes.ts',
       'console/replay-routes.ts',
       'console/source-routes.ts',
+      'console/page/violation-routes.ts',
       'ingest/routes.ts',
       'telemetry/routes.ts',
       'telemetry/stream/routes.ts',

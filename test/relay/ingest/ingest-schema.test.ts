@@ -15,7 +15,7 @@ describe('sources[].schema.blockedEvents in the options', () => {
     [
       { schema: { blockedEvent: ['A'] } },
       'sources[0].schema.blockedEvent',
-      'is not a schema rule (known: blockedEvents)',
+      'is not a schema rule (known: blockedEvents, plan, unplanned, violations)',
     ],
     [
       { schema: { blockedEvents: 'Order Completed' } },

@@ -15,6 +15,7 @@ import { consoleRoutes } from './operation-routes'
 import { replayPageRoutes } from './replays-page-routes'
 import { sourcePageRoutes } from './source-page-routes'
 import { liveRoutes } from './live-routes'
+import { violationRoutes } from './violation-routes'
 import { outagePage } from './outage-view'
 import { readOverview } from './overview'
 import type { EndpointView } from '../../store/endpoints'
@@ -224,6 +225,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
           { ...context.sourceAdmin, store: context.store },
         )),
     ...liveRoutes({ context, sessions, page, showSignIn }),
+    ...violationRoutes({ context, sessions, page, postedSession, showSignIn, now }),
     {
       method: 'GET',
       pattern: /^\/ui\/page\.css$/,

@@ -77,7 +77,7 @@ ${
   html`<h2>Endpoints not delivering <span class="muted">· every relay sharing this store</span></h2>
 ${endpointsTable(view.troubled, view.csrfToken, view.now)}`
 }
-<p><a href="/ui/endpoints">All endpoints →</a> · <a href="/ui/live">Live view →</a></p>
+<p><a href="/ui/endpoints">All endpoints →</a> · <a href="/ui/live">Live view →</a> · <a href="/ui/violations">Tracking plan violations →</a></p>
 <h2>Last ${view.rates.minutes} minutes <span class="muted">· this relay only</span></h2>
 <div class="tiles">
   ${tile('Ingested', view.rates.ingested, 'msg/min')}

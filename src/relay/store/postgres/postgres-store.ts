@@ -48,6 +48,8 @@ import { PostgresAlertClaims } from './postgres-alert-claims'
 import { PostgresSessions } from './postgres-sessions'
 import { PostgresSourceConfigs } from './postgres-source-configs'
 import type { SourceConfigStore } from '../source-configs'
+import { PostgresViolations } from './postgres-violations'
+import type { ViolationStore } from '../violations'
 import { migrate } from './schema'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
 
@@ -97,6 +99,7 @@ export class PostgresStore implements Store {
   readonly replays: ReplayStore
   readonly sourceConfigs: SourceConfigStore
   readonly alertClaims: AlertClaimStore
+  readonly violations: ViolationStore
   /** The connection pool, this store's alone (its circuits share it). */
   readonly #pool: PostgresPool
   /** The relay's clock: the clock of the times callers pass and are given. */
@@ -115,6 +118,7 @@ export class PostgresStore implements Store {
     this.replays = new PostgresReplays(pool, options)
     this.sourceConfigs = new PostgresSourceConfigs(pool)
     this.alertClaims = new PostgresAlertClaims(pool)
+    this.violations = new PostgresViolations(pool)
   }
 
   // The statements' clock parameter: null, so they read the database's clock, unless a test stands in for it.

@@ -5,6 +5,7 @@ import { POSTGRES_ALERT_CLAIMS_STEP } from '../alert-claims'
 import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
 import { POSTGRES_REPLAYS_STEP } from '../replays-schema'
 import { POSTGRES_SOURCE_CONFIGS_STEP } from '../source-configs-schema'
+import { POSTGRES_VIOLATIONS_STEP } from '../violations-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -156,6 +157,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_REPLAYS_STEP,
   POSTGRES_SOURCE_CONFIGS_STEP,
   POSTGRES_ALERT_CLAIMS_STEP,
+  // The violations of tracking plans.
+  POSTGRES_VIOLATIONS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

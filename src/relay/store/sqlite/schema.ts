@@ -7,6 +7,7 @@ import { SQLITE_SESSIONS_STEP } from '../sessions-schema'
 import { SQLITE_SOURCE_CONFIGS_STEP } from '../source-configs-schema'
 import { FILTERED_STATUS_MIGRATION } from './filtered-status'
 import { SQLITE_REPLAYS_STEP } from '../replays-schema'
+import { SQLITE_VIOLATIONS_STEP } from '../violations-schema'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
 export type SqliteDatabase = Database.Database
@@ -131,6 +132,8 @@ export const MIGRATIONS: readonly string[] = [
   SQLITE_REPLAYS_STEP,
   SQLITE_SOURCE_CONFIGS_STEP,
   SQLITE_ALERT_CLAIMS_STEP,
+  // The violations of tracking plans.
+  SQLITE_VIOLATIONS_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

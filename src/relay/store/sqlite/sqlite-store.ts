@@ -49,6 +49,8 @@ import { SqliteAlertClaims } from './sqlite-alert-claims'
 import { SqliteSessions } from './sqlite-sessions'
 import { SqliteSourceConfigs } from './sqlite-source-configs'
 import type { SourceConfigStore } from '../source-configs'
+import { SqliteViolations } from './sqlite-violations'
+import type { ViolationStore } from '../violations'
 import { StatementCache } from './statement-cache'
 import {
   ENQUEUE_PARAMS,
@@ -85,6 +87,7 @@ export class SqliteStore implements Store {
   readonly replays: ReplayStore
   readonly sourceConfigs: SourceConfigStore
   readonly alertClaims: AlertClaimStore
+  readonly violations: ViolationStore
   /** The database, this store's alone. */
   readonly #db: SqliteDatabase
   /** The time source, epoch ms (injectable so retry windows can be tested without waiting). */
@@ -121,6 +124,7 @@ export class SqliteStore implements Store {
     this.replays = new SqliteReplays(sql, now)
     this.sourceConfigs = new SqliteSourceConfigs(sql)
     this.alertClaims = new SqliteAlertClaims(sql)
+    this.violations = new SqliteViolations(sql)
 
     // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
     const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))

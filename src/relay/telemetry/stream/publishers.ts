@@ -52,8 +52,9 @@ export function streamIngestTap(
         event.data.userId = String(message['userId'])
       }
       live.publish(event)
-      if (blocked) {
-        live.publish({ kind: 'filtered', data: { at, source, messageId, reason: 'blocked by the source’s schema' } })
+      if (blocked !== false) {
+        const reason = blocked === true ? 'blocked by the source’s schema' : blocked
+        live.publish({ kind: 'filtered', data: { at, source, messageId, reason } })
       } else if (live.forwarding(source)) {
         forward(source, message as DeliverableMessage)
       }

@@ -1,0 +1,30 @@
+import { Counter, type Registry } from 'prom-client'
+import type { RoutedSource } from '../config/sources'
+import { VIOLATION_KINDS, type Violation } from '../store/violations'
+
+// Tracking plans' series (docs/tracking-plans.md), kept apart from metrics.ts so that other
+// additions there merge cleanly.
+
+/** Violations of tracking plans, registered in a relay's own registry by `RelayMetrics`. */
+export class ViolationMetrics {
+  readonly #violations: Counter<'source' | 'kind'>
+
+  constructor(registers: Registry[], sources: readonly RoutedSource[]) {
+    this.#violations = new Counter({
+      name: 'tracklet_violations_total',
+      help: "Violations of a source's tracking plan found at ingest, by kind: unplanned, required, type, additional or other.",
+      labelNames: ['source', 'kind'],
+      registers,
+    })
+    // Every series a source with a plan will have starts at 0, so rate() sees its first increase.
+    for (const source of sources) {
+      if (source.tracking === undefined) continue
+      for (const kind of VIOLATION_KINDS) this.#violations.inc({ source: source.name, kind }, 0)
+    }
+  }
+
+  /** Counts what a request's messages broke. */
+  found(source: string, violations: readonly Violation[]): void {
+    for (const violation of violations) this.#violations.inc({ source, kind: violation.kind })
+  }
+}
