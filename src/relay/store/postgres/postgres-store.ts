@@ -1,7 +1,5 @@
 import type { PoolClient, QueryConfig } from 'pg'
 import type { CircuitStore } from '../circuits'
-import type { ReplayStore } from '../replays'
-import type { AlertClaimStore } from '../alert-claims'
 import type { SessionStore } from '../sessions'
 import {
   type AttemptRow,
@@ -47,9 +45,7 @@ import { PostgresReplays } from './postgres-replays'
 import { PostgresAlertClaims } from './postgres-alert-claims'
 import { PostgresSessions } from './postgres-sessions'
 import { PostgresSourceConfigs } from './postgres-source-configs'
-import type { SourceConfigStore } from '../source-configs'
 import { PostgresViolations } from './postgres-violations'
-import type { ViolationStore } from '../violations'
 import { migrate } from './schema'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
 
@@ -96,10 +92,10 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres'
   readonly circuits: CircuitStore
   readonly sessions: SessionStore
-  readonly replays: ReplayStore
-  readonly sourceConfigs: SourceConfigStore
-  readonly alertClaims: AlertClaimStore
-  readonly violations: ViolationStore
+  readonly replays: Store['replays']
+  readonly sourceConfigs: Store['sourceConfigs']
+  readonly alertClaims: Store['alertClaims']
+  readonly violations: Store['violations']
   /** The connection pool, this store's alone (its circuits share it). */
   readonly #pool: PostgresPool
   /** The relay's clock: the clock of the times callers pass and are given. */
