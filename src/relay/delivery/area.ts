@@ -11,10 +11,11 @@ import { RetentionSweeper } from '../store/retention'
 import type { CircuitStore } from '../store/circuits'
 import type { Store } from '../store/store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
-import type { DeliveryStep } from './delivery-step'
+import { chainSteps, type DeliveryStep } from './delivery-step'
 import type { Destination } from './destination'
 import { type FunctionObserver, loadFunctions } from './functions/load'
 import { outcomeLabel } from './functions/result'
+import { functionStep } from './functions/step'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
 import type { RelayEvents } from '../events/channel'
@@ -34,7 +35,7 @@ export interface DeliveryDeps {
   circuits: CircuitStore
   /** Other processes use the store at once (`--workers`, or PostgreSQL): look for their work. */
   shared: boolean
-  /** A step each delivery passes through before it is formatted (`delivery-step.ts`); none: as stored. */
+  /** A step each delivery passes through before its function and formatting (`delivery-step.ts`); none: as stored. */
   step?: DeliveryStep
   /** Where delivery tells of each `attempt` as it settles, and of each call of a function. */
   events: RelayEvents
@@ -86,12 +87,12 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   const worker = new Worker({
     store,
     destinations,
-    functions: functions.bySource,
     // The platform's schedule and the window it keeps to, together.
     retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
     concurrency: options.concurrency,
     leaseTimeout: options.leaseTimeout,
-    ...(deps.step === undefined ? {} : { step: deps.step }),
+    // One step before each attempt: the one given, then the destination's function.
+    step: chainSteps(deps.step, functionStep(functions.bySource)),
     observe: (attempt) => {
       if (deps.events.listened) deps.events.publish({ type: 'attempt', attempt })
     },

@@ -10,7 +10,8 @@ import { Lane } from './lane'
 import { Leases, newLeaseOwner } from './leases'
 import { crashedOutcome, expiredOutcome, judgedOutcome } from './outcome'
 import { outcomeWriter } from './outcome-writer'
-import { sendAttempt } from './send'
+import { type RouteStep, runStep } from './delivery-step'
+import { sendAttempt, unsentBy } from './send'
 import type { SettledAttempt } from '../events/kinds'
 import { routesByUrl, type Sending, type WorkerOptions } from './worker-options'
 
@@ -34,7 +35,6 @@ const CLAIM_CHUNK = 128
 export class Worker {
   readonly #store: Store
   readonly #destinations: WorkerOptions['destinations']
-  readonly #functions: WorkerOptions['functions']
   readonly #retries: RetryPolicy
   readonly #concurrency: number
   readonly #leaseTimeout: number
@@ -42,6 +42,8 @@ export class Worker {
   readonly #now: () => number
   readonly #observe: ((attempt: SettledAttempt) => void) | undefined
   readonly #step: WorkerOptions['step']
+  /** Deliveries whose step ran (before a URL's slot): each maps to its function's `console` lines. */
+  readonly #prepared = new WeakMap<DueDelivery, readonly string[] | undefined>()
   /** Lanes by source name. */
   readonly #lanes = new Map<string, Lane>()
   /** The deliveries leased to this worker and not yet settled in the store. */
@@ -62,7 +64,6 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.#store = options.store
     this.#destinations = options.destinations
-    this.#functions = options.functions
     this.#retries = options.retries
     this.#concurrency = options.concurrency
     this.#leaseTimeout = options.leaseTimeout
@@ -241,7 +242,10 @@ export class Worker {
         continue
       }
       lane.buffer.splice(index, 1)
-      if (plan.kind === 'send') {
+      const step = plan.kind === 'send' && !this.#prepared.has(delivery) ? this.#stepOf(delivery) : undefined
+      if (step !== undefined) {
+        this.#prepare(lane, delivery, step)
+      } else if (plan.kind === 'send') {
         this.#start(lane, delivery, urls.length === 0 ? undefined : plan)
       } else if (plan.kind === 'park') {
         this.#breaker!.park(delivery.id, urls, plan.error)
@@ -258,6 +262,32 @@ export class Worker {
     this.#attempt(lane, delivery, sending).catch((error: unknown) =>
       this.#settle(lane, crashedOutcome(delivery, this.#now(), error)),
     )
+  }
+
+  #stepOf(delivery: DueDelivery): RouteStep | undefined {
+    return this.#step?.of(delivery.source, delivery.destination)
+  }
+
+  // Runs the delivery's step (its function) holding a slot of its source's lane only, never a URL's:
+  // a function that loops until functionTimeout delays no other source sending to the same URL.
+  // What it chose to send goes back to the front of the lane, to be planned and sent like any other.
+  #prepare(lane: Lane, delivery: DueDelivery, step: RouteStep): void {
+    lane.running++
+    const at = this.#now()
+    const prepared = async () => {
+      const verdict = await runStep(step, delivery.message)
+      if (verdict.kind !== 'send') return this.#finish(lane, delivery, at, unsentBy(verdict), [])
+      lane.running--
+      if (this.#stopping) await this.#leases.release([delivery.id])
+      else {
+        const ready: DueDelivery = { ...delivery, message: verdict.message }
+        this.#prepared.set(ready, verdict.logs?.length ? verdict.logs : undefined)
+        lane.buffer.unshift(ready)
+        this.#schedulePump(lane)
+      }
+      this.#idle.check()
+    }
+    prepared().catch((error: unknown) => this.#settle(lane, crashedOutcome(delivery, this.#now(), error)))
   }
 
   #urlsOf(delivery: DueDelivery): readonly string[] {
@@ -314,14 +344,21 @@ export class Worker {
     const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
     let attempt: AttemptResult | undefined
     try {
-      const fn = this.#functions?.get(delivery.source)?.get(delivery.destination)
-      attempt = await sendAttempt(destination, delivery, sending?.urls, this.#step, fn)
+      // A probe may carry a delivery whose step has not run yet: it runs here, holding the probe.
+      const step = this.#prepared.has(delivery) ? undefined : this.#stepOf(delivery)
+      attempt = await sendAttempt(destination, delivery, sending?.urls, step)
+      const logs = this.#prepared.get(delivery)
+      if (logs !== undefined) attempt = { ...attempt, logs }
     } finally {
       // Frees the URLs' slots and counts each answer towards its circuit, even if the attempt broke.
       const requests = attempt?.kind === 'sent' ? attempt.result.attempts : []
       if (sending !== undefined) this.#breaker!.settle(sending.urls, requests, sending.probe)
     }
-    const skipped = sending?.skipped ?? []
+    this.#finish(lane, delivery, at, attempt, sending?.skipped ?? [])
+  }
+
+  // Judges a settled attempt, tells the observer, and queues its outcome.
+  #finish(lane: Lane, delivery: DueDelivery, at: number, attempt: AttemptResult, skipped: readonly string[]): void {
     const outcome = judgedOutcome({ delivery, at, attempt, skipped, retries: this.#retries, now: this.#now })
     try {
       this.#observe?.({
