@@ -5,6 +5,7 @@ import type { Route } from '../store/circuits'
 import type { AttemptOutcome, DueDelivery, Store } from '../store/store'
 import { Breaker, type CircuitSnapshot, type Plan } from './breaker'
 import type { AttemptResult, RetryPolicy } from './destination'
+import { withConsole } from './functions/attempt-console'
 import { IdleSignal } from './idle'
 import { Lane } from './lane'
 import { Leases, newLeaseOwner } from './leases'
@@ -359,7 +360,8 @@ export class Worker {
 
   // Judges a settled attempt, tells the observer, and queues its outcome.
   #finish(lane: Lane, delivery: DueDelivery, at: number, attempt: AttemptResult, skipped: readonly string[]): void {
-    const outcome = judgedOutcome({ delivery, at, attempt, skipped, retries: this.#retries, now: this.#now })
+    const judged = judgedOutcome({ delivery, at, attempt, skipped, retries: this.#retries, now: this.#now })
+    const outcome = withConsole(judged, attempt.logs, this.#now() - at)
     try {
       this.#observe?.({
         source: delivery.source,

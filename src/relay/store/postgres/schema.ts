@@ -2,6 +2,7 @@ import type { PoolClient, QueryConfig } from 'pg'
 import { log } from '../../log'
 import type { PostgresPool } from './pool'
 import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
+import { POSTGRES_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -149,6 +150,7 @@ export const MIGRATIONS: readonly string[] = [
     DROP CONSTRAINT deliveries_status_check,
     ADD CONSTRAINT deliveries_status_check CHECK (status IN ('pending', 'delivered', 'failed', 'filtered'));
   `,
+  POSTGRES_ATTEMPT_CONSOLE_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -4,6 +4,7 @@ import { RelayError } from '../../errors'
 import { loadDriver } from '../load-driver'
 import { SQLITE_SESSIONS_STEP } from '../sessions-schema'
 import { FILTERED_STATUS_MIGRATION } from './filtered-status'
+import { SQLITE_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
 export type SqliteDatabase = Database.Database
@@ -124,6 +125,7 @@ export const MIGRATIONS: readonly string[] = [
   // The operator page's sessions, shared by every process on the file (`--workers`).
   SQLITE_SESSIONS_STEP,
   FILTERED_STATUS_MIGRATION,
+  SQLITE_ATTEMPT_CONSOLE_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

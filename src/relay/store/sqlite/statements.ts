@@ -64,7 +64,7 @@ export const SQLITE_STATEMENTS = {
   listNewest: (fields: readonly FilterField[], before: boolean) => `
       SELECT * FROM deliveries WHERE ${where(fields, before ? ['id < @before'] : [])} ORDER BY id DESC LIMIT @limit`,
   attemptsOf: (deliveries: number) => `
-      SELECT delivery_id, at, url, status, error, ms, response_body, request_headers FROM attempts
+      SELECT delivery_id, at, url, status, error, ms, response_body, request_headers, console FROM attempts
       WHERE delivery_id IN (${marks(deliveries)}) ORDER BY id`,
   // Bulk replay: the id below which nothing written later is touched, how many dead letters match,
   // then a chunk of them at a time, newest first.
@@ -182,7 +182,7 @@ export const SQLITE_STATEMENTS = {
   voidLeases: 'UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_until IS NOT NULL',
   giveBackProbes: `UPDATE circuits SET state = 'open', probe_owner = NULL, probe_lease_until = NULL WHERE state = 'half-open'`,
   recordAttempt: `
-  INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers, console) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   statusOf: 'SELECT status FROM deliveries WHERE id = ?',
   pruneAttempts: (ids: number) => `DELETE FROM attempts WHERE delivery_id IN (${marks(ids)})`,
   pruneDeliveries: (ids: number) => `DELETE FROM deliveries WHERE id IN (${marks(ids)})`,
