@@ -10,7 +10,7 @@ const EXIT_USAGE = 2
 
 // What `tracklet` itself takes (the cases of main's switch), for the nearest-name hint of a
 // misspelling. The long flags only: any two-character slip is one edit from -h or -v, a guess.
-const COMMANDS = ['send', 'relay', 'tail', 'help']
+const COMMANDS = ['send', 'relay', 'tail', 'function', 'help']
 const MAIN_FLAGS = ['--help', '--version']
 
 async function main(args: string[]): Promise<number> {
@@ -24,6 +24,8 @@ async function main(args: string[]): Promise<number> {
       return (await import('./relay')).runRelay(rest)
     case 'tail':
       return (await import('./tail')).runTail(rest)
+    case 'function':
+      return (await import('./function')).runFunction(rest)
     case 'help':
       // `tracklet help [command]`, as git and npm take it.
       return helpFor(rest[0])

@@ -108,10 +108,10 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const wake = () => started.wake()
     const { ingestTap: tap } = telemetry
     const ingest = createIngest({ store, sources: registry, authLimiter: auth.authLimiter, wake, events, tap })
-    const { webhooks } = started
+    const { webhooks, functionTester } = started
     const circuitChanged = (url: string) => started.circuitChanged(url)
-    const metrics = telemetry.figures
-    const operator = createConsole({ store, sources, wake, webhooks, circuitChanged, health, metrics, ...auth })
+    const operated = { health, metrics: telemetry.figures, functionTester }
+    const operator = createConsole({ store, sources, wake, webhooks, circuitChanged, ...operated, ...auth })
     const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])
     const server = await listen(telemetry.timeRequests(router), resolved)
     const { url } = server

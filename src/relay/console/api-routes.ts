@@ -7,6 +7,7 @@ import type { Route } from '../http/route'
 import { type AdminContext, handleAudienceSync, handleDeletion, handleRetry, refuseNul } from './operations'
 import { handlePause, handleEndpoints, handleResume } from './endpoints'
 import { handleFind, handleGetDelivery, handleRetryMatching } from './find'
+import { type FunctionTestContext, functionTestRoutes } from './function-test-routes'
 import { snakeCase } from './audiences'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from './store-unavailable'
 
@@ -14,7 +15,7 @@ import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from './store-
 const MAX_ADMIN_BODY_BYTES = 10_000_000
 
 /** What the admin routes work on. */
-export interface AdminRoutesContext extends AdminContext {
+export interface AdminRoutesContext extends AdminContext, Partial<Pick<FunctionTestContext, 'functionTester'>> {
   adminToken: AdminToken
   /** Counts failed admin tokens per client address, and refuses an address over its failures. */
   authLimiter: AuthLimiter
@@ -124,6 +125,7 @@ function apiRoutes(
         sendJson(res, 202, await handleRetry(context, id!))
       },
     },
+    ...functionTestRoutes(context, withBody),
   ]
 }
 

@@ -4,6 +4,7 @@ import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'
 import type { Store } from '../store/store'
 import { adminRoutes } from './api-routes'
+import type { FunctionTester } from './function-test-routes'
 import type { PageContext } from './page/page-context'
 import { pageRoutes } from './page/page-routes'
 import type { WebhookRoutes } from './webhook-urls'
@@ -24,6 +25,8 @@ export interface ConsoleDeps {
   authLimiter: AuthLimiter
   health: PageContext['health']
   metrics: PageContext['metrics']
+  /** Runs a function's code on events for `POST /v1/functions/test` (docs/functions.md). */
+  functionTester?: FunctionTester
 }
 
 /**
@@ -35,7 +38,10 @@ export function createConsole(deps: ConsoleDeps): Area {
   const { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter } = deps
   const operations = { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter }
   return {
-    routes: [...adminRoutes(operations), ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics })],
+    routes: [
+      ...adminRoutes({ ...operations, functionTester: deps.functionTester }),
+      ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics }),
+    ],
     stop: () => {},
   }
 }

@@ -16,6 +16,7 @@ import type { Destination } from './destination'
 import { type FunctionObserver, loadFunctions } from './functions/load'
 import { outcomeLabel } from './functions/result'
 import { functionStep } from './functions/step'
+import { type FunctionTestResult, testFunction } from './functions/test-run'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
 import type { RelayEvents } from '../events/channel'
@@ -52,6 +53,10 @@ export interface Delivery extends Area {
   /** The breaker's view of each webhook URL. */
   circuits(): readonly CircuitSnapshot[]
   start(): void
+  /** Runs a function's code on events under this relay's limits, delivering nothing (`POST /v1/functions/test`). */
+  readonly functionTester: {
+    test(code: string, settings: Record<string, unknown>, events: readonly unknown[]): Promise<FunctionTestResult[]>
+  }
   /** Stops claiming; deliveries in flight get `graceMs` to finish (the rest go again at the next start). */
   drain(graceMs: number): Promise<void>
 }
@@ -115,6 +120,19 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     wake: () => worker.wake(),
     circuitChanged: (url) => worker.refreshCircuits([url]),
     circuits: () => worker.circuits(),
+    functionTester: {
+      test: (code, settings, events) =>
+        testFunction(
+          {
+            code,
+            filename: 'the tested code',
+            settings,
+            timeoutMs: options.functionTimeout,
+            memoryMb: options.functionMemory,
+          },
+          events,
+        ),
+    },
     start: () => {
       worker.wake()
       retention.start()

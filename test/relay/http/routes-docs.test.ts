@@ -37,6 +37,7 @@ describe('the table of routes in docs/maintainers.md', () => {
   it('lists the route files of every area', () => {
     expect(rows.map((r) => r.file).sort()).toEqual([
       'console/api-routes.ts',
+      'console/function-test-routes.ts',
       'console/page/operation-routes.ts',
       'console/page/page-routes.ts',
       'ingest/routes.ts',

@@ -4,6 +4,7 @@ import { RelayError } from '../../errors'
 import {
   DEFAULT_FUNCTION_MEMORY_MB,
   DEFAULT_FUNCTION_TIMEOUT_MS,
+  ERR_FUNCTION_COMPILE,
   ERR_FUNCTION_MEMORY,
   ERR_FUNCTION_TIMEOUT,
   FUNCTION_STACK_BYTES,
@@ -30,7 +31,7 @@ export interface FunctionSpec {
 /** The code of a function does not compile (or throws while loading). `code` `ERR_FUNCTION_COMPILE`. */
 export class FunctionCompileError extends RelayError {
   constructor(filename: string, message: string) {
-    super('ERR_FUNCTION_COMPILE', `${filename}: the function does not compile: ${message}`)
+    super(ERR_FUNCTION_COMPILE, `${filename}: the function does not compile: ${message}`)
     this.name = 'FunctionCompileError'
   }
 }
