@@ -6,8 +6,9 @@ import type { Store } from './store'
 const PRUNE_CHUNK = 1000
 
 /**
- * Deletes delivered deliveries (and their attempts) once they are older than `retention` ms, so
- * the database never grows without bound. Dead-lettered and pending deliveries are kept. Runs
+ * Deletes delivered and filtered deliveries (and their attempts) once they are older than
+ * `retention` ms, so the database never grows without bound. Dead-lettered and pending deliveries
+ * are kept. Runs
  * every `retention / 2` (at least every 100 ms, at most every minute); with several relays on one
  * database each sweeps, and a row deleted by one is simply not there for the others.
  */
@@ -50,7 +51,7 @@ export class RetentionSweeper {
         }
         if (pruned > 0) {
           log.info(
-            `retention: deleted ${plural(pruned, 'delivered delivery', 'delivered deliveries')} older than ${this.#retention} ms`,
+            `retention: deleted ${plural(pruned, 'settled delivery', 'settled deliveries')} older than ${this.#retention} ms`,
             { event: 'retention', pruned },
           )
         }

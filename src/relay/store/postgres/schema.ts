@@ -3,6 +3,7 @@ import { log } from '../../log'
 import type { PostgresPool } from './pool'
 import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
 import { POSTGRES_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
+import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -151,6 +152,7 @@ export const MIGRATIONS: readonly string[] = [
     ADD CONSTRAINT deliveries_status_check CHECK (status IN ('pending', 'delivered', 'failed', 'filtered'));
   `,
   POSTGRES_ATTEMPT_CONSOLE_STEP,
+  SETTLED_INDEX_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -1,4 +1,5 @@
 import { EQUALITY_COLUMNS, type FilterField, isEqualityField } from '../filter'
+import { SETTLED_STATUSES_SQL } from '../settled-index-schema'
 import type { DeliveryFilter } from '../store'
 
 /**
@@ -193,7 +194,7 @@ export const POSTGRES_STATEMENTS = {
   prune: `
   WITH gone AS (
     DELETE FROM deliveries WHERE id IN (
-      SELECT id FROM deliveries WHERE status = 'delivered' AND updated_at < $1
+      SELECT id FROM deliveries WHERE ${SETTLED_STATUSES_SQL} AND updated_at < $1
       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
     RETURNING id
   ), attempts_gone AS (

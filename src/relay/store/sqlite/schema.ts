@@ -5,6 +5,7 @@ import { loadDriver } from '../load-driver'
 import { SQLITE_SESSIONS_STEP } from '../sessions-schema'
 import { FILTERED_STATUS_MIGRATION } from './filtered-status'
 import { SQLITE_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
+import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
 export type SqliteDatabase = Database.Database
@@ -126,6 +127,7 @@ export const MIGRATIONS: readonly string[] = [
   SQLITE_SESSIONS_STEP,
   FILTERED_STATUS_MIGRATION,
   SQLITE_ATTEMPT_CONSOLE_STEP,
+  SETTLED_INDEX_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */
