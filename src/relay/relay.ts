@@ -108,9 +108,9 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const wake = () => started.wake()
     const { ingestTap: tap } = telemetry
     const ingest = createIngest({ store, sources: registry, authLimiter: auth.authLimiter, wake, events, tap })
-    const { webhooks, functionTester } = started
+    const { webhooks, functions } = started
     const circuitChanged = (url: string) => started.circuitChanged(url)
-    const operated = { health, metrics: telemetry.figures, functionTester }
+    const operated = { health, metrics: telemetry.figures, functions }
     const operator = createConsole({ store, sources, wake, webhooks, circuitChanged, ...operated, ...auth })
     const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])
     const server = await listen(telemetry.timeRequests(router), resolved)

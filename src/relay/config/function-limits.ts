@@ -52,3 +52,6 @@ export const DEFAULT_FUNCTION_TEST_LIMIT = 10
 
 /** The most events one `POST /v1/functions/test` runs (given, or stored messages). */
 export const MAX_FUNCTION_TEST_EVENTS = 100
+
+/** How far back the endpoints view counts each function's calls and failures, ms. */
+export const FUNCTION_HEALTH_WINDOW_MS = 5 * 60_000

@@ -7,7 +7,7 @@ import type { Route } from '../http/route'
 import { type AdminContext, handleAudienceSync, handleDeletion, handleRetry, refuseNul } from './operations'
 import { handlePause, handleEndpoints, handleResume } from './endpoints'
 import { handleFind, handleGetDelivery, handleRetryMatching } from './find'
-import { type FunctionTestContext, functionTestRoutes } from './function-test-routes'
+import { functionTestRoutes } from './function-test-routes'
 import { snakeCase } from './audiences'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from './store-unavailable'
 
@@ -15,7 +15,7 @@ import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from './store-
 const MAX_ADMIN_BODY_BYTES = 10_000_000
 
 /** What the admin routes work on. */
-export interface AdminRoutesContext extends AdminContext, Partial<Pick<FunctionTestContext, 'functionTester'>> {
+export interface AdminRoutesContext extends AdminContext {
   adminToken: AdminToken
   /** Counts failed admin tokens per client address, and refuses an address over its failures. */
   authLimiter: AuthLimiter

@@ -4,7 +4,7 @@ import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'
 import type { Store } from '../store/store'
 import { adminRoutes } from './api-routes'
-import type { FunctionTester } from './function-test-routes'
+import type { ConsoleFunctions } from './function-test-routes'
 import type { PageContext } from './page/page-context'
 import { pageRoutes } from './page/page-routes'
 import type { WebhookRoutes } from './webhook-urls'
@@ -25,8 +25,8 @@ export interface ConsoleDeps {
   authLimiter: AuthLimiter
   health: PageContext['health']
   metrics: PageContext['metrics']
-  /** Runs a function's code on events for `POST /v1/functions/test` (docs/functions.md). */
-  functionTester?: FunctionTester
+  /** The destinations' functions: test runs (`POST /v1/functions/test`) and recent calls (docs/functions.md). */
+  functions?: ConsoleFunctions
 }
 
 /**
@@ -35,13 +35,10 @@ export interface ConsoleDeps {
  * page (`/`, `/ui/…`), both signed with the admin token.
  */
 export function createConsole(deps: ConsoleDeps): Area {
-  const { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter } = deps
-  const operations = { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter }
+  const { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter, functions } = deps
+  const operations = { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter, functions }
   return {
-    routes: [
-      ...adminRoutes({ ...operations, functionTester: deps.functionTester }),
-      ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics }),
-    ],
+    routes: [...adminRoutes(operations), ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics })],
     stop: () => {},
   }
 }

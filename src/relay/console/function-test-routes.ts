@@ -7,23 +7,36 @@ import type { Store } from '../store/store'
 
 const INVALID = 'ERR_INVALID_FUNCTION_TEST'
 
+/** One route's function over the last minutes (docs/functions.md): calls, failures, the last error. */
+export interface RecentFunctionCallsView {
+  source: string
+  destination: string
+  calls: number
+  failed: number
+  /** `at`: epoch ms. */
+  lastError?: { error: string; at: number }
+}
+
 /**
- * Runs a function's code on events, as a delivery would, without delivering anything (the
- * delivery area provides it: the console never loads the sandbox itself).
+ * The destinations' functions as the console sees them, provided by the delivery area (the
+ * console never loads the sandbox itself): a test run of code on events, delivering nothing, and
+ * each function's recent calls in this relay.
  */
-export interface FunctionTester {
+export interface ConsoleFunctions {
   /**
    * One result per event, in order: `{ input, output?, dropped?, error?, logs, ms }`.
    *
    * @throws an error whose `code` is `ERR_FUNCTION_COMPILE` when the code does not compile.
    */
   test(code: string, settings: Record<string, unknown>, events: readonly unknown[]): Promise<readonly object[]>
+  /** Each route whose function was called in the window ending at `now`. */
+  recent(now: number): readonly RecentFunctionCallsView[]
 }
 
 /** What the route needs: the tester, and the store for a source's newest messages. */
 export interface FunctionTestContext {
   store: Store
-  functionTester?: FunctionTester | undefined
+  functions?: ConsoleFunctions | undefined
 }
 
 type WithBody = (
@@ -38,7 +51,7 @@ type WithBody = (
  * `withBody`) → `{ results }` (docs/functions.md). A compile error is a 400 naming the problem.
  */
 export function functionTestRoutes(context: FunctionTestContext, withBody: WithBody): Route[] {
-  const tester = context.functionTester
+  const tester = context.functions
   if (tester === undefined) return []
   return [
     {
@@ -51,7 +64,7 @@ export function functionTestRoutes(context: FunctionTestContext, withBody: WithB
 
 async function handleFunctionTest(
   store: Store,
-  tester: FunctionTester,
+  tester: ConsoleFunctions,
   body: Record<string, unknown>,
 ): Promise<{ results: readonly object[] }> {
   const { code, settings = {}, events, source, limit } = body

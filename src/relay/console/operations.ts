@@ -6,6 +6,7 @@ import type { AudienceChange, Store } from '../store/store'
 import { syncAudience } from './audiences'
 import { requestDeletion } from './deletions'
 import type { WebhookRoutes } from './webhook-urls'
+import type { ConsoleFunctions } from './function-test-routes'
 
 /** What the admin API works on. */
 export interface AdminContext {
@@ -17,6 +18,8 @@ export interface AdminContext {
   webhooks: WebhookRoutes
   /** An operator paused or resumed `url`: this relay's worker reads its circuit again at once. */
   circuitChanged?: (url: string) => Promise<void>
+  /** The destinations' functions (docs/functions.md): test runs and recent calls. */
+  functions?: ConsoleFunctions | undefined
   now?: () => number
 }
 

@@ -16,6 +16,7 @@ import type { Destination } from './destination'
 import { type FunctionObserver, loadFunctions } from './functions/load'
 import { outcomeLabel } from './functions/result'
 import { functionStep } from './functions/step'
+import { FunctionCallLog, type RecentFunctionCalls } from './functions/recent-calls'
 import { type FunctionTestResult, testFunction } from './functions/test-run'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
@@ -53,9 +54,13 @@ export interface Delivery extends Area {
   /** The breaker's view of each webhook URL. */
   circuits(): readonly CircuitSnapshot[]
   start(): void
-  /** Runs a function's code on events under this relay's limits, delivering nothing (`POST /v1/functions/test`). */
-  readonly functionTester: {
+  /**
+   * The destinations' functions for the console: a test run of code on events under this relay's
+   * limits, delivering nothing (`POST /v1/functions/test`), and each function's recent calls here.
+   */
+  readonly functions: {
     test(code: string, settings: Record<string, unknown>, events: readonly unknown[]): Promise<FunctionTestResult[]>
+    recent(now: number): RecentFunctionCalls[]
   }
   /** Stops claiming; deliveries in flight get `graceMs` to finish (the rest go again at the next start). */
   drain(graceMs: number): Promise<void>
@@ -82,7 +87,9 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   }
   const { events } = deps
   // Each call of a destination's function, told to metrics through the events channel.
+  const calls = new FunctionCallLog()
   const observeFunction: FunctionObserver = (source, result) => {
+    calls.record(source, WEBHOOKS_DESTINATION, result, Date.now())
     if (events.listened) events.publish({ type: 'function', source, outcome: outcomeLabel(result), ms: result.ms })
   }
   const functions = await loadFunctions(options, observeFunction).catch(async (error: unknown) => {
@@ -120,7 +127,8 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     wake: () => worker.wake(),
     circuitChanged: (url) => worker.refreshCircuits([url]),
     circuits: () => worker.circuits(),
-    functionTester: {
+    functions: {
+      recent: (now) => calls.recent(now),
       test: (code, settings, events) =>
         testFunction(
           {

@@ -111,6 +111,29 @@ describe.each(STORE_KINDS)('functions on a relay (%s)', (store) => {
     expect(page).toContain('user u-42\ninfo: line 0\n')
   })
 
+  it('shows a function that fails on most calls on the endpoints view, with its last error', async () => {
+    await withFunction(
+      "function onTrack(e) { if (e.event !== 'Fine') throw new Error('no plan for ' + e.event); return e }",
+    )
+    for (const event of ['A', 'B', 'Fine']) await send(track({ messageId: `m-${event}`, event }))
+    await waitForDelivery(relay!.url, 'delivered', 'm-Fine')
+    await waitForDelivery(relay!.url, 'failed', 'm-B')
+    const { body } = await adminGet(`${relay!.url}/v1/endpoints`)
+    expect(body.endpoints[0].functions).toEqual([
+      {
+        source: 'web',
+        destination: 'Webhooks',
+        calls: 3,
+        failed: 2,
+        lastError: { error: expect.stringMatching(/^no plan for [AB]$/), at: expect.any(String) },
+      },
+    ])
+    const client = new PageClient(relay!.url)
+    await client.signIn()
+    const page = (await client.get('/ui/endpoints')).body
+    expect(page).toMatch(/<div class="error">web's function: 2 of 3 calls failed \(5 min\)/)
+  })
+
   it('retries a delivery whose function throws a RetryError on the usual schedule', async () => {
     await withFunction("function onTrack() { throw new RetryError('lookup service down') }")
     await send(track({ messageId: 'm-retry' }))

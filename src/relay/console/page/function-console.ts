@@ -1,6 +1,10 @@
 import { redactUrl } from '../../../shared/redact-url'
 import type { DeliveryView } from '../../store/store'
+import { FUNCTION_HEALTH_WINDOW_MS } from '../../config/function-limits'
+import { failingMostly } from '../function-health'
+import type { RecentFunctionCallsView } from '../function-test-routes'
 import { type Html, html } from './html'
+import { truncate, when } from './layout'
 
 // The parts of a delivery's page that show its destination's function (docs/functions.md).
 
@@ -18,4 +22,21 @@ export function functionConsole(attempt: AttemptView): Html | undefined {
   return html`<details class="exchange" open><summary>Function console (${count} ${
     count === 1 ? 'line' : 'lines'
   })</summary><pre class="body">${attempt.console.join('\n')}</pre></details>`
+}
+
+/**
+ * Under an endpoint's sources: each function's calls of the last minutes, marked as an error when
+ * most of them failed, with the last failure (docs/functions.md).
+ */
+export function functionNotes(rows: readonly RecentFunctionCallsView[], now: number): Html | undefined {
+  if (rows.length === 0) return undefined
+  return html`${rows.map(
+    (row) =>
+      html`<div class="${failingMostly(row) ? 'error' : 'muted'}">${row.source}'s function: ${row.failed} of ${
+        row.calls
+      } ${row.calls === 1 ? 'call' : 'calls'} failed (${FUNCTION_HEALTH_WINDOW_MS / 60_000} min)${
+        row.lastError !== undefined &&
+        html`<div class="mono">${truncate(row.lastError.error, 160)} · ${when(new Date(row.lastError.at).toISOString(), now)}</div>`
+      }</div>`,
+  )}`
 }
