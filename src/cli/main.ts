@@ -8,7 +8,7 @@ import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes'
 
 // What `tracklet` itself takes (the cases of main's switch), for the nearest-name hint of a
 // misspelling. The long flags only: any two-character slip is one edit from -h or -v, a guess.
-const COMMANDS = ['send', 'relay', 'tail', 'typegen', 'help']
+const COMMANDS = ['send', 'relay', 'tail', 'function', 'typegen', 'help']
 const MAIN_FLAGS = ['--help', '--version']
 
 async function main(args: string[]): Promise<number> {
@@ -24,6 +24,8 @@ async function main(args: string[]): Promise<number> {
       return (await import('./tail')).runTail(rest)
     case 'typegen':
       return (await import('./typegen')).runTypegen(rest)
+    case 'function':
+      return (await import('./function')).runFunction(rest)
     case 'help':
       // `tracklet help [command]`, as git and npm take it.
       return helpFor(rest[0])

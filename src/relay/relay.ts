@@ -97,7 +97,8 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const wake = () => started.wake()
     const ingest = createIngest({ store, sources: registry, ...auth, wake, events, tap })
     const circuitChanged = (url: string) => started.circuitChanged(url)
-    const operations = { store, sources, wake, webhooks: started.webhooks, circuitChanged, health, metrics }
+    const { webhooks, functions } = started
+    const operations = { store, sources, wake, webhooks, functions, circuitChanged, health, metrics }
     const operator = createConsole({ ...operations, sourceAdmin: { registry, sync, box }, ...auth })
     telemetry.connect({ hasSession: (req) => operator.hasSession(req), beforeFormatting: started.beforeFormatting })
     const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])

@@ -43,3 +43,15 @@ export const HANDLER_BY_TYPE = {
 
 /** The handler that runs for every type without its own. */
 export const ANY_TYPE_HANDLER = 'transformEvent'
+
+/** The error code of a function whose code does not compile (or throws while loading). */
+export const ERR_FUNCTION_COMPILE = 'ERR_FUNCTION_COMPILE'
+
+/** The stored messages `POST /v1/functions/test` runs on when given a `source` and no `limit`. */
+export const DEFAULT_FUNCTION_TEST_LIMIT = 10
+
+/** The most events one `POST /v1/functions/test` runs (given, or stored messages). */
+export const MAX_FUNCTION_TEST_EVENTS = 100
+
+/** How far back the endpoints view counts each function's calls and failures, ms. */
+export const FUNCTION_HEALTH_WINDOW_MS = 5 * 60_000

@@ -5,6 +5,7 @@ import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'
 import type { Store } from '../store/store'
 import { adminRoutes } from './api-routes'
+import type { ConsoleFunctions } from './function-test-routes'
 import type { PageContext } from './page/page-context'
 import { pageRoutes } from './page/page-routes'
 import { sourceRoutes } from './source-routes'
@@ -30,6 +31,8 @@ export interface ConsoleDeps {
   metrics: PageContext['metrics']
   /** The sources of the file and of the admin API, and how a change is stored and spread. */
   sourceAdmin: Omit<SourcesContext, 'store'>
+  /** The destinations' functions: test runs (`POST /v1/functions/test`) and recent calls (docs/functions.md). */
+  functions?: ConsoleFunctions
 }
 
 /** The console's area, and whether a request carries a signed-in operator page's session. */
@@ -44,8 +47,8 @@ export interface Console extends Area {
  * page (`/`, `/ui/…`), both signed with the admin token.
  */
 export function createConsole(deps: ConsoleDeps): Console {
-  const { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter } = deps
-  const operations = { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter }
+  const { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter, functions } = deps
+  const operations = { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter, functions }
   const sessions = new Sessions(store.sessions)
   return {
     routes: [

@@ -2,6 +2,7 @@ import { redactUrl } from '../../shared/redact-url'
 import { HttpError } from '../http/http-error'
 import { log } from '../log'
 import type { EndpointView } from '../store/endpoints'
+import { type FunctionCallsJson, functionCallsJson, functionsOf } from './function-health'
 import type { AdminContext } from './operations'
 import { webhookOfId } from './webhook-urls'
 
@@ -14,12 +15,20 @@ export type EndpointJson = Omit<EndpointView, 'openedAt' | 'pausedAt' | 'nextPro
   pausedAt?: string
   nextProbeAt?: string
   lastFailure?: Omit<NonNullable<EndpointView['lastFailure']>, 'at'> & { at: string }
+  /** The functions of its sources, with their calls of the last minutes in this relay (docs/functions.md). */
+  functions?: FunctionCallsJson[]
 }
 
 /** `GET /v1/endpoints`: every webhook URL the relay sends to, as the endpoints view shows it. */
 export async function handleEndpoints(context: AdminContext, now: number): Promise<{ endpoints: EndpointJson[] }> {
   const endpoints = [...context.webhooks].map(([url, routes]) => ({ url, routes }))
-  return { endpoints: (await context.store.endpoints({ endpoints, now })).map(endpointJson) }
+  const recent = context.functions?.recent(now) ?? []
+  return {
+    endpoints: (await context.store.endpoints({ endpoints, now })).map((view) => {
+      const functions = functionsOf(view.sources, recent).map(functionCallsJson)
+      return functions.length === 0 ? endpointJson(view) : { ...endpointJson(view), functions }
+    }),
+  }
 }
 
 function endpointJson(view: EndpointView): EndpointJson {

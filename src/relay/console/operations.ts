@@ -8,6 +8,7 @@ import { requestDeletion } from './deletions'
 import { SOURCE_REMOVED } from './sources-api'
 import type { WebhookRoutes } from './webhook-urls'
 import { deliveryIdOf } from './delivery-id'
+import type { ConsoleFunctions } from './function-test-routes'
 
 /** What the admin API works on. */
 export interface AdminContext {
@@ -19,6 +20,8 @@ export interface AdminContext {
   webhooks: WebhookRoutes
   /** An operator paused or resumed `url`: this relay's worker reads its circuit again at once. */
   circuitChanged?: (url: string) => Promise<void>
+  /** The destinations' functions (docs/functions.md): test runs and recent calls. */
+  functions?: ConsoleFunctions | undefined
   now?: () => number
 }
 

@@ -13,14 +13,16 @@ import { RetentionSweeper } from '../store/retention'
 import type { CircuitStore } from '../store/circuits'
 import type { Store } from '../store/store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
-import type { DeliveryStep } from './delivery-step'
+import { chainSteps, type DeliveryStep, runStep } from './delivery-step'
 import type { Destination } from './destination'
 import type { FunctionObserver } from './functions/load'
 import { ReloadableFunctions } from './functions/reloadable'
 import { outcomeLabel } from './functions/result'
 import { createReplayLane } from './replay-lane'
-import { runFunctionStep } from './functions/step'
 import type { DeliverableMessage } from '../../shared/message'
+import { functionStep } from './functions/step'
+import { FunctionCallLog, type RecentFunctionCalls } from './functions/recent-calls'
+import { type FunctionTestResult, testFunction } from './functions/test-run'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
 import type { RelayEvents } from '../events/channel'
@@ -40,7 +42,7 @@ export interface DeliveryDeps {
   circuits: CircuitStore
   /** Other processes use the store at once (`--workers`, or PostgreSQL): look for their work. */
   shared: boolean
-  /** A step each delivery passes through before it is formatted (`delivery-step.ts`); none: as stored. */
+  /** A step each delivery passes through before its function and formatting (`delivery-step.ts`); none: as stored. */
   step?: DeliveryStep
   /** Where delivery tells of each `attempt` as it settles, and of each call of a function. */
   events: RelayEvents
@@ -70,6 +72,14 @@ export interface Delivery extends Area {
    * (dropped, failed). For `tracklet tail --forward-to`, which sends what delivery would.
    */
   beforeFormatting(source: string, message: DeliverableMessage): Promise<DeliverableMessage | undefined>
+  /**
+   * The destinations' functions for the console: a test run of code on events under this relay's
+   * limits, delivering nothing (`POST /v1/functions/test`), and each function's recent calls here.
+   */
+  readonly functions: {
+    test(code: string, settings: Record<string, unknown>, events: readonly unknown[]): Promise<FunctionTestResult[]>
+    recent(now: number): RecentFunctionCalls[]
+  }
   /** Stops claiming; deliveries in flight get `graceMs` to finish (the rest go again at the next start). */
   drain(graceMs: number): Promise<void>
 }
@@ -96,22 +106,25 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   }
   const { events } = deps
   // Each call of a destination's function, told to metrics through the events channel.
+  const calls = new FunctionCallLog()
   const observeFunction: FunctionObserver = (source, result) => {
+    calls.record(source, WEBHOOKS_DESTINATION, result, Date.now())
     if (events.listened) events.publish({ type: 'function', source, outcome: outcomeLabel(result), ms: result.ms })
   }
   const functions = await ReloadableFunctions.load(options, observeFunction).catch(async (error: unknown) => {
     await agent.close()
     throw error
   })
+  // One step before each attempt: the one given, then the destination's function.
+  const step = chainSteps(deps.step, functionStep(functions.bySource))
   const worker = new Worker({
     store,
     destinations,
-    functions: functions.bySource,
     // The platform's schedule and the window it keeps to, together.
     retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
     concurrency: options.concurrency,
     leaseTimeout: options.leaseTimeout,
-    ...(deps.step === undefined ? {} : { step: deps.step }),
+    step,
     observe: (attempt) => {
       if (deps.events.listened) deps.events.publish({ type: 'attempt', attempt })
     },
@@ -130,11 +143,10 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   const replays = createReplayLane({
     store,
     destinations,
-    functions: functions.bySource,
     retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
     concurrency: options.concurrency,
     leaseTimeout: options.leaseTimeout,
-    ...(deps.step === undefined ? {} : { step: deps.step }),
+    step,
   })
   const retention = new RetentionSweeper(store, options.retention)
   let poll: NodeJS.Timeout | undefined
@@ -156,12 +168,26 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     circuitChanged: (url) => worker.refreshCircuits([url]),
     circuits: () => worker.circuits(),
     beforeFormatting: async (source, message) => {
-      const fn = functions.bySource.get(source)?.get(WEBHOOKS_DESTINATION)
-      if (fn === undefined) return message
-      const ran = await runFunctionStep(fn, message)
-      return ran.kind === 'send' ? ran.message : undefined
+      const routeStep = step?.of(source, WEBHOOKS_DESTINATION)
+      if (routeStep === undefined) return message
+      const verdict = await runStep(routeStep, message)
+      return verdict.kind === 'send' ? verdict.message : undefined
     },
     prepareFunctions: (next) => functions.prepare(next),
+    functions: {
+      recent: (now) => calls.recent(now),
+      test: (code, settings, events) =>
+        testFunction(
+          {
+            code,
+            filename: 'the tested code',
+            settings,
+            timeoutMs: options.functionTimeout,
+            memoryMb: options.functionMemory,
+          },
+          events,
+        ),
+    },
     start: () => {
       worker.wake()
       replays.start()

@@ -31,14 +31,16 @@ export interface RetryPolicy {
   window: number
 }
 
-/** What one attempt came to: the destination's result, or why no request was made at all. */
-export type AttemptResult =
+/**
+ * What one attempt came to: the destination's result, or why no request was made at all. `logs`:
+ * the `console` lines the destination's function printed during the attempt, kept with it.
+ */
+export type AttemptResult = { logs?: readonly string[] } & (
   | { kind: 'sent'; result: DeliveryResult }
   /** No request left: the destination is gone from the configuration, or threw (it can never send the message), or its function failed. */
   | { kind: 'unsent'; error: string }
-  /** The delivery step dropped the message: settled with no request (`delivery-step.ts`). */
-  | { kind: 'dropped' }
-  /** The destination's function dropped the message: the delivery ends as `filtered`, with `reason`. */
+  /** The delivery step (a destination's function) dropped the message: the delivery ends as `filtered`, with `reason`. */
   | { kind: 'filtered'; reason: string }
-  /** The destination's function threw a `RetryError`: retried on the usual schedule. */
+  /** The delivery step (a function's `RetryError`) asked for a retry: retried on the usual schedule. */
   | { kind: 'function-retry'; error: string }
+)

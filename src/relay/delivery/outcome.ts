@@ -25,7 +25,6 @@ export interface SettledInput {
  * spent. May throw if the retry rule does: the caller dead-letters with {@link crashedOutcome} then.
  */
 export function outcomeOf({ delivery, at, attempt, skipped, retries, now }: SettledInput): AttemptOutcome {
-  if (attempt.kind === 'dropped') return { id: delivery.id, at, requests: [], next: { status: 'delivered' } }
   if (attempt.kind === 'filtered')
     return { id: delivery.id, at, requests: [], next: { status: 'filtered', error: attempt.reason } }
   if (attempt.kind === 'function-retry') {

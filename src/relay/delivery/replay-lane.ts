@@ -3,7 +3,7 @@ import { log } from '../log'
 import type { ReplayDue, ReplayStore } from '../store/replays'
 import type { ClaimRequest, Store } from '../store/store'
 import type { Destination } from './destination'
-import type { FunctionCaller } from './functions/step'
+import type { DeliveryStep } from './delivery-step'
 import { nextBackoff } from './timing'
 import { Worker, type WorkerOptions } from './worker'
 import type { WorkerStore } from './worker-options'
@@ -14,7 +14,7 @@ const REPLAY_POLL_MS = 1000
 
 /** What a replay lane needs: the live worker's settings, and the outbox it shares. */
 export interface ReplayLaneOptions
-  extends Pick<WorkerOptions, 'destinations' | 'functions' | 'retries' | 'concurrency' | 'leaseTimeout' | 'step'> {
+  extends Pick<WorkerOptions, 'destinations' | 'retries' | 'concurrency' | 'leaseTimeout' | 'step'> {
   store: Pick<Store, 'replays' | 'renew' | 'release' | 'record'>
 }
 
@@ -38,7 +38,7 @@ export interface ReplayLane {
  */
 export function createReplayLane(options: ReplayLaneOptions): ReplayLane {
   const { store } = options
-  const targets = new ReplayTargets(options.destinations, options.functions)
+  const targets = new ReplayTargets(options.destinations)
   const outbox: WorkerStore = {
     claim: async (request: ClaimRequest) => targets.route(await store.replays.claim(request)),
     nextDueIn: (source) => store.replays.nextDueIn(source),
@@ -50,7 +50,7 @@ export function createReplayLane(options: ReplayLaneOptions): ReplayLane {
     ...options,
     store: outbox,
     destinations: targets.destinations,
-    functions: targets.functions,
+    step: stepByTarget(options.step),
   })
   const queuer = new ReplayQueuer(store.replays, () => worker.wake())
   return {
@@ -77,13 +77,10 @@ export function createReplayLane(options: ReplayLaneOptions): ReplayLane {
  */
 class ReplayTargets {
   readonly destinations = new Map<string, Map<string, Destination>>()
-  readonly functions = new Map<string, Map<string, FunctionCaller>>()
   readonly #live: WorkerOptions['destinations']
-  readonly #liveFunctions: WorkerOptions['functions']
 
-  constructor(live: WorkerOptions['destinations'], functions: WorkerOptions['functions']) {
+  constructor(live: WorkerOptions['destinations']) {
     this.#live = live
-    this.#liveFunctions = functions
     this.refresh()
   }
 
@@ -94,10 +91,8 @@ class ReplayTargets {
    */
   refresh(): void {
     this.destinations.clear()
-    this.functions.clear()
     for (const source of this.#live.keys()) {
       this.destinations.set(source, new Map(this.#live.get(source)))
-      this.functions.set(source, new Map(this.#liveFunctions?.get(source)))
     }
   }
 
@@ -110,12 +105,17 @@ class ReplayTargets {
       const byKey = this.destinations.get(delivery.source)
       if (live !== undefined && byKey !== undefined && !byKey.has(key)) {
         byKey.set(key, toOneUrl(live, delivery.url))
-        const fn = this.#liveFunctions?.get(delivery.source)?.get(delivery.destination)
-        if (fn !== undefined) this.functions.get(delivery.source)!.set(key, fn)
       }
       return { ...delivery, destination: key }
     })
   }
+}
+
+// The step of a replay's target is its destination's (a replay to one URL runs the destination's
+// function too): the key of a one-URL target is `<destination> <url>`, and names have no space.
+function stepByTarget(step: DeliveryStep | undefined): DeliveryStep | undefined {
+  if (step === undefined) return undefined
+  return { of: (source, key) => step.of(source, key.split(' ')[0]!) }
 }
 
 // `destination`, sending to `url` alone. A URL no longer among the destination's (its settings

@@ -1,13 +1,12 @@
 import { SEND_STORED, type SendsStored } from '../../webhooks/stored'
 import type { DueDelivery } from '../store/store'
-import { DROP_DELIVERY, type DeliveryStep } from './delivery-step'
+import { type RouteStep, runStep, type StepVerdict } from './delivery-step'
 import type { AttemptResult, Destination } from './destination'
-import { type FunctionCaller, runFunctionStep } from './functions/step'
 
 /**
  * Makes one attempt of `delivery` through `destination`, to `urls` only when the breaker left some
- * of the destination's URLs out. The destination's function, when it has one, runs first on the
- * stored message (docs/functions.md): what it returns is what is formatted and sent. Never
+ * of the destination's URLs out. When `step` is given (the worker ran none before: a probe), it
+ * runs first on the stored message: what it chooses is what is formatted and sent. Never
  * rejects: a destination that is gone or throws is an `unsent` result (no request was made;
  * retrying would not change that).
  */
@@ -15,24 +14,41 @@ export async function sendAttempt(
   destination: Destination | undefined,
   delivery: DueDelivery,
   urls: readonly string[] | undefined,
-  step?: DeliveryStep,
-  fn?: FunctionCaller,
+  step?: RouteStep,
 ): Promise<AttemptResult> {
   if (destination === undefined) {
     return { kind: 'unsent', error: `the source no longer has the ${delivery.destination} destination` }
   }
   let message = delivery.message
+  let logs: readonly string[] | undefined
   if (step !== undefined) {
-    const stepped = stepOf(step, delivery)
-    if (stepped === DROP_DELIVERY) return { kind: 'dropped' }
-    if (stepped instanceof Error) return { kind: 'unsent', error: `the delivery step refused it: ${stepped.message}` }
-    message = stepped
+    const verdict = await runStep(step, message)
+    if (verdict.kind !== 'send') return unsentBy(verdict)
+    message = verdict.message
+    logs = verdict.logs
   }
-  if (fn !== undefined) {
-    const ran = await runFunctionStep(fn, message)
-    if (ran.kind !== 'send') return ran
-    message = ran.message
+  const sent = await send(destination, message, urls)
+  return logs === undefined || logs.length === 0 ? sent : { ...sent, logs }
+}
+
+/** The attempt's result when a step ended it before any request. */
+export function unsentBy(verdict: Exclude<StepVerdict, { kind: 'send' }>): AttemptResult {
+  const logs = verdict.logs === undefined || verdict.logs.length === 0 ? {} : { logs: verdict.logs }
+  switch (verdict.kind) {
+    case 'filtered':
+      return { kind: 'filtered', reason: verdict.reason, ...logs }
+    case 'retry':
+      return { kind: 'function-retry', error: verdict.error, ...logs }
+    case 'failed':
+      return { kind: 'unsent', error: verdict.error, ...logs }
   }
+}
+
+async function send(
+  destination: Destination,
+  message: DueDelivery['message'],
+  urls: readonly string[] | undefined,
+): Promise<AttemptResult> {
   try {
     const subset = urls !== undefined && urls.length < (destination.urls?.length ?? 0)
     const options = subset ? { urls } : undefined
@@ -48,14 +64,5 @@ export async function sendAttempt(
     // A destination reports delivery failures in its result; it throws only for a message it
     // can never send (one it cannot format), which retrying would not change.
     return { kind: 'unsent', error: `the destination threw: ${(error as Error).message}` }
-  }
-}
-
-// The step's answer; one that throws answers its error.
-function stepOf(step: DeliveryStep, delivery: DueDelivery): ReturnType<DeliveryStep> {
-  try {
-    return step(delivery.message, delivery.source)
-  } catch (error) {
-    return error instanceof Error ? error : new Error(String(error))
   }
 }

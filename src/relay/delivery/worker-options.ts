@@ -4,7 +4,6 @@ import type { Store } from '../store/store'
 import type { BreakerConfig } from './breaker'
 import type { DeliveryStep } from './delivery-step'
 import type { Destination, RetryPolicy } from './destination'
-import type { FunctionCaller } from './functions/step'
 
 /**
  * What the worker asks of the store: its claims, leases and outcomes (the live outbox's, or a
@@ -17,8 +16,6 @@ export interface WorkerOptions {
   store: WorkerStore
   /** Source name → destination name → destination. */
   destinations: ReadonlyMap<string, ReadonlyMap<string, Destination>>
-  /** Source name → destination name → the function run before each attempt's formatting (docs/functions.md). */
-  functions?: ReadonlyMap<string, ReadonlyMap<string, FunctionCaller>>
   /** When a failed delivery goes again, and the window it is retried in. */
   retries: RetryPolicy
   /** Deliveries in flight at once, per source. */
@@ -32,8 +29,8 @@ export interface WorkerOptions {
    * send to URLs. Without it, every due delivery is attempted.
    */
   breaker?: BreakerConfig
-  /** A step each delivery passes through before it is formatted and sent (`delivery-step.ts`). */
-  step?: DeliveryStep
+  /** The step each delivery passes through before it takes a URL's slot and is formatted (`delivery-step.ts`): the functions. */
+  step?: DeliveryStep | undefined
   /** Told of every attempt's outcome as it settles (metrics). Must not throw. */
   observe?: (attempt: SettledAttempt) => void
   now?: () => number

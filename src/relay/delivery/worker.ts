@@ -5,12 +5,15 @@ import type { Route } from '../store/circuits'
 import type { AttemptOutcome, DueDelivery } from '../store/store'
 import { Breaker, type CircuitSnapshot, type Plan } from './breaker'
 import type { AttemptResult, RetryPolicy } from './destination'
+import { tellObserver } from './attempt-observer'
+import { withConsole } from './functions/attempt-console'
 import { IdleSignal } from './idle'
 import { Lane } from './lane'
 import { Leases, newLeaseOwner } from './leases'
 import { crashedOutcome, expiredOutcome, judgedOutcome } from './outcome'
 import { outcomeWriter } from './outcome-writer'
-import { sendAttempt } from './send'
+import { type RouteStep, runStep } from './delivery-step'
+import { sendAttempt, unsentBy } from './send'
 import type { SettledAttempt } from '../events/kinds'
 import { routesByUrl, type Sending, type WorkerOptions, type WorkerStore } from './worker-options'
 
@@ -34,7 +37,6 @@ const CLAIM_CHUNK = 128
 export class Worker {
   readonly #store: WorkerStore
   readonly #destinations: WorkerOptions['destinations']
-  readonly #functions: WorkerOptions['functions']
   readonly #retries: RetryPolicy
   readonly #concurrency: number
   readonly #leaseTimeout: number
@@ -42,6 +44,8 @@ export class Worker {
   readonly #now: () => number
   readonly #observe: ((attempt: SettledAttempt) => void) | undefined
   readonly #step: WorkerOptions['step']
+  /** Deliveries whose step ran (before a URL's slot): each maps to its function's `console` lines. */
+  readonly #prepared = new WeakMap<DueDelivery, readonly string[] | undefined>()
   /** Lanes by source name. */
   readonly #lanes = new Map<string, Lane>()
   /** The deliveries leased to this worker and not yet settled in the store. */
@@ -62,7 +66,6 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.#store = options.store
     this.#destinations = options.destinations
-    this.#functions = options.functions
     this.#retries = options.retries
     this.#concurrency = options.concurrency
     this.#leaseTimeout = options.leaseTimeout
@@ -123,17 +126,12 @@ export class Worker {
     await this.#breaker?.refresh(urls)
   }
 
-  /**
-   * The sources or their destinations changed (the map of destinations given was updated in
-   * place): a lane for each new source, each URL's routes read again, and every lane woken. Each
-   * attempt reads its destination when it starts, so the settings of that moment are used.
-   */
+  /** The destinations given changed in place: lanes for new sources, each URL's routes read again, all woken. */
   sourcesChanged(): void {
     for (const source of this.#destinations.keys())
       if (!this.#lanes.has(source)) this.#lanes.set(source, new Lane(source))
-    const routes = routesByUrl(this.#destinations)
     this.#routes.clear()
-    for (const [url, routed] of routes) this.#routes.set(url, routed)
+    for (const [url, routed] of routesByUrl(this.#destinations)) this.#routes.set(url, routed)
     this.wake()
   }
 
@@ -255,7 +253,13 @@ export class Worker {
         continue
       }
       lane.buffer.splice(index, 1)
-      if (plan.kind === 'send') {
+      const step =
+        plan.kind === 'send' && !this.#prepared.has(delivery)
+          ? this.#step?.of(delivery.source, delivery.destination)
+          : undefined
+      if (step !== undefined) {
+        this.#prepare(lane, delivery, step)
+      } else if (plan.kind === 'send') {
         // Without a breaker (a replay lane's worker), nothing is planned: every URL of the destination.
         this.#start(lane, delivery, urls.length === 0 || this.#breaker === undefined ? undefined : plan)
       } else if (plan.kind === 'park') {
@@ -273,6 +277,28 @@ export class Worker {
     this.#attempt(lane, delivery, sending).catch((error: unknown) =>
       this.#settle(lane, crashedOutcome(delivery, this.#now(), error)),
     )
+  }
+
+  // Runs the delivery's step (its function) holding a slot of its source's lane only, never a URL's:
+  // a function that loops until functionTimeout delays no other source sending to the same URL.
+  // What it chose to send goes back to the front of the lane, to be planned and sent like any other.
+  #prepare(lane: Lane, delivery: DueDelivery, step: RouteStep): void {
+    lane.running++
+    const at = this.#now()
+    const prepared = async () => {
+      const verdict = await runStep(step, delivery.message)
+      if (verdict.kind !== 'send') return this.#finish(lane, delivery, at, unsentBy(verdict), [])
+      lane.running--
+      if (this.#stopping) await this.#leases.release([delivery.id])
+      else {
+        const ready: DueDelivery = { ...delivery, message: verdict.message }
+        this.#prepared.set(ready, verdict.logs?.length ? verdict.logs : undefined)
+        lane.buffer.unshift(ready)
+        this.#schedulePump(lane)
+      }
+      this.#idle.check()
+    }
+    prepared().catch((error: unknown) => this.#settle(lane, crashedOutcome(delivery, this.#now(), error)))
   }
 
   #urlsOf(delivery: DueDelivery): readonly string[] {
@@ -329,26 +355,24 @@ export class Worker {
     const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
     let attempt: AttemptResult | undefined
     try {
-      const fn = this.#functions?.get(delivery.source)?.get(delivery.destination)
-      attempt = await sendAttempt(destination, delivery, sending?.urls, this.#step, fn)
+      // A probe may carry a delivery whose step has not run yet: it runs here, holding the probe.
+      const step = this.#prepared.has(delivery) ? undefined : this.#step?.of(delivery.source, delivery.destination)
+      attempt = await sendAttempt(destination, delivery, sending?.urls, step)
+      const logs = this.#prepared.get(delivery)
+      if (logs !== undefined) attempt = { ...attempt, logs }
     } finally {
       // Frees the URLs' slots and counts each answer towards its circuit, even if the attempt broke.
       const requests = attempt?.kind === 'sent' ? attempt.result.attempts : []
       if (sending !== undefined) this.#breaker!.settle(sending.urls, requests, sending.probe)
     }
-    const skipped = sending?.skipped ?? []
-    const outcome = judgedOutcome({ delivery, at, attempt, skipped, retries: this.#retries, now: this.#now })
-    try {
-      this.#observe?.({
-        source: delivery.source,
-        destination: delivery.destination,
-        messageId: delivery.message.messageId,
-        outcome,
-        ms: this.#now() - at,
-      })
-    } catch (error) {
-      log.error(`an observer of attempts threw: ${(error as Error).message}`, { event: 'internal-error' })
-    }
+    this.#finish(lane, delivery, at, attempt, sending?.skipped ?? [])
+  }
+
+  // Judges a settled attempt, tells the observer, and queues its outcome.
+  #finish(lane: Lane, delivery: DueDelivery, at: number, attempt: AttemptResult, skipped: readonly string[]): void {
+    const judged = judgedOutcome({ delivery, at, attempt, skipped, retries: this.#retries, now: this.#now })
+    const outcome = withConsole(judged, attempt.logs, this.#now() - at)
+    tellObserver(this.#observe, delivery, outcome, this.#now() - at)
     this.#settle(lane, outcome)
   }
 

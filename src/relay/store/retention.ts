@@ -6,8 +6,9 @@ import type { Store } from './store'
 const PRUNE_CHUNK = 1000
 
 /**
- * Deletes delivered deliveries (and their attempts), and replays that ended, once they are older than `retention` ms, so
- * the database never grows without bound. Dead-lettered and pending deliveries are kept. Runs
+ * Deletes delivered and filtered deliveries (and their attempts), and replays that ended, once
+ * they are older than `retention` ms, so the database never grows without bound. Dead-lettered
+ * and pending deliveries are kept. Runs
  * every `retention / 2` (at least every 100 ms, at most every minute); with several relays on one
  * database each sweeps, and a row deleted by one is simply not there for the others.
  */
@@ -54,7 +55,7 @@ export class RetentionSweeper {
         while (!this.#stopped && (await this.#store.violations.prune(before, PRUNE_CHUNK)) === PRUNE_CHUNK);
         if (pruned > 0) {
           log.info(
-            `retention: deleted ${plural(pruned, 'delivered delivery', 'delivered deliveries')} older than ${this.#retention} ms`,
+            `retention: deleted ${plural(pruned, 'settled delivery', 'settled deliveries')} older than ${this.#retention} ms`,
             { event: 'retention', pruned },
           )
         }

@@ -55,6 +55,8 @@ export interface AttemptRow {
   response_body: string | null
   /** JSON of the request's headers, secrets hidden. */
   request_headers: string | null
+  /** JSON of the function's `console` lines during the attempt. */
+  console?: string | null
 }
 
 /** Dead letters a bulk replay puts back per statement: small enough never to hold the outbox for long. */
@@ -141,10 +143,15 @@ function keyOf(value: unknown): string | null {
 }
 
 /** A request's columns beyond status and error: what the receiver said, and the headers sent. */
-export function requestDetails(r: RequestRecord): { responseBody: string | null; requestHeaders: string | null } {
+export function requestDetails(r: RequestRecord): {
+  responseBody: string | null
+  requestHeaders: string | null
+  console: string | null
+} {
   return {
     responseBody: r.responseBody ?? null,
     requestHeaders: r.requestHeaders === undefined ? null : JSON.stringify(r.requestHeaders),
+    console: r.console === undefined ? null : JSON.stringify(r.console),
   }
 }
 
@@ -173,6 +180,7 @@ export function toDeliveryViews(rows: readonly DeliveryRow[], attemptRows: reado
       ...(a.request_headers === null
         ? {}
         : { requestHeaders: JSON.parse(a.request_headers) as Record<string, string> }),
+      ...(typeof a.console === 'string' ? { console: JSON.parse(a.console) as string[] } : {}),
     })
     attemptsById.set(a.delivery_id, list)
   }

@@ -210,6 +210,8 @@ export interface RequestRecord {
   responseBody?: string
   /** A failed request's headers, secrets hidden (signatures as `(present)`, configured values redacted). */
   requestHeaders?: Record<string, string>
+  /** The `console` lines the destination's function printed during the attempt (docs/functions.md). */
+  console?: readonly string[]
 }
 
 /** What the worker decided after one attempt: done, due again at `nextAttemptAt`, or dead-lettered. */

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { RelayConfigError, type Relay } from '../../../src/relay/index'
 import { STORE_KINDS, throwawayDatabase } from '../../support/stores'
+import { PageClient } from '../console/page-client'
 import {
   adminGet,
   basic,
@@ -81,8 +82,56 @@ describe.each(STORE_KINDS)('functions on a relay (%s)', (store) => {
     await send(track({ messageId: 'm-throws' }))
     const failed = await waitForDelivery(relay!.url, 'failed', 'm-throws')
     expect(failed.lastError).toContain('the function failed: no plan given')
-    expect(failed.lastError).toContain('looking at Signed Up')
+    // The console lines are kept with the attempt (no request was made: no URL), not in the error.
+    expect(failed.lastError).not.toContain('looking at')
+    const { body } = await adminGet(`${relay!.url}/v1/deliveries/${failed.id}`)
+    expect(body.attempts).toEqual([
+      expect.objectContaining({ url: '', error: failed.lastError, console: ['looking at Signed Up'] }),
+    ])
     expect(receiver!.received).toEqual([])
+  })
+
+  it("keeps a call's console lines with its attempt, capped, and shows them on the delivery's page", async () => {
+    await withFunction(
+      "function onTrack(event) { console.log('user', event.userId); for (let i = 0; i < 30; i++) console.info('line', i); return event }",
+    )
+    await send(track({ messageId: 'm-logged', userId: 'u-42' }))
+    const delivered = await waitForDelivery(relay!.url, 'delivered', 'm-logged')
+    const { body } = await adminGet(`${relay!.url}/v1/deliveries/${delivered.id}`)
+    const [attempt] = body.attempts
+    expect(attempt).toMatchObject({ url: receiver!.url, status: 200 })
+    // 20 lines per call, then a line saying the rest was dropped.
+    expect(attempt.console).toHaveLength(21)
+    expect(attempt.console.slice(0, 2)).toEqual(['user u-42', 'info: line 0'])
+    expect(attempt.console[20]).toMatch(/more console output dropped: 20 lines/)
+    const client = new PageClient(relay!.url)
+    await client.signIn()
+    const page = (await client.get(`/ui/deliveries/${delivered.id}`)).body
+    expect(page).toContain('Function console (21 lines)')
+    expect(page).toContain('user u-42\ninfo: line 0\n')
+  })
+
+  it('shows a function that fails on most calls on the endpoints view, with its last error', async () => {
+    await withFunction(
+      "function onTrack(e) { if (e.event !== 'Fine') throw new Error('no plan for ' + e.event); return e }",
+    )
+    for (const event of ['A', 'B', 'Fine']) await send(track({ messageId: `m-${event}`, event }))
+    await waitForDelivery(relay!.url, 'delivered', 'm-Fine')
+    await waitForDelivery(relay!.url, 'failed', 'm-B')
+    const { body } = await adminGet(`${relay!.url}/v1/endpoints`)
+    expect(body.endpoints[0].functions).toEqual([
+      {
+        source: 'web',
+        destination: 'Webhooks',
+        calls: 3,
+        failed: 2,
+        lastError: { error: expect.stringMatching(/^no plan for [AB]$/), at: expect.any(String) },
+      },
+    ])
+    const client = new PageClient(relay!.url)
+    await client.signIn()
+    const page = (await client.get('/ui/endpoints')).body
+    expect(page).toMatch(/<div class="error">web's function: 2 of 3 calls failed \(5 min\)/)
   })
 
   it('retries a delivery whose function throws a RetryError on the usual schedule', async () => {

@@ -38,6 +38,7 @@ describe('the table of routes in docs/maintainers.md', () => {
     expect(rows.map((r) => r.file).sort()).toEqual([
       'console/api-routes.ts',
       'console/page/live-routes.ts',
+      'console/function-test-routes.ts',
       'console/page/operation-routes.ts',
       'console/page/page-routes.ts',
       'console/page/replays-page-routes.ts',

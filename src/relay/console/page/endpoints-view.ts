@@ -2,12 +2,17 @@ import type { EndpointView } from '../../store/endpoints'
 import type { HealthReport } from '../../events/readings'
 import { type Html, html } from './html'
 import { layout, truncate, when } from './layout'
+import { functionNotes } from './function-console'
+import { functionsOf } from '../function-health'
+import type { RecentFunctionCallsView } from '../function-test-routes'
 
 /** What the endpoints view shows. */
 export interface EndpointsView {
   csrfToken: string
   health: HealthReport
   endpoints: readonly EndpointView[]
+  /** Each function's calls of the last minutes in this relay. */
+  functions?: readonly RecentFunctionCallsView[] | undefined
   notice: string | undefined
   refreshSeconds: number | undefined
   now: number
@@ -22,21 +27,26 @@ export function endpointsPage(view: EndpointsView): Html {
 ${view.notice !== undefined && html`<p class="notice" role="status">${view.notice}</p>`}
 <h1>Endpoints</h1>
 <p class="muted">Each webhook URL (query string hidden), as every relay sharing this store sees it: counts and latency over the last 5 minutes.</p>
-${endpointsTable(view.endpoints, view.csrfToken, view.now)}
+${endpointsTable(view.endpoints, view.csrfToken, view.now, view.functions)}
 </main>`,
     view,
   )
 }
 
 /** The endpoints as a table, each with its Pause or Resume button. */
-export function endpointsTable(endpoints: readonly EndpointView[], csrfToken: string, now: number): Html {
+export function endpointsTable(
+  endpoints: readonly EndpointView[],
+  csrfToken: string,
+  now: number,
+  functions: readonly RecentFunctionCallsView[] = [],
+): Html {
   if (endpoints.length === 0) return html`<p class="muted">No webhook URL is configured.</p>`
   return html`<table class="endpoints">
   <thead><tr><th>URL</th><th>Sources</th><th>State</th><th>Next probe</th><th>Last error</th><th class="num">Pending</th><th class="num">Delivered 5 min</th><th class="num">Failed 5 min</th><th class="num">p50 / p99</th><th></th></tr></thead>
   <tbody>${endpoints.map(
     (e) => html`<tr>
     <td class="mono">${e.url}</td>
-    <td>${e.sources.join(', ')}</td>
+    <td>${e.sources.join(', ')}${functionNotes(functionsOf(e.sources, functions), now)}</td>
     <td><span class="circuit ${e.state}">${e.state}</span>${
       e.pausedAt !== undefined && html`<div class="muted">since ${at(e.pausedAt, now)}</div>`
     }</td>

@@ -53,6 +53,7 @@ export function consoleRoutes(kit: ConsoleKit): Route[] {
             csrfToken: session.csrfToken,
             health: context.health.report(),
             endpoints: await context.store.endpoints({ endpoints, now: now() }),
+            functions: context.functions?.recent(now()),
             notice: done === null ? undefined : NOTICES[done],
             refreshSeconds: refreshOf(url),
             now: now(),

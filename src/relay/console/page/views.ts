@@ -1,4 +1,3 @@
-import { redactUrl } from '../../../shared/redact-url'
 import type { BacklogRow, DeliveryStatus, DeliveryView } from '../../store/store'
 import type { HealthReport } from '../../events/readings'
 import type { LastHour, RecentRates } from '../../events/readings'
@@ -7,6 +6,7 @@ import { redactUrlsInText } from '../../redact'
 import type { EndpointView } from '../../store/endpoints'
 import { endpointsTable } from './endpoints-view'
 import { filterForm, overviewLink } from './filter-form'
+import { attemptTarget, functionConsole } from './function-console'
 import { type Html, html } from './html'
 import { age, layout, truncate, when } from './layout'
 
@@ -156,12 +156,12 @@ ${
   <tbody>${d.attempts.map(
     (a) => html`<tr>
     <td>${when(a.at, view.now)}</td>
-    <td class="mono">${redactUrl(a.url)}</td>
+    <td class="mono">${attemptTarget(a)}</td>
     <td${a.error !== undefined || (a.status ?? 0) >= 300 ? html` class="error"` : ''}>${
       a.status !== undefined ? html`<strong>HTTP ${a.status}</strong>` : ''
     }${a.error !== undefined && html`${a.status !== undefined ? ' · ' : ''}${redactUrlsInText(a.error)}`}</td>
     <td class="num">${a.ms} ms</td>
-    <td>${exchange(a)}</td>
+    <td>${exchange(a)}${functionConsole(a)}</td>
   </tr>`,
   )}</tbody>
 </table>`

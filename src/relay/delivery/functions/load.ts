@@ -84,3 +84,13 @@ function observed(sandbox: FunctionSandbox, source: string, observe: FunctionObs
     },
   }
 }
+
+/**
+ * Reads and compiles every destination's function of `options`, then ends their sandboxes: what
+ * `tracklet relay --check` asks, so a function that would stop the relay's start fails the check.
+ *
+ * @throws {RelayConfigError} naming the path of each function that cannot be read or does not compile.
+ */
+export async function compileFunctions(options: ResolvedRelayOptions): Promise<void> {
+  await (await loadFunctions(options)).close()
+}

@@ -4,6 +4,7 @@ import { RelayError } from '../../errors'
 import {
   DEFAULT_FUNCTION_MEMORY_MB,
   DEFAULT_FUNCTION_TIMEOUT_MS,
+  ERR_FUNCTION_COMPILE,
   ERR_FUNCTION_MEMORY,
   ERR_FUNCTION_TIMEOUT,
   FUNCTION_STACK_BYTES,
@@ -30,7 +31,7 @@ export interface FunctionSpec {
 /** The code of a function does not compile (or throws while loading). `code` `ERR_FUNCTION_COMPILE`. */
 export class FunctionCompileError extends RelayError {
   constructor(filename: string, message: string) {
-    super('ERR_FUNCTION_COMPILE', `${filename}: the function does not compile: ${message}`)
+    super(ERR_FUNCTION_COMPILE, `${filename}: the function does not compile: ${message}`)
     this.name = 'FunctionCompileError'
   }
 }
@@ -48,11 +49,16 @@ interface PendingCall {
   resolve: (result: FunctionResult) => void
 }
 
+// Calls waiting when the worker is free go to it together, in one message each way: a round trip
+// between threads costs far more of the relay's CPU than a trivial call does in the sandbox.
+const CALLS_PER_BATCH = 64
+
 /**
  * One function in its sandbox: QuickJS (WebAssembly) in a worker thread of its own, so an endless
  * loop or a memory blow-up stalls that function's calls only, never the relay's event loop nor
- * another destination's function. Calls run one at a time, in order. A call that times out or
- * exhausts its memory ends its worker; the next call starts a fresh one.
+ * another destination's function. Calls run one at a time, in order (those waiting are sent to
+ * the worker in batches). A call that times out or exhausts its memory ends its worker; the calls
+ * after it go to a fresh one.
  */
 export class FunctionSandbox {
   readonly #spec: Required<FunctionSpec>
@@ -60,8 +66,9 @@ export class FunctionSandbox {
   readonly #settingsJson: string
   #worker: Promise<Worker> | undefined
   readonly #queue: PendingCall[] = []
-  #running: PendingCall | undefined
-  // The worker the running call was posted to: its death settles that call, no other.
+  // The batch the worker is running, in order; empty while it is free.
+  #running: PendingCall[] = []
+  // The worker the running batch was posted to: its death settles that batch, no other.
   #runningOn: Worker | undefined
   #watchdog: NodeJS.Timeout | undefined
   #nextId = 0
@@ -94,7 +101,8 @@ export class FunctionSandbox {
     if (this.#closed) return Promise.resolve(failure('the function was closed (the relay is stopping or reloading)'))
     return new Promise((resolve) => {
       this.#queue.push({ id: this.#nextId++, event: JSON.stringify(event), resolve })
-      if (this.#running === undefined) void this.#next()
+      // On the next turn: the calls asked for meanwhile go in the same batch.
+      if (this.#running.length === 0 && this.#queue.length === 1) queueMicrotask(() => void this.#next())
     })
   }
 
@@ -108,35 +116,52 @@ export class FunctionSandbox {
   }
 
   async #next(): Promise<void> {
-    const call = this.#queue.shift()
-    if (call === undefined) return
-    this.#running = call
+    if (this.#running.length > 0) return
+    if (this.#closed) {
+      for (const call of this.#queue.splice(0)) call.resolve(failure('the function was closed before it ran'))
+      return
+    }
+    const calls = this.#queue.splice(0, CALLS_PER_BATCH)
+    if (calls.length === 0) return
+    this.#running = calls
     let worker: Worker
     try {
       this.#worker ??= this.#spawn()
       worker = await this.#worker
     } catch (error) {
       this.#worker = undefined
-      this.#settle(failure(`the function's sandbox did not start: ${(error as Error).message}`))
+      for (const call of calls)
+        call.resolve(failure(`the function's sandbox did not start: ${(error as Error).message}`))
+      this.#endBatch()
       return
     }
     worker.ref()
-    this.#watchdog = setTimeout(() => {
-      // The sandbox's own interrupt did not stop it: end the thread.
-      this.#retire(worker)
-      this.#settle(failure(timeoutMessage(this.#spec.timeoutMs), ERR_FUNCTION_TIMEOUT))
-    }, this.#spec.timeoutMs + FUNCTION_WATCHDOG_GRACE_MS)
+    // The sandbox's own interrupt stops each call at functionTimeout; this ends a thread it could not stop.
+    this.#watchdog = setTimeout(
+      () => {
+        this.#retire(worker)
+        this.#fail(worker, failure(timeoutMessage(this.#spec.timeoutMs), ERR_FUNCTION_TIMEOUT))
+      },
+      this.#spec.timeoutMs * calls.length + FUNCTION_WATCHDOG_GRACE_MS,
+    )
     this.#runningOn = worker
-    worker.postMessage({ id: call.id, event: call.event, settings: this.#settingsJson })
+    worker.postMessage({ calls: calls.map(({ id, event }) => ({ id, event })), settings: this.#settingsJson })
   }
 
-  #settle(result: FunctionResult, from?: number): void {
-    const call = this.#running
-    if (call === undefined || (from !== undefined && from !== call.id)) return
+  // The worker ended or failed mid-batch: the call it was running gets `result`; the calls after it
+  // never ran and go to a fresh worker.
+  #fail(worker: Worker, result: FunctionResult): void {
+    if (this.#runningOn !== worker) return
+    this.#running.shift()?.resolve(result)
+    this.#endBatch()
+  }
+
+  // The batch is over: calls it did not answer go first in the queue, and the next batch starts.
+  #endBatch(): void {
     clearTimeout(this.#watchdog)
-    this.#running = undefined
+    this.#queue.unshift(...this.#running)
+    this.#running = []
     this.#runningOn = undefined
-    call.resolve(result)
     if (this.#queue.length > 0) void this.#next()
   }
 
@@ -168,7 +193,7 @@ export class FunctionSandbox {
       const onStart = (message: { type: string; message?: string }) => {
         if (message.type === 'ready') {
           worker.off('message', onStart)
-          worker.on('message', (reply: Reply) => this.#onReply(worker, reply))
+          worker.on('message', (replies: Reply[]) => this.#onReplies(worker, replies))
           resolve(worker)
         } else {
           void worker.terminate()
@@ -182,14 +207,12 @@ export class FunctionSandbox {
       worker.on('message', onStart)
       worker.once('error', (error) => {
         reject(error)
-        if (this.#runningOn !== worker) return
         // WebAssembly memory that cannot grow further ends the thread itself.
         const code = /memory|allocation/i.test(error.message) ? ERR_FUNCTION_MEMORY : undefined
-        this.#settle(failure(`the function's sandbox failed: ${error.message}`, code))
+        this.#fail(worker, failure(`the function's sandbox failed: ${error.message}`, code))
       })
       worker.once('exit', (exitCode) => {
-        if (this.#runningOn === worker)
-          this.#settle(failure(`the function's sandbox ended during the call (exit code ${exitCode})`))
+        this.#fail(worker, failure(`the function's sandbox ended during the call (exit code ${exitCode})`))
         if (this.#worker !== undefined) {
           // A worker that exits (after a timeout or the memory limit) is replaced at the next call.
           void this.#worker.then(
@@ -203,10 +226,16 @@ export class FunctionSandbox {
     })
   }
 
-  #onReply(worker: Worker, { id, reply, ms, fatal }: Reply): void {
-    if (fatal) this.#retire(worker)
+  #onReplies(worker: Worker, replies: readonly Reply[]): void {
+    if (this.#runningOn !== worker) return
+    const { timeoutMs, memoryMb } = this.#spec
+    for (const { id, reply, ms } of replies) {
+      if (this.#running[0]?.id !== id) continue
+      this.#running.shift()!.resolve(toResult(reply, ms, timeoutMs, memoryMb))
+    }
+    if (replies[replies.length - 1]?.fatal === true) this.#retire(worker)
     else worker.unref()
-    this.#settle(toResult(reply, ms, this.#spec.timeoutMs, this.#spec.memoryMb), id)
+    this.#endBatch()
   }
 }
 

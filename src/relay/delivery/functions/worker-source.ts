@@ -83,7 +83,20 @@ async function main() {
   }
   parentPort.postMessage({ type: 'ready' })
 
-  parentPort.on('message', ({ id, event, settings }) => {
+  // A batch of calls, run in order, answered in one message (one round trip per batch, not per call).
+  // A call that leaves the interpreter unsafe ends the batch there: the rest go to a fresh worker.
+  parentPort.on('message', ({ calls, settings }) => {
+    const replies = []
+    for (const { id, event } of calls) {
+      const answer = runOne(id, event, settings)
+      replies.push(answer)
+      if (answer.fatal) break
+    }
+    parentPort.postMessage(replies)
+    if (replies[replies.length - 1].fatal) process.exit(0)
+  })
+
+  function runOne(id, event, settings) {
     const started = performance.now()
     const eventHandle = context.newString(event)
     const settingsHandle = context.newString(settings)
@@ -126,9 +139,8 @@ async function main() {
     if (overran) { reply = { kind: 'error', code: 'timeout', message: 'interrupted', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
     else if (memoryExceeded || heap() > memoryCeiling) { reply = { kind: 'error', code: 'memory', message: 'out of memory', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
     else if (reply.kind === 'error' && (reply.code === 'memory' || /out of memory/.test(reply.message))) { reply.code = 'memory'; fatal = true }
-    parentPort.postMessage({ id, reply, ms: performance.now() - started, fatal })
-    if (fatal) process.exit(0)
-  })
+    return { id, reply, ms: performance.now() - started, fatal }
+  }
 }
 main().catch((error) => parentPort.postMessage({ type: 'failed', message: String(error && error.stack || error) }))
 `

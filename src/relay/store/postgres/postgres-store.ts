@@ -180,6 +180,7 @@ export class PostgresStore implements Store {
     const durations: number[] = []
     const responseBodies: (string | null)[] = []
     const requestHeaders: (string | null)[] = []
+    const consoles: (string | null)[] = []
     for (const o of outcomes) {
       const { status, nextAttemptAt, error } = outcomeColumns(o, now)
       ids.push(o.id)
@@ -197,6 +198,7 @@ export class PostgresStore implements Store {
         const details = requestDetails(r)
         responseBodies.push(details.responseBody)
         requestHeaders.push(details.requestHeaders)
+        consoles.push(details.console)
       }
     }
     await this.#pool.query(
@@ -215,6 +217,7 @@ export class PostgresStore implements Store {
         durations,
         responseBodies,
         requestHeaders,
+        consoles,
       ]),
     )
   }

@@ -6,6 +6,8 @@ import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
 import { POSTGRES_REPLAYS_STEP } from '../replays-schema'
 import { POSTGRES_SOURCE_CONFIGS_STEP } from '../source-configs-schema'
 import { POSTGRES_VIOLATIONS_STEP } from '../violations-schema'
+import { POSTGRES_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
+import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -159,6 +161,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_ALERT_CLAIMS_STEP,
   // The violations of tracking plans.
   POSTGRES_VIOLATIONS_STEP,
+  POSTGRES_ATTEMPT_CONSOLE_STEP,
+  SETTLED_INDEX_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

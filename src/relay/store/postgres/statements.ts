@@ -1,4 +1,5 @@
 import { EQUALITY_COLUMNS, type FilterField, isEqualityField } from '../filter'
+import { SETTLED_STATUSES_SQL } from '../settled-index-schema'
 import type { DeliveryFilter } from '../store'
 
 /**
@@ -122,10 +123,10 @@ export const POSTGRES_STATEMENTS = {
     WHERE d.id = outcome.id AND d.status = 'pending'
     RETURNING d.id
   )
-  INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers)
-  SELECT a.id, clock.now - a.ago, a.url, a.status, a.error, a.ms, a.response_body, a.request_headers
-  FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[], $14::text[])
-    AS a (id, ago, url, status, error, ms, response_body, request_headers), clock`,
+  INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers, console)
+  SELECT a.id, clock.now - a.ago, a.url, a.status, a.error, a.ms, a.response_body, a.request_headers, a.console
+  FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[], $14::text[], $15::text[])
+    AS a (id, ago, url, status, error, ms, response_body, request_headers, console), clock`,
   failUnconfigured: `UPDATE deliveries SET status = 'failed', last_error = 'source "' || source || '" is no longer configured',
          updated_at = $1, lease_until = NULL, lease_owner = NULL
        WHERE status = 'pending' AND NOT (source = ANY($2::text[]))`,
@@ -149,7 +150,7 @@ export const POSTGRES_STATEMENTS = {
     return `SELECT * FROM deliveries WHERE ${where(fields, conditions, 1)} ORDER BY id DESC LIMIT $${before ? next + 1 : next}`
   },
   attemptsOf: `
-  SELECT delivery_id, at, url, status, error, ms, response_body, request_headers FROM attempts
+  SELECT delivery_id, at, url, status, error, ms, response_body, request_headers, console FROM attempts
   WHERE delivery_id = ANY($1::bigint[]) ORDER BY id`,
   // Bulk replay: the id below which nothing written later is touched, how many dead letters match,
   // then a chunk of them at a time, newest first. $1 upTo, ($2 chunk, $3 now,) then the filter's values.
@@ -195,7 +196,7 @@ export const POSTGRES_STATEMENTS = {
   prune: `
   WITH gone AS (
     DELETE FROM deliveries WHERE id IN (
-      SELECT id FROM deliveries WHERE status = 'delivered' AND updated_at < $1
+      SELECT id FROM deliveries WHERE ${SETTLED_STATUSES_SQL} AND updated_at < $1
       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
     RETURNING id
   ), attempts_gone AS (

@@ -8,6 +8,8 @@ import { SQLITE_SOURCE_CONFIGS_STEP } from '../source-configs-schema'
 import { FILTERED_STATUS_MIGRATION } from './filtered-status'
 import { SQLITE_REPLAYS_STEP } from '../replays-schema'
 import { SQLITE_VIOLATIONS_STEP } from '../violations-schema'
+import { SQLITE_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
+import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
 export type SqliteDatabase = Database.Database
@@ -134,6 +136,8 @@ export const MIGRATIONS: readonly string[] = [
   SQLITE_ALERT_CLAIMS_STEP,
   // The violations of tracking plans.
   SQLITE_VIOLATIONS_STEP,
+  SQLITE_ATTEMPT_CONSOLE_STEP,
+  SETTLED_INDEX_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

@@ -154,7 +154,7 @@ export class SqliteStore implements Store {
         const { status, nextAttemptAt, error } = outcomeColumns(o, now)
         update.run(status, o.at, nextAttemptAt, error, now, o.id)
         for (const r of o.requests) {
-          const { responseBody, requestHeaders } = requestDetails(r)
+          const { responseBody, requestHeaders, console } = requestDetails(r)
           insertAttempt.run(
             o.id,
             o.at,
@@ -164,6 +164,7 @@ export class SqliteStore implements Store {
             Math.round(r.ms),
             responseBody,
             requestHeaders,
+            console,
           )
         }
       }
