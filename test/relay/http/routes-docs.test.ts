@@ -37,8 +37,8 @@ describe('the table of routes in docs/maintainers.md', () => {
   it('lists the route files of every area', () => {
     expect(rows.map((r) => r.file).sort()).toEqual([
       'console/api-routes.ts',
-      'console/page/live-routes.ts',
       'console/function-test-routes.ts',
+      'console/page/live-routes.ts',
       'console/page/operation-routes.ts',
       'console/page/page-routes.ts',
       'console/page/replays-page-routes.ts',

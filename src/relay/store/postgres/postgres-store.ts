@@ -1,6 +1,4 @@
 import type { PoolClient, QueryConfig } from 'pg'
-import type { CircuitStore } from '../circuits'
-import type { SessionStore } from '../sessions'
 import {
   type AttemptRow,
   audienceChange,
@@ -90,8 +88,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
-  readonly circuits: CircuitStore
-  readonly sessions: SessionStore
+  readonly circuits: Store['circuits']
+  readonly sessions: Store['sessions']
   readonly replays: Store['replays']
   readonly sourceConfigs: Store['sourceConfigs']
   readonly alertClaims: Store['alertClaims']
