@@ -153,6 +153,55 @@ const CANDIDATES = {
         RETURNING first_id, last_id)
       INSERT INTO batch_outcomes SELECT 2, 'bench', 'Webhooks', first_id, last_id, 'http://127.0.0.1/hook', 3 FROM gone`,
     },
+  // Range leases made safe against a transaction still open: ids are handed out before commit, so a
+  // cursor on id alone can pass one committed later. Each row carries its writer's transaction id
+  // (xid8); every transaction below the snapshot's xmin has ended, and any later write gets an xid at
+  // or above it, so the rows under xmin are final and a cursor on (xid, id) never passes one.
+  'candidate, range leases, safe: as above, each message with its transaction id (xid8), the cursor on (xid, id) below the snapshot xmin':
+    {
+      setup: `
+      CREATE TABLE messages (received_at bigint NOT NULL, id bigint GENERATED ALWAYS AS IDENTITY,
+        xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+        source text NOT NULL, message_key uuid NOT NULL, message_id text NOT NULL, user_id text, event text,
+        message text NOT NULL) PARTITION BY RANGE (received_at);
+      CREATE TABLE messages_d0 PARTITION OF messages FOR VALUES FROM (0) TO (${DAY_MS});
+      CREATE INDEX ON messages (message_key);
+      CREATE INDEX ON messages (user_id) WHERE user_id IS NOT NULL;
+      CREATE INDEX ON messages (source, xid, id);
+      CREATE INDEX ON messages USING brin (received_at);
+      CREATE TABLE cursors (source text NOT NULL, destination text NOT NULL, through_xid xid8 NOT NULL,
+        through_id bigint NOT NULL, PRIMARY KEY (source, destination));
+      INSERT INTO cursors VALUES ('bench', 'Webhooks', '0', 0);
+      CREATE TABLE leases (source text NOT NULL, destination text NOT NULL, first_xid xid8 NOT NULL,
+        first_id bigint NOT NULL, last_xid xid8 NOT NULL, last_id bigint NOT NULL, lease_until bigint,
+        lease_owner text, PRIMARY KEY (source, destination, first_xid, first_id));
+      CREATE TABLE batch_outcomes (at bigint NOT NULL, source text NOT NULL, destination text NOT NULL,
+        first_xid xid8 NOT NULL, first_id bigint NOT NULL, last_xid xid8 NOT NULL, last_id bigint NOT NULL,
+        url text NOT NULL, ms integer NOT NULL) PARTITION BY RANGE (at);
+      CREATE TABLE batch_outcomes_d0 PARTITION OF batch_outcomes FOR VALUES FROM (0) TO (${DAY_MS});
+      CREATE INDEX ON batch_outcomes (source, destination, last_xid, last_id);`,
+      ingest: `INSERT INTO messages (received_at, source, message_key, message_id, user_id, event, message)
+        SELECT 1, 'bench', md5('bench' || chr(1) || m)::uuid, m, u, e, j
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x (m, j, u, e)`,
+      claim: `WITH c AS (SELECT through_xid, through_id FROM cursors WHERE source = 'bench' AND destination = 'Webhooks' FOR UPDATE),
+      next AS (SELECT xid, id FROM messages, c WHERE source = 'bench' AND (xid, id) > (c.through_xid, c.through_id)
+        AND xid < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY xid, id LIMIT ${BATCH}),
+      span AS (SELECT (array_agg(xid ORDER BY xid, id))[1] AS first_xid,
+        (array_agg(id ORDER BY xid, id))[1] AS first_id, (array_agg(xid ORDER BY xid DESC, id DESC))[1] AS last_xid,
+        (array_agg(id ORDER BY xid DESC, id DESC))[1] AS last_id FROM next),
+      leased AS (INSERT INTO leases SELECT 'bench', 'Webhooks', first_xid, first_id, last_xid, last_id, 1, 'r'
+        FROM span WHERE first_id IS NOT NULL),
+      moved AS (UPDATE cursors SET through_xid = span.last_xid, through_id = span.last_id FROM span
+        WHERE span.last_id IS NOT NULL AND source = 'bench' AND destination = 'Webhooks')
+      SELECT first_id, first_xid FROM span WHERE first_id IS NOT NULL`,
+      outcome: `WITH gone AS (DELETE FROM leases WHERE source = 'bench' AND destination = 'Webhooks'
+        AND first_id = ($1::bigint[])[1] RETURNING first_xid, first_id, last_xid, last_id)
+      INSERT INTO batch_outcomes SELECT 2, 'bench', 'Webhooks', first_xid, first_id, last_xid, last_id,
+        'http://127.0.0.1/hook', 3 FROM gone`,
+      // Every message delivered once: covered by exactly one outcome's range.
+      settled: `SELECT count(*)::int AS n FROM messages m JOIN batch_outcomes b
+        ON (m.xid, m.id) >= (b.first_xid, b.first_id) AND (m.xid, m.id) <= (b.last_xid, b.last_id)`,
+    },
 }
 
 async function walLsn(client) {
@@ -181,10 +230,39 @@ async function measure(url, candidate) {
     await client.query(candidate.outcome, [rows.map((r) => Object.values(r)[0])])
   }
   const delivered = await walLsn(client)
+  if (candidate.settled !== undefined) {
+    const { n } = (await client.query(candidate.settled)).rows[0]
+    if (n !== N) throw new Error(`${n} of ${N} messages delivered`)
+  }
   const diff = async (a, b) => Number((await client.query('SELECT pg_wal_lsn_diff($1, $2) AS d', [b, a])).rows[0].d)
   const result = { ingest: (await diff(start, ingested)) / N, delivery: (await diff(ingested, delivered)) / N }
   await client.end()
   return result
+}
+
+// The safe range lease's claim must not pass a message whose transaction is still open: A writes
+// first and stays open, B writes after it and commits; a claim then takes nothing (B's row sits
+// above A's xid, which is the xmin), and after A commits takes both, in order.
+async function checkOpenTransactionGuard(url, candidate) {
+  const [a, b, relay] = [0, 1, 2].map(() => new pg.Client({ connectionString: url }))
+  for (const c of [a, b, relay]) await c.connect()
+  try {
+    await relay.query(candidate.setup)
+    const one = (i) => [[randomUUID()], [message(i)], ['u'], ['e']]
+    await a.query('BEGIN')
+    await a.query(candidate.ingest, one(0))
+    await b.query(candidate.ingest, one(1))
+    const early = await relay.query(candidate.claim)
+    if (early.rows.length !== 0) throw new Error('the claim passed a message whose transaction is open')
+    await a.query('COMMIT')
+    const late = await relay.query(candidate.claim)
+    const leased = await relay.query(`SELECT count(*)::int AS n FROM messages m JOIN leases l
+      ON (m.xid, m.id) >= (l.first_xid, l.first_id) AND (m.xid, m.id) <= (l.last_xid, l.last_id)`)
+    if (late.rows.length !== 1 || leased.rows[0].n !== 2)
+      throw new Error('the claim missed the messages once committed')
+  } finally {
+    for (const c of [a, b, relay]) await c.end()
+  }
 }
 
 const server = await startPostgresServer({ durable: true })
@@ -196,6 +274,8 @@ try {
   let n = 0
   for (const [name, candidate] of Object.entries(CANDIDATES)) {
     if (only !== undefined && !name.includes(only)) continue
+    if (candidate.settled !== undefined)
+      await checkOpenTransactionGuard(await server.createDatabase(`guard_${n}`), candidate)
     const { ingest, delivery } = await measure(await server.createDatabase(`layout_${n++}`), candidate)
     console.log(
       `  ${Math.round(ingest + delivery)} B (ingest ${Math.round(ingest)}, claim + outcome ${Math.round(delivery)})  ${name}`,
