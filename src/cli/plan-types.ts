@@ -1,6 +1,6 @@
 import type { JsonSchema, TrackingPlan } from '../relay/config/plan'
 
-// A tracking plan's events as TypeScript (docs/tracking-plans.md, "Typed calls"): what the types
+// A tracking plan's events as TypeScript (docs/plans.md, "Typed calls"): what the types
 // can say of a JSON Schema, and `unknown` wherever they cannot, so a type is never narrower than
 // the plan (a call the relay accepts always compiles).
 

@@ -15,7 +15,7 @@ export const TYPEGEN_USAGE = `usage: tracklet typegen --config FILE --source NAM
 
 Prints (to stdout) a TypeScript module exporting one type, Events: each event of the source's
 tracking plan with the type of its properties, for the SDK's Analytics<Events>. A call that breaks
-the plan then does not compile (docs/tracking-plans.md).
+the plan then does not compile (docs/plans.md).
 
 Flags:
   --config FILE         the relay's JSON config file to read the source's plan from

@@ -9,7 +9,7 @@ import { parseTypegenArgs, runTypegen } from '../../src/cli/typegen'
 import type { TrackingPlan } from '../../src/relay/config/plan'
 import { startHttpReceiver } from '../support/http-receiver'
 
-// `tracklet typegen` (docs/tracking-plans.md, "Typed calls"): the event map it prints, compiled by
+// `tracklet typegen` (docs/plans.md, "Typed calls"): the event map it prints, compiled by
 // tsc (strict) with the SDK's Analytics<Events>, accepts the calls the plan allows and refuses the
 // others.
 

@@ -32,7 +32,7 @@ export interface SourceSchema {
   blockedEvents?: readonly string[]
   /**
    * The source's tracking plan: a JSON Schema (draft-07) for each planned track event's
-   * `properties`, and optionally for `identify`'s and `group`'s `traits` (docs/tracking-plans.md).
+   * `properties`, and optionally for `identify`'s and `group`'s `traits` (docs/plans.md).
    * Checked at ingest; every violation is recorded (`GET /v1/violations`).
    */
   plan?: TrackingPlan

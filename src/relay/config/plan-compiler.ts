@@ -4,7 +4,7 @@ import type { JsonSchema, TrackingPlan } from './plan'
 
 // Compiles tracking plans with ajv (JSON Schema draft-07), loaded the first time a plan is
 // compiled: a relay without a plan never loads it, and the SDK never imports this module.
-// docs/tracking-plans.md says what a plan checks.
+// docs/plans.md says what a plan checks.
 
 /** A compiled schema: validates a value and keeps the errors of the last call. */
 export type SchemaCheck = ValidateFunction

@@ -6,7 +6,7 @@ import type { JsonSchema, TrackingPlan } from './plan'
 import { UNPLANNED_ACTIONS, VIOLATION_ACTIONS } from './plan'
 import { type ConfigProblems, describeSafely, objectOf, oneOf, type Rule } from './rules'
 
-// The rules of `sources[].schema.plan`, `.unplanned` and `.violations` (docs/tracking-plans.md).
+// The rules of `sources[].schema.plan`, `.unplanned` and `.violations` (docs/plans.md).
 // A plan is checked whole: its shape, then every schema compiled, each problem at its own path.
 
 /** `schema.unplanned`: `allow` or `block`. */

@@ -5,7 +5,7 @@
 export type JsonSchema = { readonly [keyword: string]: unknown } | boolean
 
 /**
- * A source's tracking plan (docs/tracking-plans.md): the schema of each planned track event's
+ * A source's tracking plan (docs/plans.md): the schema of each planned track event's
  * `properties`, and optionally of `identify`'s and `group`'s `traits`. Other call types are never
  * checked.
  */

@@ -38,7 +38,7 @@ export async function requestDeletion(
  * what its requests recorded of the receiver's answers and the headers sent; a dead letter is
  * settled unsent; one still pending is sent as before, and never replayed. Delete messages are
  * kept: they are what is sent. The violations tracking plans recorded of the user's messages
- * (docs/tracking-plans.md) are erased too. Resolves with how many deliveries were erased.
+ * (docs/plans.md) are erased too. Resolves with how many deliveries were erased.
  */
 export async function eraseUserData(store: Store, userId: string): Promise<number> {
   const erased = await store.replays.eraseUser(userId)

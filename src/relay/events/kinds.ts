@@ -55,7 +55,7 @@ export interface SettledAttempt {
  *   of from another relay): alerts go once per change, from the relay that made it;
  * - `function`: a destination's function was called (`outcome`: sent, dropped, retry, error,
  *   timeout or memory), with how long it ran;
- * - `violation`: a request's messages broke the source's tracking plan (docs/tracking-plans.md).
+ * - `violation`: a request's messages broke the source's tracking plan (docs/plans.md).
  */
 export type RelayEvent =
   | { type: 'ingested'; source: string; outcome: IngestOutcome }

@@ -2,7 +2,7 @@ import type { RoutedSource } from '../config/sources'
 import type { NewViolation } from '../store/violations'
 
 /**
- * What a check found in an accepted message (tracking plans: docs/tracking-plans.md). The message
+ * What a check found in an accepted message (tracking plans: docs/plans.md). The message
  * is acknowledged whatever was found.
  */
 export interface CheckFindings {

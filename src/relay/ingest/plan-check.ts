@@ -13,7 +13,7 @@ export const PLAN_BLOCKED = {
 }
 
 /**
- * The ingest check of tracking plans (docs/tracking-plans.md): each `track`, `identify` and `group`
+ * The ingest check of tracking plans (docs/plans.md): each `track`, `identify` and `group`
  * message of a source with a plan is checked against its schema (compiled once per plan); what it
  * breaks is recorded in `violations`, and the source's actions decide whether it goes on as sent,
  * without the offending values (`omit`) or not at all (`block`). A source without a plan, and

@@ -2,7 +2,7 @@ import type { SchemaError } from '../config/plan-compiler'
 import type { ViolationKind } from '../store/violations'
 
 // How an error of the validator becomes a violation (its kind and path), and how `omit` takes the
-// offending values out of a copy of `properties` or `traits` (docs/tracking-plans.md).
+// offending values out of a copy of `properties` or `traits` (docs/plans.md).
 
 /** An error of the validator, as a violation says it: its kind, its JSON Pointer under the field, its sentence. */
 export interface Finding {

@@ -51,7 +51,7 @@ export class RetentionSweeper {
         }
         // Replays are kept as long (docs/replay.md).
         await this.#store.replays.prune(before)
-        // Tracking plans' violations are kept for the same time (docs/tracking-plans.md).
+        // Tracking plans' violations are kept for the same time (docs/plans.md).
         while (!this.#stopped && (await this.#store.violations.prune(before, PRUNE_CHUNK)) === PRUNE_CHUNK);
         if (pruned > 0) {
           log.info(

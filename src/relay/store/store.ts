@@ -42,7 +42,7 @@ export interface Store {
   readonly sourceConfigs: SourceConfigStore
   /** Who sends each endpoint's next `delivery.failed` alert, agreed by every relay on the store. */
   readonly alertClaims: AlertClaimStore
-  /** The violations of tracking plans (docs/tracking-plans.md), kept in the same database. */
+  /** The violations of tracking plans (docs/plans.md), kept in the same database. */
   readonly violations: ViolationStore
 
   /**

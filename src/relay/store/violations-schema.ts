@@ -1,4 +1,4 @@
-// The violations table of tracking plans (docs/tracking-plans.md), one schema step in each store
+// The violations table of tracking plans (docs/plans.md), one schema step in each store
 // (appended to their MIGRATIONS). `IF NOT EXISTS` throughout: the step stands on its own, whichever
 // other steps come before it. Times are epoch ms, as everywhere in the schema. Read newest first by
 // id (the cursor), filtered by source, event and kind; pruned by time; erased by user.

@@ -1,5 +1,5 @@
 /**
- * What kind of rule of a tracking plan a message broke (docs/tracking-plans.md):
+ * What kind of rule of a tracking plan a message broke (docs/plans.md):
  * - `unplanned`: a track event the plan does not list;
  * - `required`: a required property or trait is missing;
  * - `type`: a value of the wrong type;

@@ -103,7 +103,7 @@ export class RelayMetrics {
   readonly console: ConsoleMetrics
   /** Calls of destinations' functions (docs/functions.md). */
   readonly functions: FunctionMetrics
-  /** Violations of tracking plans (docs/tracking-plans.md). */
+  /** Violations of tracking plans (docs/plans.md). */
   readonly violations: ViolationMetrics
   /** Settled attempts not yet added to their series (a scrape adds them first). */
   readonly #tally: AttemptTally

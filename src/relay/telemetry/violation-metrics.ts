@@ -2,7 +2,7 @@ import { Counter, type Registry } from 'prom-client'
 import type { RoutedSource } from '../config/sources'
 import { VIOLATION_KINDS, type Violation } from '../store/violations'
 
-// Tracking plans' series (docs/tracking-plans.md), kept apart from metrics.ts so that other
+// Tracking plans' series (docs/plans.md), kept apart from metrics.ts so that other
 // additions there merge cleanly.
 
 /** Violations of tracking plans, registered in a relay's own registry by `RelayMetrics`. */

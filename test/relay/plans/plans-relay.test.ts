@@ -7,7 +7,7 @@ import { parseExposition, sampleValue } from '../telemetry/prometheus'
 import { PageClient } from '../console/page-client'
 import { openStream } from '../telemetry/stream/stream-client'
 
-// Tracking plans at ingest (docs/tracking-plans.md): each action on each kind of violation, on both
+// Tracking plans at ingest (docs/plans.md): each action on each kind of violation, on both
 // stores, as a client and a receiver see it.
 
 const ORDER_SCHEMA = {

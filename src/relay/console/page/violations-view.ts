@@ -36,7 +36,7 @@ export function violationsPage(view: ViolationsView): Html {
     html`<main>
 <p><a href="/">← Overview</a></p>
 <h1>Tracking plan violations</h1>
-<p class="muted">What the sources' tracking plans found at ingest (docs/tracking-plans.md), every relay sharing this store. The API: <span class="mono">GET /v1/violations</span>.</p>
+<p class="muted">What the sources' tracking plans found at ingest (docs/plans.md), every relay sharing this store. The API: <span class="mono">GET /v1/violations</span>.</p>
 <h2>Last ${view.windowHours} hours, per source and event</h2>
 ${countsTable(rowsOf(view.counts), view.now)}
 <h2>Newest${chosen}${view.source !== undefined && html` <a class="muted" href="/ui/violations">(all)</a>`}</h2>
