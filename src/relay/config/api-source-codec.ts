@@ -75,7 +75,7 @@ export function fileSourceView(source: RegisteredSource): SourceView {
     enabled: true,
     writeKeys: [{ id: FILE_WRITE_KEY_ID, prefix: writeKeyPrefix(settings.writeKey), createdAt: null }],
     destinations: maskSecrets(settings.destinations ?? {}),
-    schema: { blockedEvents: [...(settings.schema?.blockedEvents ?? [])] },
+    schema: { ...settings.schema, blockedEvents: [...(settings.schema?.blockedEvents ?? [])] },
   }
 }
 
@@ -92,7 +92,7 @@ export function storedSourceView(stored: StoredSource): SourceView {
       createdAt: new Date(key.createdAt).toISOString(),
     })),
     destinations: maskSecrets(settings.destinations),
-    schema: { blockedEvents: [...(settings.schema.blockedEvents ?? [])] },
+    schema: { ...settings.schema, blockedEvents: [...(settings.schema.blockedEvents ?? [])] },
   }
 }
 

@@ -54,7 +54,8 @@ export function readSourceInput(
     input: {
       enabled: enabled !== false,
       destinations: checked.destinations ?? {},
-      schema: { blockedEvents: checked.schema?.blockedEvents ?? [] },
+      // The whole schema: its blocked events and its tracking plan with their actions (docs/plans.md).
+      schema: { ...checked.schema, blockedEvents: checked.schema?.blockedEvents ?? [] },
       writeKey: checked.writeKey,
     },
   }
