@@ -3,6 +3,7 @@ import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { loadDriver } from '../load-driver'
 import { SQLITE_SESSIONS_STEP } from '../sessions-schema'
+import { SQLITE_FAILED_INDEX_STEP } from './failed-index'
 import { FILTERED_STATUS_MIGRATION } from './filtered-status'
 import { SQLITE_REPLAYS_STEP } from '../replays-schema'
 
@@ -127,6 +128,8 @@ export const MIGRATIONS: readonly string[] = [
   FILTERED_STATUS_MIGRATION,
   // Replays (docs/replay.md).
   SQLITE_REPLAYS_STEP,
+  // Fewer index entries per message: docs/postgres.md.
+  SQLITE_FAILED_INDEX_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */
