@@ -5,6 +5,7 @@ import { loadDriver } from '../load-driver'
 import { SQLITE_ALERT_CLAIMS_STEP } from '../alert-claims'
 import { SQLITE_SESSIONS_STEP } from '../sessions-schema'
 import { SQLITE_SOURCE_CONFIGS_STEP } from '../source-configs-schema'
+import { SQLITE_FAILED_INDEX_STEP } from './failed-index'
 import { FILTERED_STATUS_MIGRATION } from './filtered-status'
 import { SQLITE_REPLAYS_STEP } from '../replays-schema'
 import { SQLITE_VIOLATIONS_STEP } from '../violations-schema'
@@ -138,6 +139,8 @@ export const MIGRATIONS: readonly string[] = [
   SQLITE_VIOLATIONS_STEP,
   SQLITE_ATTEMPT_CONSOLE_STEP,
   SETTLED_INDEX_STEP,
+  // Fewer index entries per message: docs/postgres.md.
+  SQLITE_FAILED_INDEX_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

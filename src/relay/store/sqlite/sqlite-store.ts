@@ -274,7 +274,7 @@ export class SqliteStore implements Store {
     const { before, limit, ...filter } = query
     const fields = filterFields(filter)
     const params = { ...filterParams(fields, filter), limit, ...(before === undefined ? {} : { before }) }
-    const rows = this.#sql.get(SQL.listNewest(fields, before !== undefined)).all(params) as DeliveryRow[]
+    const rows = this.#sql.get(SQL.listNewest(fields, before !== undefined, filter.status)).all(params) as DeliveryRow[]
     return this.#withAttempts(rows)
   }
 

@@ -1,7 +1,7 @@
 import { EQUALITY_COLUMNS, type FilterField, isEqualityField } from '../filter'
 import { SETTLED_STATUSES_SQL } from '../settled-index-schema'
 import { routesJson, searchKeys } from '../rows'
-import type { DeliveryFilter, NewDelivery } from '../store'
+import { DELIVERY_STATUSES, type DeliveryFilter, type DeliveryStatus, type NewDelivery } from '../store'
 
 // The routes given as one JSON parameter ([[source, destination], …]), as rows.
 const ROUTES_OF_JSON = "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)"
@@ -62,9 +62,11 @@ export const SQLITE_STATEMENTS = {
       WHERE id > @after AND (@status IS NULL OR status = @status) AND (@source IS NULL OR source = @source)
       ORDER BY id LIMIT @limit`,
   // A filtered page, newest first: the text names only the filter's fields (see filter.ts), so each
-  // combination is planned with the index that fits it (message id, user id, status).
-  listNewest: (fields: readonly FilterField[], before: boolean) => `
-      SELECT * FROM deliveries WHERE ${where(fields, before ? ['id < @before'] : [])} ORDER BY id DESC LIMIT @limit`,
+  // combination is planned with the index that fits it (message id, user id, status). The status is
+  // written into the text: SQLite reads a partial index (deliveries_failed, deliveries_due) only for
+  // a condition that names its predicate's value, never for a bound parameter.
+  listNewest: (fields: readonly FilterField[], before: boolean, status?: DeliveryStatus) => `
+      SELECT * FROM deliveries WHERE ${where(fields, before ? ['id < @before'] : [], status)} ORDER BY id DESC LIMIT @limit`,
   attemptsOf: (deliveries: number) => `
       SELECT delivery_id, at, url, status, error, ms, response_body, request_headers, console FROM attempts
       WHERE delivery_id IN (${marks(deliveries)}) ORDER BY id`,
@@ -92,9 +94,15 @@ export const SQLITE_STATEMENTS = {
       SELECT at, status, error, response_body FROM attempts
       WHERE url = ? AND at >= ? AND (status IS NULL OR status NOT BETWEEN 200 AND 299)
       ORDER BY at DESC, id DESC LIMIT 1`,
+  // One query per status, so that each reads its own partial index (deliveries_due, deliveries_failed):
+  // a status in a list matches neither predicate and reads the whole table, delivered history included.
   backlog: `
-      SELECT source, status, count(*) AS count, min(created_at) AS oldestCreatedAt FROM deliveries
-      WHERE status IN ('pending', 'failed') GROUP BY source, status ORDER BY source, status`,
+      SELECT source, 'failed' AS status, count(*) AS count, min(created_at) AS oldestCreatedAt FROM deliveries
+      WHERE status = 'failed' GROUP BY source
+      UNION ALL
+      SELECT source, 'pending' AS status, count(*) AS count, min(created_at) AS oldestCreatedAt FROM deliveries
+      WHERE status = 'pending' GROUP BY source
+      ORDER BY source, status`,
   // The ids to prune; pruneAttempts and pruneDeliveries then delete them, in the same transaction.
   // INDEXED BY: on a fresh file (no ANALYZE) SQLite would read every settled row by status and sort them.
   prune: `SELECT id FROM deliveries INDEXED BY deliveries_settled WHERE ${SETTLED_STATUSES_SQL} AND updated_at < ? ORDER BY updated_at LIMIT ?`,
@@ -233,11 +241,16 @@ export function enqueueParams(d: NewDelivery, now: number, params: unknown[], at
  */
 export const ENQUEUE_ROWS = 25
 
-/** The conditions of a filter (named parameters, as `filterParams` binds them) after `first`. */
-export function where(fields: readonly FilterField[], first: readonly string[]): string {
+/**
+ * The conditions of a filter (named parameters, as `filterParams` binds them) after `first`. With
+ * `status` (one of {@link DELIVERY_STATUSES}, checked here), the status is written into the text
+ * rather than bound, so that SQLite may read the partial index of that status.
+ */
+export function where(fields: readonly FilterField[], first: readonly string[], status?: DeliveryStatus): string {
   const conditions = [...first]
   for (const field of fields) {
-    if (isEqualityField(field)) conditions.push(`${EQUALITY_COLUMNS[field]} = @${field}`)
+    if (field === 'status' && status !== undefined) conditions.push(statusIs(status))
+    else if (isEqualityField(field)) conditions.push(`${EQUALITY_COLUMNS[field]} = @${field}`)
     else if (field === 'since') conditions.push('created_at >= @since')
     else if (field === 'until') conditions.push('created_at <= @until')
     else conditions.push(`(source, destination) IN (${ROUTES_OF_JSON.replace('?', '@routes')})`)
@@ -252,6 +265,12 @@ export function filterParams(fields: readonly FilterField[], filter: DeliveryFil
     params[field] = field === 'routes' ? routesJson(filter.routes ?? []) : filter[field]
   }
   return params
+}
+
+// A status written into a statement's text: only a known status, never what a caller passed as is.
+function statusIs(status: DeliveryStatus): string {
+  if (!DELIVERY_STATUSES.includes(status)) throw new TypeError(`unknown delivery status: ${String(status)}`)
+  return `status = '${status}'`
 }
 
 // `n` parameter marks, for `IN (…)`.
