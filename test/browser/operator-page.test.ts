@@ -15,6 +15,8 @@ import {
 } from '../relay/helpers'
 import { launchChromium, runBrowserTests, SKIP_REASON } from './chromium'
 
+const READ_TOKEN = 'read-token-for-browser-0123'
+
 // Said once, where a person running the suite will see it.
 if (!runBrowserTests) console.warn(`Browser tests of the operator page ${SKIP_REASON}`)
 
@@ -34,7 +36,7 @@ describe.skipIf(!runBrowserTests)(
     })
     beforeEach(async () => {
       receiver = await startReceiver()
-      relay = await startRelay(receiver.url)
+      relay = await startRelay(receiver.url, { readToken: READ_TOKEN })
       page = await browser!.context.newPage()
     })
     afterEach(async () => {
@@ -43,9 +45,9 @@ describe.skipIf(!runBrowserTests)(
       await receiver.close()
     })
 
-    async function signIn(): Promise<void> {
+    async function signIn(token = ADMIN_TOKEN): Promise<void> {
       await page.goto(relay.url)
-      await page.getByLabel('Admin token').fill(ADMIN_TOKEN)
+      await page.getByLabel('Admin token').fill(token)
       await page.getByRole('button', { name: 'Sign in' }).click()
       await page.getByRole('heading', { name: 'Recent deliveries' }).waitFor()
     }
@@ -80,6 +82,26 @@ describe.skipIf(!runBrowserTests)(
         expect.stringContaining('HTTP 404'),
         expect.stringContaining('HTTP 200'),
       ])
+    })
+
+    it('shows the read token the dead letters and no button that changes anything', async () => {
+      receiver.respond((_req, res) => res.writeHead(404).end())
+      const message = track({ event: 'Order Completed' })
+      expect((await post(`${relay.url}/v1/track`, message)).status).toBe(200)
+      const delivery = await waitForDelivery(relay.url, 'failed', message['messageId'] as string)
+
+      await signIn(READ_TOKEN)
+      await page.getByText('Signed in with the read token').waitFor()
+      await page.getByLabel('Status').selectOption('failed')
+      await page.getByRole('button', { name: 'Filter' }).click()
+      const row = page.getByRole('row').filter({ hasText: 'Order Completed' })
+      expect(await row.locator('.status').textContent()).toBe('dead-lettered')
+      expect(await row.getByRole('button', { name: `Retry delivery ${delivery.id}` }).isVisible()).toBe(false)
+      await page.goto(`${relay.url}/ui/deliveries/${delivery.id}`)
+      expect(await page.getByRole('button', { name: 'Retry now' }).isVisible()).toBe(false)
+      // Signing out stays offered.
+      await page.getByRole('button', { name: 'Sign out' }).click()
+      await page.getByLabel('Admin token').waitFor()
     })
 
     it('shows a <script> in a message as text and never runs it', async () => {

@@ -84,9 +84,20 @@ export class AdminToken {
     return this.#digest !== undefined || this.#readDigest !== undefined
   }
 
-  /** Whether `token` is the admin token, compared in constant time. */
-  matches(token: string): boolean {
-    return this.#digest !== undefined && timingSafeEqual(this.#digest, digest(token))
+  /**
+   * Which token `token` is (the operator page's sign-in takes either), compared in constant time;
+   * `undefined` when it is neither.
+   */
+  roleOf(token: string): TokenRole | undefined {
+    const given = digest(token)
+    if (this.#digest !== undefined && timingSafeEqual(this.#digest, given)) return 'admin'
+    if (this.#readDigest !== undefined && timingSafeEqual(this.#readDigest, given)) return 'read'
+    return undefined
+  }
+
+  /** Whether a read token is configured (the sign-in page then says either token signs in). */
+  get readable(): boolean {
+    return this.#readDigest !== undefined
   }
 
   /**
@@ -103,10 +114,14 @@ export class AdminToken {
     if (this.#digest !== undefined && timingSafeEqual(this.#digest, given)) return 'admin'
     if (this.#readDigest === undefined || !timingSafeEqual(this.#readDigest, given))
       throw unauthorized('wrong admin token', 'Bearer')
-    if (!READ_METHODS.has(req.method ?? 'GET'))
-      throw new HttpError(403, 'ERR_READ_ONLY', 'the read token reads and changes nothing: send the admin token')
+    if (!READ_METHODS.has(req.method ?? 'GET')) throw readOnly()
     return 'read'
   }
+}
+
+/** The 403 for a change asked with the read token (`ERR_READ_ONLY`), on the API and the page. */
+export function readOnly(): HttpError {
+  return new HttpError(403, 'ERR_READ_ONLY', 'the read token reads and changes nothing: use the admin token')
 }
 
 function basicUser(header: string): string | undefined {

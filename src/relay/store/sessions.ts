@@ -6,7 +6,12 @@
 export interface SessionRow {
   createdAt: number
   lastSeenAt: number
+  /** Which token signed it in: the read token's session reads and changes nothing. */
+  role: SessionRole
 }
+
+/** Which token signed a session in (`adminToken` or `readToken`). */
+export type SessionRole = 'admin' | 'read'
 
 /**
  * The operator page's sessions, in the relay's database, so that every relay and every worker of
@@ -15,8 +20,8 @@ export interface SessionRow {
  * `Sessions`); the store only keeps, finds and deletes.
  */
 export interface SessionStore {
-  /** Keeps a new session under `digest`, made and seen at `now`. */
-  insert(digest: string, now: number): Promise<void>
+  /** Keeps a new session under `digest`, signed in with `role`'s token, made and seen at `now`. */
+  insert(digest: string, now: number, role: SessionRole): Promise<void>
   /** The session under `digest`, expired or not, or `undefined` when there is none. */
   find(digest: string): Promise<SessionRow | undefined>
   /** Marks the session under `digest` as seen at `now` (a later time only). */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../../src/relay/index'
-import { SESSION_IDLE_MS, SESSION_MAX_MS, Sessions } from '../../../src/relay/console/page/sessions'
+import { isReadOnlyPage, SESSION_IDLE_MS, SESSION_MAX_MS, Sessions } from '../../../src/relay/console/page/sessions'
 import type { SessionStore } from '../../../src/relay/store/sessions'
 import type { Store } from '../../../src/relay/store/store'
 import { freshPostgresDatabase } from '../../support/postgres'
@@ -26,7 +26,7 @@ describe.each(STORE_KINDS)('Sessions on the %s store', (kind) => {
   it('ends a session after an hour without a request, and after 12 hours in any case', async () => {
     let now = 1_700_000_000_000
     const sessions = new Sessions((await storeOf(kind, () => now)).sessions, () => now)
-    const { id } = await sessions.create()
+    const { id } = await sessions.create('admin')
     const cookie = `other=1; tracklet_session=${id}`
     now += SESSION_IDLE_MS
     expect(await sessions.find(cookie)).toBeDefined()
@@ -34,7 +34,7 @@ describe.each(STORE_KINDS)('Sessions on the %s store', (kind) => {
     expect(await sessions.find(cookie)).toBeUndefined()
     expect(await sessions.find(`tracklet_session=${id.slice(1)}`)).toBeUndefined()
 
-    const kept = await sessions.create()
+    const kept = await sessions.create('admin')
     // Seen every half hour: never idle, and good for 12 hours, not a moment more.
     for (let half = 0; half < 24; half++) {
       now += SESSION_IDLE_MS / 2
@@ -48,12 +48,25 @@ describe.each(STORE_KINDS)('Sessions on the %s store', (kind) => {
     const now = () => 1_700_000_000_000
     const store = await storeOf(kind, now)
     const [one, other] = [new Sessions(store.sessions, now), new Sessions(store.sessions, now)]
-    const { id, session } = await one.create()
+    const { id, session } = await one.create('admin')
     const found = await other.find(`tracklet_session=${id}`)
     // The same CSRF token: a form rendered by one relay is accepted by the other.
     expect(found?.csrfToken).toBe(session.csrfToken)
     await other.end(`tracklet_session=${id}`)
     expect(await one.find(`tracklet_session=${id}`)).toBeUndefined()
+  })
+
+  it("keeps which token signed a session in, so a read session stays read-only on every relay", async () => {
+    const now = () => 1_700_000_000_000
+    const store = await storeOf(kind, now)
+    const [one, other] = [new Sessions(store.sessions, now), new Sessions(store.sessions, now)]
+    const read = await one.create('read')
+    const admin = await one.create('admin')
+    expect((await other.find(`tracklet_session=${read.id}`))?.role).toBe('read')
+    expect((await other.find(`tracklet_session=${admin.id}`))?.role).toBe('admin')
+    // The CSRF tokens differ by role, so each page shows the actions its session may take.
+    expect(isReadOnlyPage(read.session.csrfToken)).toBe(true)
+    expect(isReadOnlyPage(admin.session.csrfToken)).toBe(false)
   })
 
   it('keeps only a digest of the token, never the token or the CSRF token', async () => {
@@ -62,26 +75,26 @@ describe.each(STORE_KINDS)('Sessions on the %s store', (kind) => {
     const seen: string[] = []
     const spy: SessionStore = {
       ...store.sessions,
-      insert: (digest, at) => {
+      insert: (digest, at, role) => {
         seen.push(digest)
-        return store.sessions.insert(digest, at)
+        return store.sessions.insert(digest, at, role)
       },
       find: (digest) => store.sessions.find(digest),
       touch: (digest, at) => store.sessions.touch(digest, at),
       delete: (digest) => store.sessions.delete(digest),
       sweep: (a, b, c) => store.sessions.sweep(a, b, c),
     }
-    const { id, session } = await new Sessions(spy, now).create()
+    const { id, session } = await new Sessions(spy, now).create('admin')
     expect(seen).toHaveLength(1)
     expect(seen[0]).not.toContain(id)
     expect(seen[0]).not.toBe(session.csrfToken)
-    expect(await store.sessions.find(seen[0]!)).toEqual({ createdAt: now(), lastSeenAt: now() })
+    expect(await store.sessions.find(seen[0]!)).toEqual({ createdAt: now(), lastSeenAt: now(), role: 'admin' })
   })
 
   it('sweeps ended sessions and keeps at most the newest ones', async () => {
     let now = 1_700_000_000_000
     const store = await storeOf(kind, () => now)
-    for (let i = 0; i < 5; i++) await store.sessions.insert(`digest-${i}`, now + i)
+    for (let i = 0; i < 5; i++) await store.sessions.insert(`digest-${i}`, now + i, 'admin')
     now += 10
     expect(await store.sessions.sweep(now - SESSION_IDLE_MS, now - SESSION_MAX_MS, 2)).toBe(3)
     expect(await store.sessions.find('digest-4')).toBeDefined()
@@ -98,7 +111,7 @@ describe('Sessions while the store does not answer', () => {
     const store = await storeOf('sqlite', now)
     let down = false
     const failing: SessionStore = {
-      insert: (d, at) => store.sessions.insert(d, at),
+      insert: (d, at, role) => store.sessions.insert(d, at, role),
       find: async (d) => {
         if (down) throw new Error('the store is down')
         return store.sessions.find(d)
@@ -108,8 +121,8 @@ describe('Sessions while the store does not answer', () => {
       sweep: (a, b, c) => store.sessions.sweep(a, b, c),
     }
     const sessions = new Sessions(failing, now)
-    const seen = await sessions.create()
-    const other = await new Sessions(store.sessions, now).create()
+    const seen = await sessions.create('admin')
+    const other = await new Sessions(store.sessions, now).create('admin')
     down = true
     expect((await sessions.find(`tracklet_session=${seen.id}`))?.csrfToken).toBe(seen.session.csrfToken)
     await expect(sessions.find(`tracklet_session=${other.id}`)).rejects.toThrow('the store is down')

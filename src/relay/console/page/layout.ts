@@ -1,5 +1,6 @@
 import type { HealthReport } from '../../events/readings'
 import { type Html, html } from './html'
+import { isReadOnlyPage } from './sessions'
 
 /** The whole document around a page's body. */
 export function layout(
@@ -7,6 +8,7 @@ export function layout(
   body: Html,
   header?: { csrfToken: string; health: HealthReport; refreshSeconds?: number | undefined },
 ): Html {
+  const readOnly = header !== undefined && isReadOnlyPage(header.csrfToken)
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -18,7 +20,7 @@ ${header?.refreshSeconds !== undefined && html`<meta http-equiv="refresh" conten
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/page.css">
 </head>
-<body>
+<body${readOnly && html` class="read-only"`}>
 <header class="bar">
   <a class="brand" href="/">Tracklet <span>relay</span></a>
   ${header && healthBadge(header.health)}
@@ -26,12 +28,13 @@ ${header?.refreshSeconds !== undefined && html`<meta http-equiv="refresh" conten
   <div class="spacer"></div>
   ${
     header &&
-    html`<form method="post" action="/ui/sign-out">
+    html`<form method="post" action="/ui/sign-out" class="sign-out">
     <input type="hidden" name="csrf" value="${header.csrfToken}">
     <button type="submit">Sign out</button>
   </form>`
   }
 </header>
+${readOnly && html`<p class="notice read-only-notice" role="status">Signed in with the read token: you can look at everything and change nothing.</p>`}
 ${body}
 </body>
 </html>

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { handleRetry } from '../operations'
 import { HttpError } from '../../http/http-error'
+import { readOnly } from '../../http/auth'
 import type { Handler, Route } from '../../http/route'
 import { log } from '../../log'
 import type { Html } from './html'
@@ -82,8 +83,8 @@ export function pageRoutes(pageContext: PageContext): Route[] {
     })
   }
 
-  // The session of a state-changing request, checked for origin and CSRF token.
-  const postedSession = async (req: IncomingMessage, form: URLSearchParams): Promise<Session> => {
+  // The session of a request that may end it (sign-out), checked for origin and CSRF token.
+  const formSession = async (req: IncomingMessage, form: URLSearchParams): Promise<Session> => {
     const session = await sessions.find(req.headers.cookie)
     if (session === undefined) throw new HttpError(401, 'ERR_UNAUTHORIZED', 'your session has ended: sign in again')
     if (!isCsrfToken(session, form.get('csrf')))
@@ -92,6 +93,12 @@ export function pageRoutes(pageContext: PageContext): Route[] {
         'ERR_FORBIDDEN',
         'the form is stale or did not come from this page: reload and try again',
       )
+    return session
+  }
+  // The session of a state-changing request: the read token's changes nothing.
+  const postedSession = async (req: IncomingMessage, form: URLSearchParams): Promise<Session> => {
+    const session = await formSession(req, form)
+    if (session.role === 'read') throw readOnly()
     return session
   }
 
@@ -191,14 +198,17 @@ export function pageRoutes(pageContext: PageContext): Route[] {
         const form = await readForm(req)
         const token = form.get('token') ?? ''
         context.authLimiter.refuseIfLimited(req, 'operator page: sign-in')
-        if (!context.adminToken.matches(token)) {
+        const role = context.adminToken.roleOf(token)
+        if (role === undefined) {
           // Logged by the limiter: one line per address, however many guesses.
           context.authLimiter.failed(req, 'operator page: sign-in')
-          return showSignIn(res, url, 401, context.adminToken.configured ? 'That is not the admin token.' : undefined)
+          const refusal = context.adminToken.readable ? 'That is neither the admin token nor the read token.' : 'That is not the admin token.'
+          return showSignIn(res, url, 401, context.adminToken.configured ? refusal : undefined)
         }
-        const { id } = await sessions.create()
-        log.info(`operator page: signed in from ${req.socket.remoteAddress}`, {
+        const { id } = await sessions.create(role)
+        log.info(`operator page: signed in with the ${role} token from ${req.socket.remoteAddress}`, {
           event: 'signed-in',
+          role,
           client: req.socket.remoteAddress,
         })
         redirect(res, localPath(form.get('next') ?? '/'), {
@@ -211,7 +221,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       pattern: /^\/ui\/sign-out$/,
       handler: page(async (req, res) => {
         checkSameOrigin(req)
-        await postedSession(req, await readForm(req))
+        await formSession(req, await readForm(req))
         await sessions.end(req.headers.cookie)
         redirect(res, '/', { 'set-cookie': cookie('', 0, isSecure(req)) })
       }),

@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { SessionRow, SessionStore } from '../../store/sessions'
+import type { SessionRole, SessionRow, SessionStore } from '../../store/sessions'
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'tracklet_session'
@@ -19,6 +19,8 @@ const TOUCH_EVERY_MS = 60 * 1000
 export interface Session {
   /** The token its forms carry in a hidden field; a POST without it is refused (CSRF). */
   readonly csrfToken: string
+  /** Which token signed it in: a `read` session sees the page without its actions. */
+  readonly role: SessionRole
   readonly createdAt: number
   readonly lastSeenAt: number
 }
@@ -39,20 +41,20 @@ export class Sessions {
    * the store cannot answer, so a signed-in operator still sees the outage page rather than a
    * sign-in that cannot work either. (A sign-out elsewhere cannot be written then, nor seen.)
    */
-  readonly #known = new Map<string, { createdAt: number; lastSeenAt: number }>()
+  readonly #known = new Map<string, SessionRow>()
 
   constructor(store: SessionStore, now: () => number = Date.now) {
     this.#store = store
     this.#now = now
   }
 
-  /** Starts a session; returns the token for the cookie. */
-  async create(): Promise<{ id: string; session: Session }> {
+  /** Starts a session signed in with `role`'s token; returns the token for the cookie. */
+  async create(role: SessionRole): Promise<{ id: string; session: Session }> {
     const now = this.#now()
     await this.#store.sweep(now - SESSION_IDLE_MS, now - SESSION_MAX_MS, MAX_SESSIONS - 1)
     const id = randomBytes(32).toString('base64url')
-    await this.#store.insert(digest(id), now)
-    const session = { csrfToken: csrfTokenOf(id), createdAt: now, lastSeenAt: now }
+    await this.#store.insert(digest(id), now, role)
+    const session = { csrfToken: csrfTokenOf(id, role), role, createdAt: now, lastSeenAt: now }
     this.#remember(digest(id), session)
     return { id, session }
   }
@@ -74,14 +76,15 @@ export class Sessions {
       } catch (error) {
         const known = this.#known.get(key)
         if (known === undefined || isExpired(known, now)) throw error
-        return { csrfToken: csrfTokenOf(id), ...known }
+        return { csrfToken: csrfTokenOf(id, known.role), ...known }
       }
       if (row === undefined) {
         this.#known.delete(key)
         continue
       }
       const session = {
-        csrfToken: csrfTokenOf(id),
+        csrfToken: csrfTokenOf(id, row.role),
+        role: row.role,
         createdAt: row.createdAt,
         lastSeenAt: Math.max(row.lastSeenAt, now),
       }
@@ -93,7 +96,7 @@ export class Sessions {
 
   #remember(key: string, session: Session): void {
     this.#known.delete(key)
-    this.#known.set(key, { createdAt: session.createdAt, lastSeenAt: session.lastSeenAt })
+    this.#known.set(key, { createdAt: session.createdAt, lastSeenAt: session.lastSeenAt, role: session.role })
     if (this.#known.size > MAX_SESSIONS) this.#known.delete(this.#known.keys().next().value!)
   }
 
@@ -114,12 +117,23 @@ export function isCsrfToken(session: Session, sent: string | null): boolean {
   )
 }
 
-function isExpired(session: SessionRow, now: number): boolean {
+// A read session's CSRF token starts with this, so that every view, which already carries the
+// token into its forms and its header, lets the layout show the page without its actions. What a
+// session may do is decided from the role the store keeps, never from this prefix.
+const READ_ONLY_PREFIX = 'read.'
+
+/** Whether the page showing `csrfToken` is a read session's: its actions are not offered. */
+export function isReadOnlyPage(csrfToken: string): boolean {
+  return csrfToken.startsWith(READ_ONLY_PREFIX)
+}
+
+function isExpired(session: Pick<SessionRow, 'createdAt' | 'lastSeenAt'>, now: number): boolean {
   return now - session.lastSeenAt > SESSION_IDLE_MS || now - session.createdAt > SESSION_MAX_MS
 }
 
-function csrfTokenOf(id: string): string {
-  return createHmac('sha256', id).update('tracklet operator page: csrf').digest('base64url')
+function csrfTokenOf(id: string, role: SessionRole): string {
+  const token = createHmac('sha256', id).update('tracklet operator page: csrf').digest('base64url')
+  return role === 'read' ? READ_ONLY_PREFIX + token : token
 }
 
 function digest(id: string): string {

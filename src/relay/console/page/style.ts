@@ -19,6 +19,9 @@ header.bar .brand { font-weight: 650; font-size: 16px; letter-spacing: .2px; col
 header.bar .brand span { color: #9fb4ff; font-weight: 500; }
 header.bar .spacer { flex: 1; }
 header.bar form { margin: 0; }
+/* A read session's page: every action (a POST form) is left out but signing out; the relay refuses them anyway. */
+body.read-only form[method="post"]:not(.sign-out) { display: none; }
+.read-only-notice { margin: 12px 24px 0; }
 header.bar button { background: transparent; color: #dfe6ff; border: 1px solid #3d4a70; }
 header.bar button:hover { background: #24305a; }
 main { max-width: 1180px; margin: 0 auto; padding: 20px 24px 40px; }

@@ -57,7 +57,7 @@ export function signInPage(options: { open: boolean; error?: string | undefined;
     'Sign in',
     html`<main><div class="signin">
   <h1>Sign in</h1>
-  <p class="muted">The operator page of this relay. Sign in with its admin token.</p>
+  <p class="muted">The operator page of this relay. Sign in with its admin token, or its read token to look without changing anything.</p>
   ${options.error !== undefined && html`<p class="notice bad" role="alert">${options.error}</p>`}
   ${form}
 </div></main>`,

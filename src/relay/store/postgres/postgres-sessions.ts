@@ -1,12 +1,12 @@
-import type { SessionRow, SessionStore } from '../sessions'
+import type { SessionRole, SessionRow, SessionStore } from '../sessions'
 import type { Queryable } from './postgres-circuits'
 
 // The statements of the sessions table (its schema: ../sessions-schema.ts). Each is one
 // statement, so none needs a transaction.
 const SQL = {
-  insert: `INSERT INTO sessions (token_digest, created_at, last_seen_at) VALUES ($1, $2, $2)
-    ON CONFLICT (token_digest) DO UPDATE SET created_at = $2, last_seen_at = $2`,
-  find: 'SELECT created_at AS "createdAt", last_seen_at AS "lastSeenAt" FROM sessions WHERE token_digest = $1',
+  insert: `INSERT INTO sessions (token_digest, created_at, last_seen_at, role) VALUES ($1, $2, $2, $3)
+    ON CONFLICT (token_digest) DO UPDATE SET created_at = $2, last_seen_at = $2, role = $3`,
+  find: 'SELECT created_at AS "createdAt", last_seen_at AS "lastSeenAt", role FROM sessions WHERE token_digest = $1',
   touch: 'UPDATE sessions SET last_seen_at = $2 WHERE token_digest = $1 AND last_seen_at < $2',
   delete: 'DELETE FROM sessions WHERE token_digest = $1',
   sweep: `WITH ended AS (
@@ -31,8 +31,8 @@ export class PostgresSessions implements SessionStore {
     this.#db = db
   }
 
-  async insert(digest: string, now: number): Promise<void> {
-    await this.#db.query(SQL.insert, [digest, now])
+  async insert(digest: string, now: number, role: SessionRole): Promise<void> {
+    await this.#db.query(SQL.insert, [digest, now, role])
   }
 
   async find(digest: string): Promise<SessionRow | undefined> {

@@ -11,6 +11,7 @@ import { SQLITE_REPLAYS_STEP } from '../replays-schema'
 import { SQLITE_VIOLATIONS_STEP } from '../violations-schema'
 import { SQLITE_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
 import { SETTLED_INDEX_STEP } from '../settled-index-schema'
+import { SQLITE_SESSION_ROLE_STEP } from '../session-role-schema'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
 export type SqliteDatabase = Database.Database
@@ -141,6 +142,8 @@ export const MIGRATIONS: readonly string[] = [
   SETTLED_INDEX_STEP,
   // Fewer index entries per message: docs/postgres.md.
   SQLITE_FAILED_INDEX_STEP,
+  // Which token signed each operator-page session in.
+  SQLITE_SESSION_ROLE_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

@@ -1,10 +1,10 @@
-import type { SessionRow, SessionStore } from '../sessions'
+import type { SessionRole, SessionRow, SessionStore } from '../sessions'
 import type { StatementCache } from './statement-cache'
 
 // The statements of the sessions table (its schema: ../sessions-schema.ts).
 const SQL = {
-  insert: 'INSERT OR REPLACE INTO sessions (token_digest, created_at, last_seen_at) VALUES (?, ?, ?)',
-  find: 'SELECT created_at AS createdAt, last_seen_at AS lastSeenAt FROM sessions WHERE token_digest = ?',
+  insert: 'INSERT OR REPLACE INTO sessions (token_digest, created_at, last_seen_at, role) VALUES (?, ?, ?, ?)',
+  find: 'SELECT created_at AS createdAt, last_seen_at AS lastSeenAt, role FROM sessions WHERE token_digest = ?',
   touch: 'UPDATE sessions SET last_seen_at = ? WHERE token_digest = ? AND last_seen_at < ?',
   delete: 'DELETE FROM sessions WHERE token_digest = ?',
   sweepEnded: 'DELETE FROM sessions WHERE last_seen_at < ? OR created_at < ?',
@@ -20,8 +20,8 @@ export class SqliteSessions implements SessionStore {
     this.#sql = sql
   }
 
-  async insert(digest: string, now: number): Promise<void> {
-    this.#sql.get(SQL.insert).run(digest, now, now)
+  async insert(digest: string, now: number, role: SessionRole): Promise<void> {
+    this.#sql.get(SQL.insert).run(digest, now, now, role)
   }
 
   async find(digest: string): Promise<SessionRow | undefined> {
