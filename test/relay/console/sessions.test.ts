@@ -56,7 +56,7 @@ describe.each(STORE_KINDS)('Sessions on the %s store', (kind) => {
     expect(await one.find(`tracklet_session=${id}`)).toBeUndefined()
   })
 
-  it("keeps which token signed a session in, so a read session stays read-only on every relay", async () => {
+  it('keeps which token signed a session in, so a read session stays read-only on every relay', async () => {
     const now = () => 1_700_000_000_000
     const store = await storeOf(kind, now)
     const [one, other] = [new Sessions(store.sessions, now), new Sessions(store.sessions, now)]

@@ -202,7 +202,9 @@ export function pageRoutes(pageContext: PageContext): Route[] {
         if (role === undefined) {
           // Logged by the limiter: one line per address, however many guesses.
           context.authLimiter.failed(req, 'operator page: sign-in')
-          const refusal = context.adminToken.readable ? 'That is neither the admin token nor the read token.' : 'That is not the admin token.'
+          const refusal = context.adminToken.readable
+            ? 'That is neither the admin token nor the read token.'
+            : 'That is not the admin token.'
           return showSignIn(res, url, 401, context.adminToken.configured ? refusal : undefined)
         }
         const { id } = await sessions.create(role)
