@@ -7,6 +7,7 @@ import { type FilterSource, parseFilter, queryValues, type RequestedFilter } fro
 import { routesOfUrl } from './webhook-urls'
 import { withProbeTimes } from './probe-times'
 import { deliveryIdOf } from './delivery-id'
+import { retryDeadLetters } from './retry-dead-letters'
 
 /** The delivery log's page size when none is asked for, and the largest allowed. */
 export const DEFAULT_PAGE_SIZE = 50
@@ -82,7 +83,7 @@ export async function handleRetryMatching(
   if (!isPlainObject(raw))
     throw new HttpError(400, BODY.code, 'filter must be an object of filter fields ({} for every dead letter)')
   const filter = retryFilter(context, new Map(Object.entries(raw)), BODY)
-  const result = await context.store.retryMatching(filter, { dryRun })
+  const result = await retryDeadLetters(context, filter, { dryRun })
   if (!dryRun && (result.retried ?? 0) > 0) context.wake()
   return dryRun ? { matched: result.matched } : { matched: result.matched, retried: result.retried ?? 0 }
 }

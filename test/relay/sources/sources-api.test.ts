@@ -2,7 +2,17 @@ import { createHmac } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../../src/relay/index'
 import { STORE_KINDS } from '../../support/stores'
-import { basic, post, type Receiver, startReceiver, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
+import {
+  basic,
+  post,
+  type Receiver,
+  startReceiver,
+  startRelay,
+  track,
+  waitFor,
+  waitForDelivery,
+  WRITE_KEY,
+} from '../helpers'
 import { api, newSecretsKey, webhooksTo } from './api-client'
 
 const READ_TOKEN = 'read-token-for-tests-0123'
@@ -204,6 +214,39 @@ describe.each(STORE_KINDS)('sources through the admin API (%s)', (kind) => {
     receiver.respond((_req, res) => res.writeHead(200).end())
     await api(relay.url, 'PUT', '/v1/sources/shop', webhooksTo(receiver.url))
     expect((await api(relay.url, 'POST', `/v1/deliveries/${failed.id}/retry`)).status).toBe(202)
+  })
+
+  it('leaves a deleted source’s dead letters out of a bulk retry until the name exists again', async () => {
+    receiver.respond((_req, res) => res.writeHead(503).end())
+    const created = await api(relay.url, 'PUT', '/v1/sources/shop', webhooksTo(receiver.url))
+    await send(created.body.writeKey)
+    await waitFor(() => receiver.received[0], 'a first attempt')
+    expect((await api(relay.url, 'DELETE', '/v1/sources/shop')).status).toBe(204)
+    await waitFor(
+      async () => (await api(relay.url, 'GET', '/v1/deliveries?status=failed&source=shop')).body.deliveries[0],
+    )
+    // A dead letter of the file's source, beside it (a 404 is final).
+    receiver.respond((_req, res) => res.writeHead(404).end())
+    const web = track()
+    expect((await post(`${relay.url}/v1/track`, web)).status).toBe(200)
+    await waitFor(
+      async () => (await api(relay.url, 'GET', '/v1/deliveries?status=failed&source=web')).body.deliveries[0],
+    )
+    receiver.respond((_req, res) => res.writeHead(200).end())
+
+    const retry = (filter: Record<string, unknown>, dryRun = false) =>
+      api(relay.url, 'POST', '/v1/deliveries/retry', { filter, dryRun })
+    expect((await retry({}, true)).body).toEqual({ matched: 1 })
+    expect((await retry({})).body).toEqual({ matched: 1, retried: 1 })
+    await waitForDelivery(relay.url, 'delivered', web['messageId'] as string)
+    const refused = await retry({ source: 'shop' })
+    expect(refused.status).toBe(409)
+    expect(refused.body.error.code).toBe('ERR_SOURCE_REMOVED')
+    const [kept] = (await api(relay.url, 'GET', '/v1/deliveries?status=failed&source=shop')).body.deliveries
+    expect(kept.lastError).toBe('source removed')
+
+    await api(relay.url, 'PUT', '/v1/sources/shop', webhooksTo(receiver.url))
+    expect((await retry({ source: 'shop' })).body).toEqual({ matched: 1, retried: 1 })
   })
 
   it('sends the pending deliveries to a URL fixed through the API', async () => {

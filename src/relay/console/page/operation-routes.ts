@@ -11,6 +11,7 @@ import { redirect, refreshOf, sendHtml } from './respond'
 import { replayPage } from './replay-view'
 import { checkSameOrigin, readForm } from './requests'
 import type { Session, Sessions } from './sessions'
+import { retryDeadLetters } from '../retry-dead-letters'
 
 /** What the console's views share with the rest of the page. */
 export interface ConsoleKit {
@@ -79,7 +80,7 @@ export function consoleRoutes(kit: ConsoleKit): Route[] {
         if (session === undefined) return showSignIn(res, url)
         const values = queryValues(url.searchParams, 'ERR_INVALID_QUERY', { dropEmpty: true })
         const filter = retryFilter(context, values, { kind: 'query', code: 'ERR_INVALID_QUERY' })
-        const { matched } = await context.store.retryMatching(filter, { dryRun: true })
+        const { matched } = await retryDeadLetters(context, filter, { dryRun: true })
         sendHtml(
           res,
           200,
@@ -103,7 +104,7 @@ export function consoleRoutes(kit: ConsoleKit): Route[] {
         form.delete('csrf')
         const values = queryValues(form, FORM.code, { dropEmpty: true })
         const filter = retryFilter(context, values, FORM)
-        const { matched, retried = 0 } = await context.store.retryMatching(filter)
+        const { matched, retried = 0 } = await retryDeadLetters(context, filter)
         log.info(`${retried} of ${matched} dead letters queued again from the operator page`, {
           event: 'retried-by-hand',
           count: retried,

@@ -7,6 +7,7 @@ import type { EndpointView } from '../../store/endpoints'
 import { encodeCursor } from '../../store/filter'
 import type { BacklogRow, DeliveryFilter, DeliveryPage } from '../../store/store'
 import { PAGE_PARAMS } from './filter-form'
+import { retryDeadLetters } from '../retry-dead-letters'
 
 /** Deliveries per page of the overview. */
 export const PAGE_SIZE = 50
@@ -56,7 +57,7 @@ export async function readOverview(
       : findEither(context, search.filter, q, search.cursor),
     // Not with `q`: the count would be of the filter without the search.
     search.filter.status === 'failed' && q === undefined
-      ? context.store.retryMatching(search.filter, { dryRun: true }).then((r) => r.matched)
+      ? retryDeadLetters(context, search.filter, { dryRun: true }).then((r) => r.matched)
       : undefined,
   ])
   return {
