@@ -4,7 +4,7 @@ import type { RoutedSource } from '../config/sources'
 import type { NewViolation, ViolationStore } from '../store/violations'
 import type { CheckFindings, IngestCheck, IngestVerdict } from './ingest-check'
 import { findingsOf, withoutPointers } from './plan-mend'
-import { ViolationWriter } from './plan-violations'
+import { TurnBatch } from './turn-batch'
 
 /** Why a message a tracking plan blocks writes no delivery: the live stream's `filtered` reason. */
 export const PLAN_BLOCKED = {
@@ -31,8 +31,9 @@ export function planCheck(violations: ViolationStore, now: () => Date = () => ne
     }
     return undefined
   }
-  const writer = new ViolationWriter(violations)
-  check.record = (found) => writer.record(found)
+  // The violations of every request of a turn in one store call, as deliveries are (GroupCommit).
+  const writer = new TurnBatch<NewViolation>({ write: (found) => violations.record(found) })
+  check.record = (found) => writer.add(found)
   check.flush = () => writer.flush()
   return check
 }
