@@ -1,4 +1,5 @@
 import type { DeliveryFilter, DeliveryPage, DeliveryView, FindQuery, NewestQuery, RetryMatchingResult } from './store'
+import { idCursor } from './id-cursor'
 
 // A delivery filter as both dialects write it: which fields are given (in one fixed order, so a
 // statement's text depends only on which are given, and is prepared once per combination), and
@@ -79,23 +80,13 @@ export function toPage(rows: DeliveryView[], limit: number): DeliveryPage {
   return { deliveries, next: encodeCursor(deliveries.at(-1)!.id) }
 }
 
-const CURSOR_PREFIX = 'd1.'
+const DELIVERY_CURSOR = idCursor('d1.')
 
 /** The opaque cursor of the page that starts below the delivery `id`. */
-export function encodeCursor(id: number): string {
-  return CURSOR_PREFIX + Buffer.from(String(id), 'utf8').toString('base64url')
-}
+export const encodeCursor = DELIVERY_CURSOR.encode
 
 /**
  * The id below which the page of `cursor` starts.
- *
  * @throws {TypeError} when `cursor` was not made by {@link encodeCursor}.
  */
-export function decodeCursor(cursor: string): number {
-  const id = cursor.startsWith(CURSOR_PREFIX)
-    ? Number(Buffer.from(cursor.slice(CURSOR_PREFIX.length), 'base64url').toString('utf8'))
-    : Number.NaN
-  if (!Number.isSafeInteger(id) || id < 1)
-    throw new TypeError(`cursor must be the "next" of a page, got ${JSON.stringify(cursor.slice(0, 40))}`)
-  return id
-}
+export const decodeCursor = DELIVERY_CURSOR.decode

@@ -1,4 +1,5 @@
 import type { Violation, ViolationCount, ViolationKind, ViolationQuery } from './violations'
+import { idCursor } from './id-cursor'
 
 // What both stores do around the violations' SQL: the search's text (which fields are given, in
 // one fixed order), a row as the API answers it, and the opaque cursor of a page.
@@ -100,23 +101,13 @@ export function violationCountOf(row: {
   return count
 }
 
-const CURSOR_PREFIX = 'v1.'
+const VIOLATION_CURSOR = idCursor('v1.')
 
 /** The opaque cursor of the page that starts below the violation `id`. */
-export function encodeViolationCursor(id: number): string {
-  return CURSOR_PREFIX + Buffer.from(String(id), 'utf8').toString('base64url')
-}
+export const encodeViolationCursor = VIOLATION_CURSOR.encode
 
 /**
  * The id below which the page of `cursor` starts.
- *
  * @throws {TypeError} when `cursor` was not made by {@link encodeViolationCursor}.
  */
-export function decodeViolationCursor(cursor: string): number {
-  const id = cursor.startsWith(CURSOR_PREFIX)
-    ? Number(Buffer.from(cursor.slice(CURSOR_PREFIX.length), 'base64url').toString('utf8'))
-    : Number.NaN
-  if (!Number.isSafeInteger(id) || id < 1)
-    throw new TypeError(`cursor must be the "next" of a page, got ${JSON.stringify(cursor.slice(0, 40))}`)
-  return id
-}
+export const decodeViolationCursor = VIOLATION_CURSOR.decode
