@@ -37,7 +37,7 @@ export interface TelemetryDeps {
    * The sources' settings now, the file's and the admin API's: how a message is formatted and
    * signed for `forward` readers. Without it, the options' sources.
    */
-  registry?: Pick<SourceRegistry, 'all'> | undefined
+  registry?: Pick<SourceRegistry, 'all' | 'onChange'> | undefined
   /** What ingest and delivery tell: the metrics count it. */
   events: RelayEvents
   /** The circuit breaker's view of each webhook URL, read at each scrape. */
@@ -107,6 +107,8 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   const clock = store.kind === 'postgres' ? new ClockOffset({ store: opened }) : undefined
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
   const figures = deps.figures?.(metrics) ?? metrics
+  // A source added while the relay runs gets its series at 0 as the configured ones did.
+  const unwatchSources = deps.registry?.onChange(() => metrics.sourcesChanged(deps.sources))
   const live = new LiveStream({ maxReaders: deps.resolved.streamReaders })
   // SQLite's relays share no server (and `--workers` share one HTTP port): only PostgreSQL fans in.
   const fanIn =
@@ -174,6 +176,7 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     stop: async () => {
       await fanIn?.stop().catch(() => undefined)
       unsubscribe()
+      unwatchSources?.()
       live.close()
       alerts?.stop()
       clock?.stop()

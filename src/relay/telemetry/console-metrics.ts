@@ -45,7 +45,14 @@ export class ConsoleMetrics {
       registers,
     })
     buildInfo.set({ version: LIBRARY_VERSION }, 1)
-    // Every series a configured route will have starts at 0, so rate() sees its first increase.
+    this.startSeries(routes)
+  }
+
+  /**
+   * Every series `routes` will have starts at 0, so rate() sees its first increase (at start, and
+   * for a route added while the relay runs). A series already counting keeps its count.
+   */
+  startSeries(routes: readonly { source: string; destination: string }[]): void {
     for (const route of routes) {
       for (const status_class of STATUS_CLASSES) this.requests.inc({ ...route, status_class }, 0)
     }

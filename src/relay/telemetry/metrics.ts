@@ -195,8 +195,33 @@ export class RelayMetrics {
         else this.set(reader() ?? Number.NaN)
       },
     })
-    // Every series a configured source will have starts at 0, so rate() sees its first increase.
-    for (const source of options.sources) {
+    this.functions = new FunctionMetrics(registers)
+    this.violations = new ViolationMetrics(registers, options.sources)
+    this.console = new ConsoleMetrics(registers, routesOf(options.sources))
+    this.#startSeries(options.sources)
+    this.#tally = new AttemptTally({
+      attempts: this.#attempts,
+      duration: this.#duration,
+      requests: this.console.requests,
+    })
+    this.#exposed = Registry.merge([processMetrics(), this.#own])
+  }
+
+  /**
+   * The sources changed while the relay runs (the admin API, a reload): the series of those added
+   * start at 0 too. A removed source's series stay until the relay restarts, as Prometheus expects
+   * of a counter.
+   */
+  sourcesChanged(sources: readonly RoutedSource[]): void {
+    this.#startSeries(sources)
+    this.violations.startSeries(sources)
+    this.console.startSeries(routesOf(sources))
+  }
+
+  // Every series a configured source will have starts at 0, so rate() sees its first increase.
+  // Adding 0 to a series that is counting changes nothing, so this may run again on a change.
+  #startSeries(sources: readonly RoutedSource[]): void {
+    for (const source of sources) {
       this.#ingested.inc({ source: source.name }, 0)
       this.#filtered.inc({ source: source.name }, 0)
       for (const reason of REFUSAL_KINDS) this.#refusedMessages.inc({ source: source.name, reason }, 0)
@@ -205,20 +230,6 @@ export class RelayMetrics {
           this.#attempts.inc({ source: source.name, destination, outcome }, 0)
       }
     }
-    this.functions = new FunctionMetrics(registers)
-    this.violations = new ViolationMetrics(registers, options.sources)
-    this.console = new ConsoleMetrics(
-      registers,
-      options.sources.flatMap((source) =>
-        source.destinations.map((destination) => ({ source: source.name, destination })),
-      ),
-    )
-    this.#tally = new AttemptTally({
-      attempts: this.#attempts,
-      duration: this.#duration,
-      requests: this.console.requests,
-    })
-    this.#exposed = Registry.merge([processMetrics(), this.#own])
   }
 
   /** An ingest request was answered: count what it accepted and refused. */
@@ -355,4 +366,9 @@ function outcomeLabel(attempt: SettledAttempt): AttemptOutcomeLabel {
 // set. Anything else is the relay's own failure.
 function requestRefusalLabel(error: unknown): string {
   return error instanceof HttpError ? error.code.replace(/^ERR_/, '').toLowerCase() : 'internal'
+}
+
+// Each source's routes (source and destination), as the webhook requests are counted.
+function routesOf(sources: readonly RoutedSource[]): { source: string; destination: string }[] {
+  return sources.flatMap((source) => source.destinations.map((destination) => ({ source: source.name, destination })))
 }

@@ -16,7 +16,14 @@ export class ViolationMetrics {
       labelNames: ['source', 'kind'],
       registers,
     })
-    // Every series a source with a plan will have starts at 0, so rate() sees its first increase.
+    this.startSeries(sources)
+  }
+
+  /**
+   * Every series a source with a plan will have starts at 0, so rate() sees its first increase (at
+   * start, and for a plan added while the relay runs). A series already counting keeps its count.
+   */
+  startSeries(sources: readonly RoutedSource[]): void {
     for (const source of sources) {
       if (source.tracking === undefined) continue
       for (const kind of VIOLATION_KINDS) this.#violations.inc({ source: source.name, kind }, 0)

@@ -1,8 +1,10 @@
 import { createHmac } from 'node:crypto'
+import { request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../../src/relay/index'
 import { STORE_KINDS } from '../../support/stores'
 import {
+  ADMIN_TOKEN,
   basic,
   post,
   type Receiver,
@@ -247,6 +249,21 @@ describe.each(STORE_KINDS)('sources through the admin API (%s)', (kind) => {
 
     await api(relay.url, 'PUT', '/v1/sources/shop', webhooksTo(receiver.url))
     expect((await retry({ source: 'shop' })).body).toEqual({ matched: 1, retried: 1 })
+  })
+
+  it('starts the metrics of a source created through the API at 0, before its first message', async () => {
+    const scrape = async () => {
+      const response = await request(`${relay.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+      return response.body.text()
+    }
+    expect(await scrape()).not.toContain('source="shop"')
+    expect((await api(relay.url, 'PUT', '/v1/sources/shop', webhooksTo(receiver.url))).status).toBe(201)
+    const text = await scrape()
+    expect(text).toContain('tracklet_messages_ingested_total{source="shop"} 0')
+    expect(text).toContain(
+      'tracklet_delivery_attempts_total{source="shop",destination="Webhooks",outcome="delivered"} 0',
+    )
+    expect(text).toContain('tracklet_webhook_requests_total{source="shop",destination="Webhooks",status_class="2xx"} 0')
   })
 
   it('sends the pending deliveries to a URL fixed through the API', async () => {
