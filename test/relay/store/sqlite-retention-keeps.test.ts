@@ -38,7 +38,9 @@ afterEach(async () => {
   store = dir = undefined
 })
 
-async function byMessageId(s: SqliteStore): Promise<Map<string, { status: string; message: unknown; attempts: number }>> {
+async function byMessageId(
+  s: SqliteStore,
+): Promise<Map<string, { status: string; message: unknown; attempts: number }>> {
   const rows = await s.list({ after: 0, limit: 1000 })
   return new Map(rows.map((r) => [r.messageId, { status: r.status, message: r.message, attempts: r.attempts.length }]))
 }
@@ -84,7 +86,10 @@ describe('retention on the SQLite store', () => {
     await store.record([{ id: waiting!.id, at: now, requests: [request(200)], next: { status: 'delivered' } }])
     now += RETENTION - 1000
     expect(await sweeper.sweep()).toBe(0)
-    expect((await byMessageId(store)).get('waiting')).toMatchObject({ status: 'delivered', message: message('waiting') })
+    expect((await byMessageId(store)).get('waiting')).toMatchObject({
+      status: 'delivered',
+      message: message('waiting'),
+    })
     now += 2000
     expect(await sweeper.sweep()).toBe(1)
 
