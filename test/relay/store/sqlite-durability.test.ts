@@ -1,9 +1,10 @@
 import { describe, expect, it, vi } from 'vitest'
 import { openSqliteStoreWithDb } from '../fixtures/store'
 
-// What waits for the disk on SQLite: an acknowledged message's commit always does (synchronous =
-// FULL); a claim's and an outcome's do not (NORMAL), since a power cut losing them only leaves
-// deliveries to be sent again. Each write that skips the wait puts FULL back after it.
+// What waits for the disk on SQLite: an acknowledged message's commit always does (here, in memory
+// with no WAL file, synchronous = FULL; on a file, the WAL's flush after it: sqlite-wal-sync.test.ts);
+// a claim's and an outcome's do not (NORMAL), since a power cut losing them only leaves deliveries
+// to be sent again. Each write that skips the wait puts FULL back after it.
 const T0 = Date.parse('2026-01-01T00:00:00.000Z')
 const FULL = 2
 
