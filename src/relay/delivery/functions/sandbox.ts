@@ -30,9 +30,13 @@ export interface FunctionSpec {
 
 /** The code of a function does not compile (or throws while loading). `code` `ERR_FUNCTION_COMPILE`. */
 export class FunctionCompileError extends RelayError {
+  /** What the compiler said, without the filename (`SyntaxError: …`). */
+  readonly reason: string
+
   constructor(filename: string, message: string) {
     super(ERR_FUNCTION_COMPILE, `${filename}: the function does not compile: ${message}`)
     this.name = 'FunctionCompileError'
+    this.reason = message
   }
 }
 
