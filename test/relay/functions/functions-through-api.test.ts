@@ -145,6 +145,18 @@ describe.each(STORE_KINDS)('functions through the admin API (%s)', (kind: StoreK
     expect((await receivedOf(await send(relay, created.body.writeKey as string)))['properties']).toEqual({ tag: 'v1' })
   })
 
+  it('refuses to start a relay whose limits the stored function does not load under, naming its source', async () => {
+    const a = await start()
+    // About 16 MB at load: within the default functionMemory (64 MB), not within 4 MB.
+    const heavy = `const table = new Array(1e6).fill(1.5)\n${TAG}`
+    expect((await api(a.url, 'PUT', '/v1/sources/shop', withFunction(receiver.url, heavy))).status).toBe(201)
+    await expect(start({ functionMemory: 4 })).rejects.toMatchObject({
+      code: 'ERR_RELAY_CONFIG',
+      field: 'source "shop": destinations.Webhooks.function.code',
+      message: expect.stringContaining('does not compile'),
+    })
+  })
+
   it('reshapes the deliveries another relay on the store makes, within 5 s of the PUT', async () => {
     const [a, b] = [await start(), await start()]
     const created = await api(a.url, 'PUT', '/v1/sources/shop', webhooksTo(receiver.url))
