@@ -128,8 +128,17 @@ async function latencyBeside(looping) {
 }
 
 const rounds = []
-// LOOP_ONLY=1 runs the endless-loop rounds only.
+// LOOP_ONLY=1 runs the endless-loop rounds only; NO_LOOP=1 skips them. PROFILE_WITH=1 runs the
+// function's rounds alone (for `node --cpu-prof`: the profiles then hold the function's cost only).
 const LOOP_ONLY = process.env.LOOP_ONLY === '1'
+const PROFILE_WITH = process.env.PROFILE_WITH === '1'
+if (PROFILE_WITH) {
+  for (let round = 0; round < ROUNDS; round++) {
+    const withFn = await throughput(true)
+    console.log(`with: ${withFn.perSecond.toFixed(0)}/s ${withFn.cpuUsPerDelivery.toFixed(1)} µs CPU per delivery`)
+  }
+  process.exit(0)
+}
 for (let round = 0; round < (LOOP_ONLY ? 0 : ROUNDS); round++) {
   const without = await throughput(false)
   const withFn = await throughput(true)
@@ -143,7 +152,7 @@ if (!LOOP_ONLY)
   console.log(
     `median: throughput ratio ${median(rounds.map((r) => r.withFn.perSecond / r.without.perSecond)).toFixed(2)}×, function cost ${median(rounds.map((r) => r.withFn.cpuUsPerDelivery - r.without.cpuUsPerDelivery)).toFixed(1)} µs CPU per delivery`,
   )
-for (let round = 0; round < 2; round++) {
+for (let round = 0; round < (process.env.NO_LOOP === '1' ? 0 : 2); round++) {
   const quiet = await latencyBeside(false)
   const busy = await latencyBeside(true)
   console.log(

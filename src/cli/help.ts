@@ -14,6 +14,7 @@ Commands:
   send     send one message through the SDK and wait until the endpoint accepts it
   relay    run the relay: ingest API, durable outbox, webhook delivery
   tail     print a relay's live stream; forward a source's messages to a local URL
+  function run a destination's function on events, delivering nothing (tracklet function test)
   typegen  print a TypeScript event map from a source's tracking plan, for Analytics<Events>
 
 Flags:

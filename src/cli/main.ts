@@ -64,6 +64,8 @@ async function helpFor(command: string | undefined): Promise<number> {
       return printed((await import('./tail-args')).TAIL_USAGE)
     case 'typegen':
       return printed((await import('./typegen')).TYPEGEN_USAGE)
+    case 'function':
+      return printed((await import('./function')).FUNCTION_USAGE)
     default:
       return mistake(`no help for unknown command: ${command}${didYouMean(command, COMMANDS)}`)
   }

@@ -19,6 +19,9 @@ export interface ApiSource {
   revision: number
 }
 
+/** Told after each change of the sources; a promise returned says when it is done with it. */
+export type SourcesListener = () => void | Promise<void>
+
 /** A source as the relay holds it: where it comes from, its key digests and its routed view. */
 export interface RegisteredSource {
   /** From the config file (read-only through the admin API), or created through it. */
@@ -45,7 +48,9 @@ export class SourceRegistry {
   #file: readonly RegisteredSource[]
   #stored: readonly RegisteredSource[] = []
   #sources: readonly RegisteredSource[]
-  #listeners: readonly (() => void)[] = []
+  #listeners: readonly SourcesListener[] = []
+  // What the listeners of the last change still do (compiling a function), for settled().
+  #settling: Promise<void> = Promise.resolve()
   // One array kept up to date in place, for the readers that hold on to a list of routed sources.
   readonly #live: RoutedSource[] = []
 
@@ -99,18 +104,27 @@ export class SourceRegistry {
     this.#changed()
   }
 
-  /** Calls `listener` after each change of the sources; the function returned unsubscribes it. */
-  onChange(listener: () => void): () => void {
+  /**
+   * Calls `listener` after each change of the sources; the function returned unsubscribes it. A
+   * listener that has more to do returns a promise of it (which must not reject): see {@link settled}.
+   */
+  onChange(listener: SourcesListener): () => void {
     this.#listeners = [...this.#listeners, listener]
     return () => {
       this.#listeners = this.#listeners.filter((l) => l !== listener)
     }
   }
 
+  /** Resolves once the listeners of the last change have done what they returned a promise of. */
+  settled(): Promise<void> {
+    return this.#settling
+  }
+
   #changed(): void {
     this.#sources = [...this.#file, ...this.#stored]
     this.#live.splice(0, this.#live.length, ...this.routed())
-    for (const listener of this.#listeners) listener()
+    const pending = this.#listeners.map((listener) => listener())
+    this.#settling = Promise.all(pending).then(() => undefined)
   }
 }
 

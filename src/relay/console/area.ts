@@ -50,11 +50,13 @@ export function createConsole(deps: ConsoleDeps): Console {
   const { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter, functions } = deps
   const operations = { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter, functions }
   const sessions = new Sessions(store.sessions)
+  // A function given through the admin API (or kept by a page edit) is compiled by the delivery area's sandbox.
+  const sourceAdmin = { ...deps.sourceAdmin, functions }
   return {
     routes: [
       ...adminRoutes(operations),
-      ...sourceRoutes({ ...deps.sourceAdmin, store, adminToken, authLimiter }),
-      ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics, sourceAdmin: deps.sourceAdmin }),
+      ...sourceRoutes({ ...sourceAdmin, store, adminToken, authLimiter }),
+      ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics, sourceAdmin }),
     ],
     stop: () => {},
     hasSession: async (req) => (await sessions.find(req.headers.cookie).catch(() => undefined)) !== undefined,

@@ -29,6 +29,8 @@ export interface ConsoleFunctions {
    * @throws an error whose `code` is `ERR_FUNCTION_COMPILE` when the code does not compile.
    */
   test(code: string, settings: Record<string, unknown>, events: readonly unknown[]): Promise<readonly object[]>
+  /** The compile error's text of `code` under the relay's limits, or `undefined` when it compiles (a `PUT` of a source). */
+  compileError(code: string): Promise<string | undefined>
   /** Each route whose function was called in the window ending at `now`. */
   recent(now: number): readonly RecentFunctionCallsView[]
 }

@@ -40,15 +40,13 @@ export function readSourceInput(
     given = kept.destinations
   }
   const checked = checkSourceFields({ ...fields, name, destinations: given }, '', problems) ?? {}
-  const webhooks = checked.destinations?.Webhooks
-  // A function runs code on the relay's host: it is the config file's to declare, not an API client's.
-  for (const key of ['function', 'functionSettings'] as const) {
-    if (webhooks?.[key] !== undefined)
-      problems.add(
-        `destinations.Webhooks.${key}`,
-        'is set in the config file only (a source created through the admin API has no function)',
-      )
-  }
+  // A function's file is read on the relay's host: the config file's to name. The API takes the code.
+  const fn = checked.destinations?.Webhooks?.function
+  if (fn !== undefined && 'file' in fn)
+    problems.add(
+      'destinations.Webhooks.function.file',
+      'is read from the relay\'s host, so only the config file may name one: through the admin API give the code itself, { "code": "…" } (docs/functions.md)',
+    )
   if (problems.list.length > 0) return { problems: problems.list }
   return {
     input: {

@@ -7,6 +7,7 @@ import {
   type SourceView,
   storedSourceView,
 } from '../config/api-source-codec'
+import type { SourceDestinations } from '../config/options'
 import type { SecretBox } from '../config/secrets-key'
 import type { SourceRegistry } from '../config/source-registry'
 import { hasSecrets } from '../config/source-secrets'
@@ -16,7 +17,7 @@ import type { TokenRole } from '../http/auth'
 import { HttpError } from '../http/http-error'
 import type { AuditAction, AuditRecord, ChangeResult, StoredSource } from '../store/source-configs'
 import type { Store } from '../store/store'
-import { changedFields, shown } from './audit-changes'
+import { type AuditedSettings, changedFields, shown } from './audit-changes'
 import { readSourceInput } from './source-input'
 
 /** What the sources' admin routes work on. */
@@ -26,8 +27,19 @@ export interface SourcesContext {
   /** Applies a change here at once and tells every other relay on the store. */
   sync: { changed(): Promise<void> }
   box: SecretBox
+  /** Compiles a destination's function as this relay runs it; without it, a `PUT` of new code is refused. */
+  functions?: FunctionCompiler | undefined
   now?: () => number
 }
+
+/** Compiles a function's code under the relay's limits, running nothing. */
+export interface FunctionCompiler {
+  /** The compile error's text (`SyntaxError: …`), or `undefined` when the code compiles. */
+  compileError(code: string): Promise<string | undefined>
+}
+
+/** Where a `PUT` body carries a destination's function code (docs/functions.md, "Through the admin API"). */
+export const FUNCTION_CODE_FIELD = 'destinations.Webhooks.function.code'
 
 /** What a write answers: a status, a body, and the source's new `ETag` when it has one. */
 export interface SourceAnswer {
@@ -88,6 +100,7 @@ export async function putSource(
       'this source carries a secret (a shared secret or a static header value), which is stored encrypted: start the relay with secretsKey (or TRACKLET_SECRETS_KEY) first',
     )
   }
+  await refuseUncompiled(context, input.destinations, before?.destinations)
   const created = newKeyFor(context, stored, input.writeKey)
   const after = { enabled: input.enabled, destinations: input.destinations, schema: input.schema }
   const result = await context.store.sourceConfigs.put({
@@ -99,7 +112,7 @@ export async function putSource(
     keyDigest: stored === undefined || input.writeKey === undefined ? undefined : writeKeyDigest(input.writeKey),
     audit: (isNew) =>
       record(context, actor, isNew ? 'source.created' : 'source.replaced', name, () =>
-        isNew || before === undefined ? { after: shown(after) } : { fields: changedFields(before, after) },
+        isNew || before === undefined ? { after: shown(after) } : { fields: changedFields(auditedOf(before), after) },
       ),
   })
   if (result.kind === 'stale') throw preconditionFailed(name)
@@ -112,9 +125,31 @@ export async function putSource(
       },
     ])
   await context.sync.changed()
+  // Its function compiled and in use here before the answer: a message sent after a 200 meets it.
+  await context.registry.settled()
   const view = storedSourceView(result.source)
   const generated = stored === undefined && input.writeKey === undefined ? { writeKey: created!.writeKey } : {}
   return { status: result.kind === 'created' ? 201 : 200, body: { ...view, ...generated }, etag: etagOf(result.source) }
+}
+
+// A function is compiled before anything is stored: code that does not compile is a 400 naming it.
+// Code as stored already compiled when it was written (a page edit of a URL does not compile it again).
+async function refuseUncompiled(
+  context: SourcesContext,
+  destinations: SourceDestinations,
+  stored: SourceDestinations | undefined,
+): Promise<void> {
+  const fn = destinations.Webhooks?.function
+  if (fn === undefined || !('code' in fn)) return
+  const before = stored?.Webhooks?.function
+  if (before !== undefined && 'code' in before && before.code === fn.code) return
+  const problem =
+    context.functions === undefined
+      ? 'cannot be compiled by this relay, so it is not stored'
+      : await context.functions
+          .compileError(fn.code)
+          .then((error) => (error === undefined ? undefined : `does not compile: ${error}`))
+  if (problem !== undefined) throw new SourceProblems([{ field: FUNCTION_CODE_FIELD, message: problem }])
 }
 
 /** `DELETE /v1/sources/:name`: 204; its pending deliveries fail with "source removed". */
@@ -157,6 +192,11 @@ export async function deleteWriteKey(
   if (result.kind === 'not-found' && (await storedNamed(context, name)) !== undefined)
     throw new HttpError(404, 'ERR_NOT_FOUND', `source ${JSON.stringify(name)} has no write key ${JSON.stringify(id)}`)
   await settle(context, result, name)
+}
+
+// What an audit entry compares of a stored source: its settings, not its name, key digests or revision.
+function auditedOf({ enabled, destinations, schema }: AuditedSettings): AuditedSettings {
+  return { enabled, destinations, schema }
 }
 
 /** The reason a removed source's pending deliveries fail with. */

@@ -22,7 +22,8 @@ import { createReplayLane } from './replay-lane'
 import type { DeliverableMessage } from '../../shared/message'
 import { functionStep } from './functions/step'
 import { FunctionCallLog, type RecentFunctionCalls } from './functions/recent-calls'
-import { type FunctionTestResult, testFunction } from './functions/test-run'
+import { compileErrorOf, type FunctionTestResult, testFunction } from './functions/test-run'
+import { ApiFunctionSync } from './functions/api-sync'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
 import type { RelayEvents } from '../events/channel'
@@ -78,6 +79,8 @@ export interface Delivery extends Area {
    */
   readonly functions: {
     test(code: string, settings: Record<string, unknown>, events: readonly unknown[]): Promise<FunctionTestResult[]>
+    /** The compile error's text of `code` under this relay's limits, or `undefined` when it compiles. */
+    compileError(code: string): Promise<string | undefined>
     recent(now: number): RecentFunctionCalls[]
   }
   /** Stops claiming; deliveries in flight get `graceMs` to finish (the rest go again at the next start). */
@@ -112,6 +115,13 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     if (events.listened) events.publish({ type: 'function', source, outcome: outcomeLabel(result), ms: result.ms })
   }
   const functions = await ReloadableFunctions.load(options, observeFunction).catch(async (error: unknown) => {
+    await agent.close()
+    throw error
+  })
+  // The API sources' functions, compiled now and again after each change of the sources.
+  const apiFunctions = new ApiFunctionSync(functions, () => deps.sources?.all() ?? [])
+  await apiFunctions.start().catch(async (error: unknown) => {
+    await functions.close()
     await agent.close()
     throw error
   })
@@ -159,6 +169,8 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     replaceEntries(webhooks, routesByUrl(fresh))
     worker.sourcesChanged()
     replays.sourcesChanged()
+    // The registry's settled() waits for it: a PUT answers once its function is in use here.
+    return apiFunctions.changed()
   })
   return {
     routes: [],
@@ -187,6 +199,13 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
           },
           events,
         ),
+      compileError: (code) =>
+        compileErrorOf({
+          code,
+          filename: 'the code',
+          timeoutMs: options.functionTimeout,
+          memoryMb: options.functionMemory,
+        }),
     },
     start: () => {
       worker.wake()

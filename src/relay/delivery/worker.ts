@@ -8,6 +8,7 @@ import type { AttemptResult, RetryPolicy } from './destination'
 import { tellObserver } from './attempt-observer'
 import { withConsole } from './functions/attempt-console'
 import { IdleSignal } from './idle'
+import { type ProbeCandidateHost, probeDelivery } from './probe-candidate'
 import { Lane } from './lane'
 import { Leases, newLeaseOwner } from './leases'
 import { crashedOutcome, expiredOutcome, judgedOutcome } from './outcome'
@@ -62,6 +63,7 @@ export class Worker {
   readonly #breaker: Breaker | undefined
   /** Each URL's routes (the deliveries that go there), for the breaker. */
   readonly #routes: Map<string, readonly Route[]>
+  readonly #probeHost: ProbeCandidateHost
 
   constructor(options: WorkerOptions) {
     this.#store = options.store
@@ -91,6 +93,12 @@ export class Worker {
       },
       settled: () => this.#idle.check(),
     })
+    this.#probeHost = {
+      ...{ routes: this.#routes, lanes: this.#lanes, leases: this.#leases, stopping: () => this.#stopping },
+      claimProbe: (url) => this.#breaker!.claimProbe(url),
+      stepped: (lane, d) =>
+        this.#stepped(lane, d, this.#prepared.has(d) ? undefined : this.#step?.of(d.source, d.destination)),
+    }
     const breaker = options.breaker
     if (breaker !== undefined) {
       this.#breaker = new Breaker(breaker, {
@@ -283,22 +291,30 @@ export class Worker {
   // a function that loops until functionTimeout delays no other source sending to the same URL.
   // What it chose to send goes back to the front of the lane, to be planned and sent like any other.
   #prepare(lane: Lane, delivery: DueDelivery, step: RouteStep): void {
-    lane.running++
-    const at = this.#now()
     const prepared = async () => {
-      const verdict = await runStep(step, delivery.message)
-      if (verdict.kind !== 'send') return this.#finish(lane, delivery, at, unsentBy(verdict), [])
-      lane.running--
-      if (this.#stopping) await this.#leases.release([delivery.id])
-      else {
-        const ready: DueDelivery = { ...delivery, message: verdict.message }
-        this.#prepared.set(ready, verdict.logs?.length ? verdict.logs : undefined)
+      const ready = await this.#stepped(lane, delivery, step)
+      if (ready !== undefined) {
         lane.buffer.unshift(ready)
         this.#schedulePump(lane)
       }
       this.#idle.check()
     }
     prepared().catch((error: unknown) => this.#settle(lane, crashedOutcome(delivery, this.#now(), error)))
+  }
+
+  // The delivery after its step, ready to send; `undefined` when the step ended it (its outcome
+  // queued) or the worker is stopping (its lease given back).
+  async #stepped(lane: Lane, delivery: DueDelivery, step?: RouteStep): Promise<DueDelivery | undefined> {
+    if (step === undefined) return delivery
+    lane.running++
+    const at = this.#now()
+    const verdict = await runStep(step, delivery.message)
+    if (verdict.kind !== 'send') return void this.#finish(lane, delivery, at, unsentBy(verdict), [])
+    lane.running--
+    if (this.#stopping) return void (await this.#leases.release([delivery.id]))
+    const ready: DueDelivery = { ...delivery, message: verdict.message }
+    this.#prepared.set(ready, verdict.logs?.length ? verdict.logs : undefined)
+    return ready
   }
 
   #urlsOf(delivery: DueDelivery): readonly string[] {
@@ -313,28 +329,11 @@ export class Worker {
     }
   }
 
-  // This relay holds the URL's probe: send a delivery there, one already claimed here if any.
+  // This relay holds the URL's probe: send a delivery there, after its step (see probeDelivery).
   async #probe(url: string): Promise<boolean> {
-    if (this.#stopping) return false
-    const routes = this.#routes.get(url) ?? []
-    for (const route of routes) {
-      const lane = this.#lanes.get(route.source)
-      const claimed = lane?.take(route.destination)
-      if (lane !== undefined && claimed !== undefined) {
-        this.#startProbe(lane, claimed, url)
-        return true
-      }
-    }
-    const delivery = await this.#breaker!.claimProbe(url)
-    if (delivery === undefined) return false
-    const lane = this.#lanes.get(delivery.source)
-    if (lane === undefined || this.#stopping) {
-      await this.#leases.release([delivery.id])
-      return false
-    }
-    this.#leases.hold([delivery.id])
-    this.#startProbe(lane, delivery, url)
-    return true
+    const found = await probeDelivery(url, this.#probeHost)
+    if (found !== undefined) this.#startProbe(found.lane, found.delivery, url)
+    return found !== undefined
   }
 
   #startProbe(lane: Lane, delivery: DueDelivery, url: string): void {
@@ -355,7 +354,7 @@ export class Worker {
     const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
     let attempt: AttemptResult | undefined
     try {
-      // A probe may carry a delivery whose step has not run yet: it runs here, holding the probe.
+      // A delivery not run through its step yet (a step added since it was planned) runs it here.
       const step = this.#prepared.has(delivery) ? undefined : this.#step?.of(delivery.source, delivery.destination)
       attempt = await sendAttempt(destination, delivery, sending?.urls, step)
       const logs = this.#prepared.get(delivery)

@@ -4,7 +4,7 @@ import { WEBHOOKS_DESTINATION } from '../../config/sources'
 import { RelayConfigError } from '../../errors'
 import { log } from '../../log'
 import type { FunctionResult } from './result'
-import { FunctionCompileError, FunctionSandbox } from './sandbox'
+import { FunctionCompileError, FunctionSandbox, type FunctionSpec } from './sandbox'
 import type { FunctionCaller } from './step'
 
 /** Told of every call of a function (metrics). Must not throw. */
@@ -69,6 +69,20 @@ export async function loadFunctions(
     throw new RelayConfigError(first.field, first.message, { problems })
   }
   return { bySource, close }
+}
+
+/**
+ * Starts one source's function (its Webhooks destination's), compiled in a sandbox of its own.
+ * @throws {FunctionCompileError} when the code does not compile; a sandbox that fails to start throws too.
+ */
+export async function loadSourceFunction(
+  source: string,
+  spec: FunctionSpec,
+  observe?: FunctionObserver,
+): Promise<LoadedFunctions> {
+  const sandbox = await FunctionSandbox.start(spec)
+  const caller: FunctionCaller = observe === undefined ? sandbox : observed(sandbox, source, observe)
+  return { bySource: new Map([[source, new Map([[WEBHOOKS_DESTINATION, caller]])]]), close: () => sandbox.close() }
 }
 
 function observed(sandbox: FunctionSandbox, source: string, observe: FunctionObserver): FunctionCaller {

@@ -180,7 +180,8 @@ const done = (value) => {
   }
   let json
   try { json = JSON.stringify(value) } catch (error) { return failed(error) }
-  return reply({ kind: 'event', json })
+  // JSON never holds a raw newline: the reply's JSON, then the event's (see the worker's parseReply).
+  return reply({ kind: 'event' }) + '\\n' + json
 }
 const failed = (error) => {
   if (error instanceof RetryError) return reply({ kind: 'retry', message: error.message })

@@ -30,9 +30,13 @@ export interface FunctionSpec {
 
 /** The code of a function does not compile (or throws while loading). `code` `ERR_FUNCTION_COMPILE`. */
 export class FunctionCompileError extends RelayError {
+  /** What the compiler said, without the filename (`SyntaxError: …`). */
+  readonly reason: string
+
   constructor(filename: string, message: string) {
     super(ERR_FUNCTION_COMPILE, `${filename}: the function does not compile: ${message}`)
     this.name = 'FunctionCompileError'
+    this.reason = message
   }
 }
 
@@ -62,7 +66,7 @@ const CALLS_PER_BATCH = 64
  */
 export class FunctionSandbox {
   readonly #spec: Required<FunctionSpec>
-  // The settings as JSON, made once: each call parses a fresh copy in the sandbox.
+  // The settings as JSON, made once and handed to each worker it starts: each call parses a fresh copy in the sandbox.
   readonly #settingsJson: string
   #worker: Promise<Worker> | undefined
   readonly #queue: PendingCall[] = []
@@ -145,7 +149,7 @@ export class FunctionSandbox {
       this.#spec.timeoutMs * calls.length + FUNCTION_WATCHDOG_GRACE_MS,
     )
     this.#runningOn = worker
-    worker.postMessage({ calls: calls.map(({ id, event }) => ({ id, event })), settings: this.#settingsJson })
+    worker.postMessage({ calls: calls.map(({ id, event }) => ({ id, event })) })
   }
 
   // The worker ended or failed mid-batch: the call it was running gets `result`; the calls after it
@@ -179,6 +183,7 @@ export class FunctionSandbox {
         code,
         filename,
         prelude: PRELUDE,
+        settings: this.#settingsJson,
         timeoutMs,
         memoryBytes: memoryMb * 1024 * 1024,
         stackBytes: FUNCTION_STACK_BYTES,

@@ -1,6 +1,6 @@
 import type { DeliverableMessage } from '../../../shared/message'
 import type { FunctionResult } from './result'
-import { FunctionSandbox, type FunctionSpec } from './sandbox'
+import { FunctionCompileError, FunctionSandbox, type FunctionSpec } from './sandbox'
 import { consoleLines, errorText, verdictOf } from './step'
 
 /**
@@ -31,6 +31,20 @@ export async function testFunction(spec: FunctionSpec, events: readonly unknown[
     return results
   } finally {
     await sandbox.close()
+  }
+}
+
+/**
+ * Compiles `spec` in a sandbox of its own, runs nothing, and ends it: what the compiler said
+ * (`SyntaxError: …`), or `undefined` when the code compiles.
+ */
+export async function compileErrorOf(spec: FunctionSpec): Promise<string | undefined> {
+  try {
+    await (await FunctionSandbox.start(spec)).close()
+    return undefined
+  } catch (error) {
+    if (error instanceof FunctionCompileError) return error.reason
+    throw error
   }
 }
 

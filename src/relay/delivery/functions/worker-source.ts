@@ -12,7 +12,7 @@ const { parentPort, workerData } = require('node:worker_threads')
 const { createHash, createHmac } = require('node:crypto')
 const core = require(workerData.corePath)
 const variant = require(workerData.variantPath)
-const { code, filename, prelude, timeoutMs, memoryBytes, stackBytes } = workerData
+const { code, filename, prelude, settings, timeoutMs, memoryBytes, stackBytes } = workerData
 
 let deadline = Infinity
 // The prebuilt WebAssembly's own limit bounds each allocation, not their sum (its malloc reports
@@ -81,14 +81,16 @@ async function main() {
       return JSON.parse(text)
     } catch { return { logs: [], logsTruncated: false } }
   }
+  // The settings' JSON, one string for the worker's life: each call parses its own copy from it.
+  const settingsHandle = context.newString(settings)
   parentPort.postMessage({ type: 'ready' })
 
   // A batch of calls, run in order, answered in one message (one round trip per batch, not per call).
   // A call that leaves the interpreter unsafe ends the batch there: the rest go to a fresh worker.
-  parentPort.on('message', ({ calls, settings }) => {
+  parentPort.on('message', ({ calls }) => {
     const replies = []
     for (const { id, event } of calls) {
-      const answer = runOne(id, event, settings)
+      const answer = runOne(id, event)
       replies.push(answer)
       if (answer.fatal) break
     }
@@ -96,10 +98,19 @@ async function main() {
     if (replies[replies.length - 1].fatal) process.exit(0)
   })
 
-  function runOne(id, event, settings) {
+  // A reply is its JSON, then, for an event sent on, a newline and the event's own JSON: the event
+  // is encoded once (not escaped inside the reply) and parsed once, by the relay.
+  function parseReply(text) {
+    const cut = text.indexOf('\\n')
+    if (cut < 0) return JSON.parse(text)
+    const reply = JSON.parse(text.slice(0, cut))
+    reply.json = text.slice(cut + 1)
+    return reply
+  }
+
+  function runOne(id, event) {
     const started = performance.now()
     const eventHandle = context.newString(event)
-    const settingsHandle = context.newString(settings)
     deadline = Date.now() + timeoutMs
     let reply
     let fatal = false
@@ -108,7 +119,7 @@ async function main() {
       if (result.error) {
         reply = { kind: 'error', ...errorText(context, result.error) }
       } else if (context.typeof(result.value) === 'string') {
-        reply = JSON.parse(context.getString(result.value))
+        reply = parseReply(context.getString(result.value))
         result.value.dispose()
       } else {
         const jobs = runtime.executePendingJobs()
@@ -118,7 +129,7 @@ async function main() {
         if (reply !== undefined) {
           // set above
         } else if (state.type === 'fulfilled') {
-          reply = JSON.parse(context.getString(state.value))
+          reply = parseReply(context.getString(state.value))
           state.value.dispose()
         } else if (state.type === 'rejected') {
           reply = { kind: 'error', ...errorText(context, state.error) }
@@ -135,7 +146,6 @@ async function main() {
     deadline = Infinity
     if (reply.logs === undefined) Object.assign(reply, fatal ? { logs: [], logsTruncated: false } : logsSoFar())
     eventHandle.alive && eventHandle.dispose()
-    settingsHandle.alive && settingsHandle.dispose()
     if (overran) { reply = { kind: 'error', code: 'timeout', message: 'interrupted', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
     else if (memoryExceeded || heap() > memoryCeiling) { reply = { kind: 'error', code: 'memory', message: 'out of memory', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
     else if (reply.kind === 'error' && (reply.code === 'memory' || /out of memory/.test(reply.message))) { reply.code = 'memory'; fatal = true }
