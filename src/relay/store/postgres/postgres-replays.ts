@@ -22,7 +22,7 @@ import {
 } from '../replay-rows'
 import { type ClaimedRow, toDueDeliveries } from '../rows'
 import type { ClaimRequest, DeliveryFilter } from '../store'
-import type { PostgresPool } from './pool'
+import { type PostgresPool, transaction } from './pool'
 import { filterValues, where } from './statements'
 
 // Replays' deliveries, excluding those of paused replays (they wait for a resume).
@@ -143,11 +143,11 @@ export class PostgresReplays implements ReplayStore {
   }
 
   async count(filter: DeliveryFilter): Promise<number> {
-    return this.#transaction(async (client) => this.#count(client, filter, await lastId(client)))
+    return transaction(this.#pool, async (client) => this.#count(client, filter, await lastId(client)))
   }
 
   async create(replay: NewReplay): Promise<ReplayRecord> {
-    return this.#transaction(async (client) => {
+    return transaction(this.#pool, async (client) => {
       const upTo = await lastId(client)
       const matched = await this.#count(client, replay.filter, upTo)
       const now = await this.#now(client)
@@ -174,7 +174,7 @@ export class PostgresReplays implements ReplayStore {
   }
 
   async change(id: number, action: ReplayAction): Promise<ReplayRecord | undefined | { refused: ReplayRecord }> {
-    const changed = await this.#transaction(async (client) => {
+    const changed = await transaction(this.#pool, async (client) => {
       const now = await this.#now(client)
       const { rowCount } = await client.query(SQL.change, [
         id,
@@ -196,7 +196,7 @@ export class PostgresReplays implements ReplayStore {
     const now = await this.#now(this.#pool)
     if (next === undefined) return { queued: 0, nextIn: undefined }
     if (next > now) return { queued: 0, nextIn: next - now }
-    const queued = await this.#transaction(async (client) => {
+    const queued = await transaction(this.#pool, async (client) => {
       const { rows } = await client.query<ReplayRow>(SQL.due, [now])
       const row = rows[0]
       if (row === undefined) return 0
@@ -251,7 +251,7 @@ export class PostgresReplays implements ReplayStore {
   }
 
   async eraseUser(userId: string): Promise<number> {
-    return this.#transaction(async (client) => {
+    return transaction(this.#pool, async (client) => {
       const now = await this.#now(client)
       await client.query(SQL.eraseAttempts, [userId])
       const { rowCount } = await client.query(SQL.erase, [userId, now, ERASED_ERROR])
@@ -284,24 +284,6 @@ export class PostgresReplays implements ReplayStore {
   async #record(row: ReplayRow): Promise<ReplayRecord> {
     const { rows } = await this.#pool.query<StatusCount>(SQL.counts, [row.id])
     return toReplayRecord(row, rows)
-  }
-
-  // Runs `work` in one transaction on one connection: committed whole, or rolled back.
-  async #transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect()
-    let failed = false
-    try {
-      await client.query('BEGIN')
-      const result = await work(client)
-      await client.query('COMMIT')
-      return result
-    } catch (error) {
-      failed = true
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      client.release(failed)
-    }
   }
 }
 

@@ -1,4 +1,4 @@
-import type { PoolClient, QueryConfig } from 'pg'
+import type { QueryConfig } from 'pg'
 import {
   type AttemptRow,
   audienceChange,
@@ -36,6 +36,7 @@ import {
   type PgLoader,
   type PoolSettings,
   type PostgresPool,
+  transaction,
 } from './pool'
 import { endpointViews } from './endpoint-views'
 import { PostgresCircuits } from './postgres-circuits'
@@ -292,7 +293,7 @@ export class PostgresStore implements Store {
     userIds: readonly string[],
     announce: (change: AudienceChange) => NewDelivery[],
   ): Promise<AudienceChange> {
-    return this.#transaction(async (client) => {
+    return transaction(this.#pool, async (client) => {
       // Two relays syncing the same audience at once take turns: each compares with the
       // memberships the other committed, so no join or leave is announced twice or lost.
       await client.query(SQL.lockAudience, [`tracklet:audience:${JSON.stringify([source, audience])}`])
@@ -336,25 +337,6 @@ export class PostgresStore implements Store {
     if (rows.length === 0) return []
     const attempts = await this.#pool.query<AttemptRow>(SQL.attemptsOf, [rows.map((r) => r.id)])
     return toDeliveryViews(rows, attempts.rows)
-  }
-
-  // Runs `work` in one transaction on one connection: committed whole, or rolled back.
-  async #transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect()
-    let failed = false
-    try {
-      await client.query('BEGIN')
-      const result = await work(client)
-      await client.query('COMMIT')
-      return result
-    } catch (error) {
-      failed = true
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      // A connection that failed mid-transaction is discarded rather than reused.
-      client.release(failed)
-    }
   }
 }
 

@@ -1,6 +1,6 @@
 import type { PoolClient, QueryConfig } from 'pg'
 import { log } from '../../log'
-import type { PostgresPool } from './pool'
+import { type PostgresPool, transaction } from './pool'
 import { POSTGRES_ALERT_CLAIMS_STEP } from '../alert-claims'
 import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
 import { POSTGRES_REPLAYS_STEP } from '../replays-schema'
@@ -185,12 +185,9 @@ const SCHEMA_UPGRADE_LIMIT_MS = 60 * 60_000
  * @throws {Error} when the database was written by a newer relay (a schema version this one does not know).
  */
 export async function migrate(pool: PostgresPool, migrations: readonly string[] = MIGRATIONS): Promise<void> {
-  const client = await pool.connect()
-  let failed: unknown
-  const long = (text: string, values?: unknown[]) =>
-    client.query({ text, values, query_timeout: SCHEMA_UPGRADE_LIMIT_MS } as QueryConfig)
-  try {
-    await client.query('BEGIN')
+  await transaction(pool, async (client) => {
+    const long = (text: string, values?: unknown[]) =>
+      client.query({ text, values, query_timeout: SCHEMA_UPGRADE_LIMIT_MS } as QueryConfig)
     const { rows } = await client.query('SELECT pg_try_advisory_xact_lock($1) AS got', [MIGRATION_LOCK.toString()])
     if (!rows[0].got) {
       log.info('waiting for another relay to bring the PostgreSQL schema up to date', { event: 'schema-wait' })
@@ -217,15 +214,7 @@ export async function migrate(pool: PostgresPool, migrations: readonly string[] 
       await client.query('DELETE FROM tracklet_schema')
       await client.query('INSERT INTO tracklet_schema (version) VALUES ($1)', [migrations.length])
     }
-    await client.query('COMMIT')
-  } catch (error) {
-    failed = error
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  } finally {
-    // A connection that failed mid-transaction is discarded rather than reused.
-    client.release(failed !== undefined)
-  }
+  })
 }
 
 async function schemaVersion(client: PoolClient): Promise<number> {
