@@ -35,7 +35,7 @@ const SQL = {
   deleteKey: 'DELETE FROM api_write_keys WHERE source = $1 AND id = $2',
   // Its pending deliveries could never be delivered: dead letters, retryable by hand once a source
   // of that name exists again.
-  failPending: `UPDATE deliveries SET status = 'failed', last_error = $2, updated_at = $3, lease_until = NULL,
+  failPending: `UPDATE queue SET status = 'failed', last_error = $2, updated_at = $3, lease_until = NULL,
     lease_owner = NULL WHERE source = $1 AND status = 'pending'`,
   audit: 'INSERT INTO config_audit (at, actor, action, target, changes) VALUES ($1, $2, $3, $4, $5)',
   auditPage: `SELECT id, at, actor, action, target, changes FROM config_audit

@@ -1,4 +1,4 @@
-import type { QueryConfig } from 'pg'
+import type { PoolClient, QueryConfig } from 'pg'
 import {
   type AttemptRow,
   audienceChange,
@@ -123,13 +123,7 @@ export class PostgresStore implements Store {
 
   async enqueue(deliveries: readonly NewDelivery[]): Promise<number> {
     if (deliveries.length === 0) return 0
-    try {
-      return await insertDeliveries(this.#pool, deliveries, this.#clock(), 'enqueue')
-    } catch (error) {
-      // Another relay wrote one of these messages between the look and the insert.
-      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error
-      return insertDeliveries(this.#pool, deliveries, this.#clock(), 'enqueueRacing')
-    }
+    return transaction(this.#pool, (client) => insertDeliveries(client, deliveries, this.#clock()))
   }
 
   async claim(request: ClaimRequest): Promise<DueDelivery[]> {
@@ -305,7 +299,7 @@ export class PostgresStore implements Store {
       if (change.added.length > 0) await client.query(SQL.addMembers, [source, audience, change.added])
       if (change.removed.length > 0) await client.query(SQL.removeMembers, [source, audience, change.removed])
       const deliveries = announce(change)
-      if (deliveries.length > 0) await insertDeliveries(client, deliveries, this.#clock(), 'enqueueRacing')
+      if (deliveries.length > 0) await insertDeliveries(client, deliveries, this.#clock())
       return change
     })
   }
@@ -348,15 +342,12 @@ function prepared(name: PreparedStatement, values: unknown[]): QueryConfig {
 // The statements whose text is fixed (not made from a filter), which alone can be prepared by name.
 type PreparedStatement = { [K in PostgresStatement]: (typeof SQL)[K] extends string ? K : never }[PostgresStatement]
 
-// PostgreSQL's error code for a row a unique index refused.
-const UNIQUE_VIOLATION = '23505'
-
-// Writes new deliveries in one statement (on the pool, or on a transaction's connection).
+// Writes new deliveries on a transaction's connection: the messages' locks (so that a relay
+// writing the same new message waits for this transaction, then sees its rows), then one insert.
 async function insertDeliveries(
-  db: { query: (config: QueryConfig) => Promise<{ rowCount: number | null }> },
+  client: PoolClient,
   deliveries: readonly NewDelivery[],
   clock: number | null,
-  statement: 'enqueue' | 'enqueueRacing',
 ): Promise<number> {
   const sources: string[] = []
   const destinations: string[] = []
@@ -375,8 +366,9 @@ async function insertDeliveries(
     types.push(d.type)
     messages.push(d.json)
   }
-  const { rowCount } = await db.query(
-    prepared(statement, [sources, destinations, messageIds, types, messages, userIds, events, clock]),
+  await client.query(prepared('lockMessages', [sources, destinations, messageIds]))
+  const { rowCount } = await client.query(
+    prepared('enqueue', [sources, destinations, messageIds, types, messages, userIds, events, clock]),
   )
   return rowCount ?? 0
 }

@@ -8,6 +8,7 @@ import { POSTGRES_SOURCE_CONFIGS_STEP } from '../source-configs-schema'
 import { POSTGRES_VIOLATIONS_STEP } from '../violations-schema'
 import { POSTGRES_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
 import { SETTLED_INDEX_STEP } from '../settled-index-schema'
+import { POSTGRES_SCHEMA6_STEP } from './schema6'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -163,6 +164,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_VIOLATIONS_STEP,
   POSTGRES_ATTEMPT_CONSOLE_STEP,
   SETTLED_INDEX_STEP,
+  // Schema 6: messages written once (partitioned by day), a narrow queue, outcomes appended.
+  POSTGRES_SCHEMA6_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

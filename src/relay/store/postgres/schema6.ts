@@ -1,0 +1,131 @@
+// Schema 6 on PostgreSQL (docs/postgres.md, "Schema 6"): each delivery's message written once,
+// a narrow queue of what is pending or dead, outcomes appended, retention by dropping whole days.
+//
+// - messages: one row per delivery (its route, message id, JSON and search keys), never updated
+//   but by erasure, partitioned by day of created_at (the store's clock, epoch ms). The day
+//   partitions are made ahead by the relay (./partitions.ts); the DEFAULT partition keeps what no
+//   day partition holds: rows written before the upgrade, days not made ahead, and the messages of
+//   a dropped day that the queue still names (pending or dead, however old).
+// - queue: one narrow row per delivery pending or dead, with its lease (on the database's clock),
+//   attempts and due time. A delivery that settles leaves it (deleted, not updated into a wide row).
+// - outcomes: one row per settled delivery (delivered or filtered), appended, partitioned as messages.
+// - deliveries: a view joining the three, with schema 5's columns, for the delivery log's searches
+//   and for tools that read the outbox; an update through it reaches the queue row (the only
+//   mutable part), so a pending or dead delivery can still be adjusted by hand.
+// - The duplicate check cannot be a unique index (a partitioned table's unique index must hold the
+//   partition key): the store looks in (message_id, source, destination) across the partitions,
+//   with two relays writing one new message id serialised by an advisory lock on its hash.
+
+/** The sequence that numbers deliveries (their ids, the delivery log's order). */
+export const DELIVERY_IDS = 'delivery_ids'
+
+// The columns the view shows, schema 5's names: what every search and the rows' readers expect.
+const VIEW = `
+  CREATE VIEW deliveries AS
+  SELECT m.id, m.source, m.destination, m.message_id, m.type, m.message,
+    coalesce(q.status, o.status, 'delivered') AS status,
+    coalesce(q.attempts, o.attempts, 0) AS attempts,
+    coalesce(q.first_attempt_at, o.first_attempt_at) AS first_attempt_at,
+    coalesce(q.next_attempt_at, o.settled_at, m.created_at) AS next_attempt_at,
+    coalesce(q.last_error, o.last_error) AS last_error,
+    m.created_at,
+    coalesce(q.updated_at, o.settled_at, m.created_at) AS updated_at,
+    q.lease_until, q.lease_owner, m.user_id, m.event, q.paused_at,
+    m.replay_of, m.replay_id, m.erased_at
+  FROM messages m
+  LEFT JOIN queue q ON q.id = m.id
+  LEFT JOIN outcomes o ON o.id = m.id AND o.created_at = m.created_at;
+
+  CREATE FUNCTION deliveries_update() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE queue SET status = NEW.status, attempts = NEW.attempts, first_attempt_at = NEW.first_attempt_at,
+      next_attempt_at = NEW.next_attempt_at, last_error = NEW.last_error, updated_at = NEW.updated_at,
+      lease_until = NEW.lease_until, lease_owner = NEW.lease_owner, paused_at = NEW.paused_at
+    WHERE id = OLD.id;
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    RETURN NEW;
+  END $$;
+  CREATE TRIGGER deliveries_update INSTEAD OF UPDATE ON deliveries FOR EACH ROW EXECUTE FUNCTION deliveries_update();
+`
+
+/**
+ * The PostgreSQL step: the three tables, schema 5's rows moved into them (in the migration's
+ * transaction), `deliveries` dropped and made again as the view.
+ */
+export const POSTGRES_SCHEMA6_STEP = `
+  CREATE SEQUENCE ${DELIVERY_IDS};
+  SELECT setval('${DELIVERY_IDS}', (SELECT coalesce(max(id), 0) + 1 FROM deliveries), false);
+
+  CREATE TABLE messages (
+    id          bigint NOT NULL,
+    created_at  bigint NOT NULL,   -- epoch ms, the store's clock: the partition key
+    source      text   NOT NULL,
+    destination text   NOT NULL,
+    message_id  text   NOT NULL,
+    type        text   NOT NULL,
+    message     text   NOT NULL,   -- the message's JSON, as accepted
+    user_id     text,
+    event       text,
+    replay_of   bigint,            -- the original a replay's delivery re-sends
+    replay_id   bigint,
+    erased_at   bigint,
+    PRIMARY KEY (id, created_at)
+  ) PARTITION BY RANGE (created_at);
+  CREATE TABLE messages_kept PARTITION OF messages DEFAULT;
+  -- The duplicate check (the store's look-up) and searches by message id.
+  CREATE INDEX messages_key ON messages (message_id, source, destination);
+  CREATE INDEX messages_user ON messages (user_id, id) WHERE user_id IS NOT NULL;
+  CREATE INDEX messages_replay ON messages (replay_id) WHERE replay_id IS NOT NULL;
+  CREATE INDEX messages_time ON messages USING brin (created_at);
+
+  CREATE TABLE queue (
+    id               bigint  PRIMARY KEY,
+    created_at       bigint  NOT NULL,  -- its message's (the partition it is in)
+    source           text    NOT NULL,
+    destination      text    NOT NULL,
+    status           text    NOT NULL CHECK (status IN ('pending', 'failed')),
+    attempts         integer NOT NULL DEFAULT 0,
+    first_attempt_at bigint,
+    next_attempt_at  bigint  NOT NULL,
+    last_error       text,
+    updated_at       bigint  NOT NULL,
+    lease_until      bigint,            -- epoch ms, the database's clock
+    lease_owner      text,
+    paused_at        bigint,
+    replay_of        bigint,
+    replay_id        bigint
+  ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.01, autovacuum_analyze_scale_factor = 0.02);
+  CREATE INDEX queue_due ON queue (source, next_attempt_at, id) WHERE status = 'pending' AND replay_of IS NULL;
+  CREATE INDEX queue_replay_due ON queue (source, next_attempt_at) WHERE status = 'pending' AND replay_of IS NOT NULL;
+  CREATE INDEX queue_replay ON queue (replay_id) WHERE replay_id IS NOT NULL;
+  CREATE INDEX queue_failed ON queue (id) WHERE status = 'failed';
+
+  CREATE TABLE outcomes (
+    id               bigint  NOT NULL,
+    created_at       bigint  NOT NULL,  -- its message's: the partition key
+    status           text    NOT NULL CHECK (status IN ('delivered', 'filtered')),
+    attempts         integer NOT NULL,
+    first_attempt_at bigint,
+    last_error       text,
+    settled_at       bigint  NOT NULL,
+    PRIMARY KEY (id, created_at)
+  ) PARTITION BY RANGE (created_at);
+  CREATE TABLE outcomes_kept PARTITION OF outcomes DEFAULT;
+  -- Retention of what a dropped day did not take (the kept partition, late outcomes): by age.
+  CREATE INDEX outcomes_settled ON outcomes USING brin (settled_at);
+
+  INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event,
+    replay_of, replay_id, erased_at)
+  SELECT id, created_at, source, destination, message_id, type, message, user_id, event, replay_of, replay_id, erased_at
+  FROM deliveries;
+  INSERT INTO queue (id, created_at, source, destination, status, attempts, first_attempt_at, next_attempt_at,
+    last_error, updated_at, lease_until, lease_owner, paused_at, replay_of, replay_id)
+  SELECT id, created_at, source, destination, status, attempts, first_attempt_at, next_attempt_at, last_error,
+    updated_at, lease_until, lease_owner, paused_at, replay_of, replay_id
+  FROM deliveries WHERE status IN ('pending', 'failed');
+  INSERT INTO outcomes (id, created_at, status, attempts, first_attempt_at, last_error, settled_at)
+  SELECT id, created_at, status, attempts, first_attempt_at, last_error, updated_at
+  FROM deliveries WHERE status IN ('delivered', 'filtered');
+  DROP TABLE deliveries;
+  ${VIEW}
+`
