@@ -35,8 +35,11 @@ export const MESSAGE_OF = (q: string) =>
 // The new deliveries of enqueue: one array parameter per column ($1–$7).
 const NEW_DELIVERIES = 'unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])'
 
+// The dead letters, read from the queue (the deliveries view's rows).
+const DEAD = "(id, created_at) IN (SELECT id, created_at FROM queue WHERE status = 'failed')"
+
 // A message's route and id as one advisory lock key (lockMessages).
-const MESSAGE_KEY = "hashtextextended(json_build_array(s, d, m)::text, 28)"
+const MESSAGE_KEY = 'hashtextextended(json_build_array(s, d, m)::text, 28)'
 
 export const POSTGRES_STATEMENTS = {
   // The outbox (schema 6: ./schema6.ts).
@@ -157,7 +160,7 @@ export const POSTGRES_STATEMENTS = {
        SELECT status, EXISTS (SELECT 1 FROM retried) AS retried FROM deliveries WHERE id = $1`,
   get: 'SELECT * FROM deliveries WHERE id = $1',
   list: `SELECT * FROM deliveries
-       WHERE id > $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR source = $3)
+       WHERE id > $1 AND ($2::text IS NULL OR ${statusIs('$2::text')}) AND ($3::text IS NULL OR source = $3)
        ORDER BY id LIMIT $4`,
   // A filtered page, newest first: the text names only the filter's fields (see filter.ts), so each
   // combination is planned with the index that fits it (message id, user id, status). The
@@ -174,11 +177,11 @@ export const POSTGRES_STATEMENTS = {
   // then a chunk of them at a time, newest first. $1 upTo, ($2 chunk, $3 now,) then the filter's values.
   lastId: 'SELECT coalesce(max(id), 0) AS id FROM messages',
   countDeadLetters: (fields: readonly FilterField[]) =>
-    `SELECT count(*)::int AS count FROM deliveries WHERE ${where(fields, ["status = 'failed'", 'id <= $1'], 2)}`,
+    `SELECT count(*)::int AS count FROM deliveries WHERE ${where(fields, [DEAD, 'id <= $1'], 2)}`,
   // Picked from the statement's snapshot; one changed meanwhile (retried by hand) is left as it is.
   retryMatching: (fields: readonly FilterField[]) => `
   WITH picked AS (
-    SELECT id FROM deliveries WHERE ${where(fields, ["status = 'failed'", 'id <= $1'], 4)}
+    SELECT id FROM deliveries WHERE ${where(fields, [DEAD, 'id <= $1'], 4)}
     ORDER BY id DESC LIMIT $2
   ), retried AS (
     UPDATE queue d SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = $3,
@@ -358,7 +361,8 @@ export function where(fields: readonly FilterField[], first: readonly string[], 
   const conditions = [...first]
   let n = start
   for (const field of fields) {
-    if (isEqualityField(field)) conditions.push(`${EQUALITY_COLUMNS[field]} = $${n++}::text`)
+    if (field === 'status') conditions.push(statusIs(`$${n++}::text`))
+    else if (isEqualityField(field)) conditions.push(`${EQUALITY_COLUMNS[field]} = $${n++}::text`)
     else if (field === 'since') conditions.push(`created_at >= $${n++}::bigint`)
     else if (field === 'until') conditions.push(`created_at <= $${n++}::bigint`)
     else {
@@ -367,6 +371,16 @@ export function where(fields: readonly FilterField[], first: readonly string[], 
     }
   }
   return conditions.length === 0 ? 'true' : conditions.join(' AND ')
+}
+
+/**
+ * A status condition on the deliveries view that reads the queue's own rows for the statuses
+ * only the queue holds (pending, dead), never the history: `value` is a parameter, so the planner,
+ * given its value (these statements are not prepared by name), keeps one branch.
+ */
+export function statusIs(value: string): string {
+  return `(CASE WHEN ${value} IN ('pending', 'failed')
+    THEN (id, created_at) IN (SELECT id, created_at FROM queue WHERE status = ${value}) ELSE status = ${value} END)`
 }
 
 function parameterCount(fields: readonly FilterField[]): number {
