@@ -45,6 +45,7 @@ import { PostgresAlertClaims } from './postgres-alert-claims'
 import { PostgresSessions } from './postgres-sessions'
 import { PostgresSourceConfigs } from './postgres-source-configs'
 import { PostgresViolations } from './postgres-violations'
+import { makeDaysAhead, pruneSettled } from './partitions'
 import { migrate } from './schema'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
 
@@ -75,6 +76,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   const pool = await openPool(url, { ...DEFAULT_POOL_SETTINGS, ...options.pool }, options.loadPg)
   try {
     await migrate(pool)
+    await makeDaysAhead(pool, options.databaseNow?.() ?? Date.now())
   } catch (error) {
     await pool.end().catch(() => {})
     throw databaseError(url, 'prepare', error)
@@ -102,6 +104,8 @@ export class PostgresStore implements Store {
   /** A test's stand-in for the database's clock; `undefined`: the database's own (`now()`). */
   readonly #databaseNow: (() => number) | undefined
   #closed: Promise<void> | undefined
+  /** The cut-off of the last prune, whose whole days are gone. */
+  #daysDroppedBefore: number | undefined
 
   /** A store over `pool`, which it owns from now on (and ends). */
   constructor(pool: PostgresPool, options: Pick<PostgresStoreOptions, 'now' | 'databaseNow'> = {}) {
@@ -304,9 +308,15 @@ export class PostgresStore implements Store {
     })
   }
 
+  // Retention (./partitions.ts): whole days once per cut-off (a sweep calls again with the same
+  // one while a chunk comes back full), then settled rows no dropped day took.
   async prune(before: number, limit: number): Promise<number> {
-    const { rows } = await this.#pool.query<{ count: number }>(prepared('prune', [before, limit]))
-    return rows[0]?.count ?? 0
+    const days = before !== this.#daysDroppedBefore
+    this.#daysDroppedBefore = before
+    return pruneSettled(this.#pool, { before, limit, now: await this.databaseNow(), days }, async () => {
+      const { rows } = await this.#pool.query<{ count: number }>(prepared('prune', [before, limit]))
+      return rows[0]?.count ?? 0
+    })
   }
 
   async backlog(): Promise<BacklogRow[]> {
