@@ -47,6 +47,7 @@ import { PostgresSourceConfigs } from './postgres-source-configs'
 import { PostgresViolations } from './postgres-violations'
 import { makeDaysAhead, pruneSettled } from './partitions'
 import { migrate } from './schema'
+import { copyToSchema6Online } from './upgrade6'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
 
 /** Options of {@link openPostgresStore}, for tests and the bench. */
@@ -75,6 +76,7 @@ export interface PostgresStoreOptions {
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const pool = await openPool(url, { ...DEFAULT_POOL_SETTINGS, ...options.pool }, options.loadPg)
   try {
+    await copyToSchema6Online(pool)
     await migrate(pool)
     await makeDaysAhead(pool, options.databaseNow?.() ?? Date.now())
   } catch (error) {

@@ -66,14 +66,12 @@ const VIEW = `
 `
 
 /**
- * The PostgreSQL step: the three tables, schema 5's rows moved into them (in the migration's
- * transaction), `deliveries` dropped and made again as the view.
+ * Schema 6's tables beside schema 5's `deliveries`, made if missing: made by the online upgrade
+ * (./upgrade6.ts) before the step, or by the step itself.
  */
-export const POSTGRES_SCHEMA6_STEP = `
-  CREATE SEQUENCE ${DELIVERY_IDS};
-  SELECT setval('${DELIVERY_IDS}', (SELECT coalesce(max(id), 0) + 1 FROM deliveries), false);
-
-  CREATE TABLE messages (
+export const SCHEMA6_TABLES = `
+  CREATE SEQUENCE IF NOT EXISTS ${DELIVERY_IDS};
+  CREATE TABLE IF NOT EXISTS messages (
     id          bigint NOT NULL,
     created_at  bigint NOT NULL,   -- epoch ms, the store's clock: the partition key
     source      text   NOT NULL,
@@ -88,14 +86,14 @@ export const POSTGRES_SCHEMA6_STEP = `
     erased_at   bigint,
     PRIMARY KEY (id, created_at)
   ) PARTITION BY RANGE (created_at);
-  CREATE TABLE messages_kept PARTITION OF messages DEFAULT;
+  CREATE TABLE IF NOT EXISTS messages_kept PARTITION OF messages DEFAULT;
   -- The duplicate check (the store's look-up) and searches by message id.
-  CREATE INDEX messages_key ON messages (message_id, source, destination);
-  CREATE INDEX messages_user ON messages (user_id, id) WHERE user_id IS NOT NULL;
-  CREATE INDEX messages_replay ON messages (replay_id) WHERE replay_id IS NOT NULL;
-  CREATE INDEX messages_time ON messages USING brin (created_at);
+  CREATE INDEX IF NOT EXISTS messages_key ON messages (message_id, source, destination);
+  CREATE INDEX IF NOT EXISTS messages_user ON messages (user_id, id) WHERE user_id IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS messages_replay ON messages (replay_id) WHERE replay_id IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS messages_time ON messages USING brin (created_at);
 
-  CREATE TABLE queue (
+  CREATE TABLE IF NOT EXISTS queue (
     id               bigint  PRIMARY KEY,
     created_at       bigint  NOT NULL,  -- its message's (the partition it is in)
     source           text    NOT NULL,
@@ -112,12 +110,12 @@ export const POSTGRES_SCHEMA6_STEP = `
     replay_of        bigint,
     replay_id        bigint
   ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.01, autovacuum_analyze_scale_factor = 0.02);
-  CREATE INDEX queue_due ON queue (source, next_attempt_at, id) WHERE status = 'pending' AND replay_of IS NULL;
-  CREATE INDEX queue_replay_due ON queue (source, next_attempt_at) WHERE status = 'pending' AND replay_of IS NOT NULL;
-  CREATE INDEX queue_replay ON queue (replay_id) WHERE replay_id IS NOT NULL;
-  CREATE INDEX queue_failed ON queue (id) WHERE status = 'failed';
+  CREATE INDEX IF NOT EXISTS queue_due ON queue (source, next_attempt_at, id) WHERE status = 'pending' AND replay_of IS NULL;
+  CREATE INDEX IF NOT EXISTS queue_replay_due ON queue (source, next_attempt_at) WHERE status = 'pending' AND replay_of IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS queue_replay ON queue (replay_id) WHERE replay_id IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS queue_failed ON queue (id) WHERE status = 'failed';
 
-  CREATE TABLE outcomes (
+  CREATE TABLE IF NOT EXISTS outcomes (
     id               bigint  NOT NULL,
     created_at       bigint  NOT NULL,  -- its message's: the partition key
     status           text    NOT NULL CHECK (status IN ('delivered', 'filtered')),
@@ -127,22 +125,61 @@ export const POSTGRES_SCHEMA6_STEP = `
     settled_at       bigint  NOT NULL,
     PRIMARY KEY (id, created_at)
   ) PARTITION BY RANGE (created_at);
-  CREATE TABLE outcomes_kept PARTITION OF outcomes DEFAULT;
+  CREATE TABLE IF NOT EXISTS outcomes_kept PARTITION OF outcomes DEFAULT;
   -- Retention of what a dropped day did not take (the kept partition, late outcomes): by age.
-  CREATE INDEX outcomes_settled ON outcomes USING brin (settled_at);
+  CREATE INDEX IF NOT EXISTS outcomes_settled ON outcomes USING brin (settled_at);
 
-  INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event,
-    replay_of, replay_id, erased_at)
-  SELECT id, created_at, source, destination, message_id, type, message, user_id, event, replay_of, replay_id, erased_at
-  FROM deliveries;
-  INSERT INTO queue (id, created_at, source, destination, status, attempts, first_attempt_at, next_attempt_at,
-    last_error, updated_at, lease_until, lease_owner, paused_at, replay_of, replay_id)
-  SELECT id, created_at, source, destination, status, attempts, first_attempt_at, next_attempt_at, last_error,
-    updated_at, lease_until, lease_owner, paused_at, replay_of, replay_id
-  FROM deliveries WHERE status IN ('pending', 'failed');
+`
+
+/**
+ * Copies schema 5's deliveries whose id satisfies `range` (SQL over `id`) into schema 6's tables:
+ * every one a message; a pending or dead one a queue row, a settled one an outcome. One statement
+ * per table, in this order (the messages last: a range may be read from their highest id).
+ */
+export function copyDeliveries(range: string): string[] {
+  return [
+    `INSERT INTO queue (id, created_at, source, destination, status, attempts, first_attempt_at, next_attempt_at,
+      last_error, updated_at, lease_until, lease_owner, paused_at, replay_of, replay_id)
+    SELECT id, created_at, source, destination, status, attempts, first_attempt_at, next_attempt_at, last_error,
+      updated_at, lease_until, lease_owner, paused_at, replay_of, replay_id
+    FROM deliveries WHERE status IN ('pending', 'failed') AND ${range}`,
+    `INSERT INTO outcomes (id, created_at, status, attempts, first_attempt_at, last_error, settled_at)
+    SELECT id, created_at, status, attempts, first_attempt_at, last_error, updated_at
+    FROM deliveries WHERE status IN ('delivered', 'filtered') AND ${range}`,
+    `INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event,
+      replay_of, replay_id, erased_at)
+    SELECT id, created_at, source, destination, message_id, type, message, user_id, event, replay_of, replay_id,
+      erased_at
+    FROM deliveries WHERE ${range}`,
+  ]
+}
+
+/**
+ * The PostgreSQL step, in the migration's transaction: relays of schema 5 stopped writing (the
+ * table locked), what the online upgrade copied brought up to date (the queue rows it copied
+ * whose delivery has moved on since, erasures since), the rest copied, `deliveries` dropped and
+ * made again as the view. Without an online upgrade before it, the step copies everything.
+ */
+export const POSTGRES_SCHEMA6_STEP = `
+  LOCK TABLE deliveries IN EXCLUSIVE MODE;
+  ${SCHEMA6_TABLES}
+  SELECT setval('${DELIVERY_IDS}', (SELECT coalesce(max(id), 0) + 1 FROM deliveries), false);
+
+  -- Copied online as pending or dead, settled since by a relay of schema 5.
   INSERT INTO outcomes (id, created_at, status, attempts, first_attempt_at, last_error, settled_at)
-  SELECT id, created_at, status, attempts, first_attempt_at, last_error, updated_at
-  FROM deliveries WHERE status IN ('delivered', 'filtered');
+  SELECT d.id, d.created_at, d.status, d.attempts, d.first_attempt_at, d.last_error, d.updated_at
+  FROM queue q JOIN deliveries d ON d.id = q.id WHERE d.status IN ('delivered', 'filtered');
+  DELETE FROM queue q WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = q.id AND d.status IN ('pending', 'failed'));
+  UPDATE queue q SET status = d.status, attempts = d.attempts, first_attempt_at = d.first_attempt_at,
+    next_attempt_at = d.next_attempt_at, last_error = d.last_error, updated_at = d.updated_at,
+    lease_until = d.lease_until, lease_owner = d.lease_owner, paused_at = d.paused_at
+  FROM deliveries d WHERE d.id = q.id;
+  -- Erased since they were copied.
+  UPDATE messages m SET message = d.message, user_id = d.user_id, event = d.event, erased_at = d.erased_at
+  FROM deliveries d WHERE d.id = m.id AND d.erased_at IS NOT NULL AND m.erased_at IS NULL;
+  -- Written since (or everything, without an online upgrade before).
+  CREATE TEMPORARY TABLE schema6_copied ON COMMIT DROP AS SELECT coalesce(max(id), 0) AS id FROM messages;
+  ${copyDeliveries('id > (SELECT id FROM schema6_copied)').join(';\n')};
   DROP TABLE deliveries;
   ${VIEW}
 `
