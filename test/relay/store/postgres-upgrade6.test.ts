@@ -55,7 +55,7 @@ describe('the online upgrade to schema 6', () => {
     expect(copied!.n).toBe(100)
 
     // A relay of schema 5 still runs: it delivers a pending one, retries a dead one, erases a
-    // user, and ingests more.
+    // user, ingests more and prunes.
     await sql(url, "UPDATE deliveries SET status = 'delivered', attempts = 2, updated_at = 500 WHERE id = 2")
     await sql(url, "UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = 0 WHERE id = 1")
     await sql(
@@ -64,6 +64,8 @@ describe('the online upgrade to schema 6', () => {
        WHERE user_id = 'u3' AND status <> 'pending'`,
     )
     await sql(url, ROWS(101, 105))
+    // Its retention deletes a delivered one.
+    await sql(url, 'DELETE FROM deliveries WHERE id = 3')
 
     // The switch: this relay's migration.
     const store = await openTestStore('postgres', Date.now, url)
@@ -71,10 +73,11 @@ describe('the online upgrade to schema 6', () => {
       expect((await store.get(2))?.status).toBe('delivered')
       expect((await store.get(1))?.status).toBe('pending')
       expect((await store.get(105))?.messageId).toBe('m105')
+      expect(await store.get(3)).toBeUndefined()
       const all = await store.list({ after: 0, limit: 1000 })
-      expect(all.length).toBe(105)
+      expect(all.length).toBe(104)
       const count = (status: string) => all.filter((d) => d.status === status).length
-      expect([count('pending'), count('failed'), count('delivered')]).toEqual([11, 10, 84])
+      expect([count('pending'), count('failed'), count('delivered')]).toEqual([11, 10, 83])
       // Erased before m101 (u3's too) was written: of the rest, only the pending ones keep their user.
       const u3 = await store.listNewest({ userId: 'u3', limit: 100 })
       expect(u3.filter((d) => d.id <= 100).map((d) => [d.messageId, d.status])).toEqual([['m52', 'pending']])

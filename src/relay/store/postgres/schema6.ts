@@ -71,6 +71,8 @@ const VIEW = `
  */
 export const SCHEMA6_TABLES = `
   CREATE SEQUENCE IF NOT EXISTS ${DELIVERY_IDS};
+  -- The deliveries relays of schema 5 changed after the online copy began (./upgrade6.ts).
+  CREATE TABLE IF NOT EXISTS schema6_changed (id bigint NOT NULL);
   CREATE TABLE IF NOT EXISTS messages (
     id          bigint NOT NULL,
     created_at  bigint NOT NULL,   -- epoch ms, the store's clock: the partition key
@@ -165,21 +167,32 @@ export const POSTGRES_SCHEMA6_STEP = `
   ${SCHEMA6_TABLES}
   SELECT setval('${DELIVERY_IDS}', (SELECT coalesce(max(id), 0) + 1 FROM deliveries), false);
 
-  -- Copied online as pending or dead, settled since by a relay of schema 5.
-  INSERT INTO outcomes (id, created_at, status, attempts, first_attempt_at, last_error, settled_at)
-  SELECT d.id, d.created_at, d.status, d.attempts, d.first_attempt_at, d.last_error, d.updated_at
-  FROM queue q JOIN deliveries d ON d.id = q.id WHERE d.status IN ('delivered', 'filtered');
-  DELETE FROM queue q WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = q.id AND d.status IN ('pending', 'failed'));
-  UPDATE queue q SET status = d.status, attempts = d.attempts, first_attempt_at = d.first_attempt_at,
-    next_attempt_at = d.next_attempt_at, last_error = d.last_error, updated_at = d.updated_at,
-    lease_until = d.lease_until, lease_owner = d.lease_owner, paused_at = d.paused_at
-  FROM deliveries d WHERE d.id = q.id;
-  -- Erased since they were copied.
-  UPDATE messages m SET message = d.message, user_id = d.user_id, event = d.event, erased_at = d.erased_at
-  FROM deliveries d WHERE d.id = m.id AND d.erased_at IS NOT NULL AND m.erased_at IS NULL;
-  -- Written since (or everything, without an online upgrade before).
-  CREATE TEMPORARY TABLE schema6_copied ON COMMIT DROP AS SELECT coalesce(max(id), 0) AS id FROM messages;
-  ${copyDeliveries('id > (SELECT id FROM schema6_copied)').join(';\n')};
+  -- What relays of schema 5 changed since the online copy took it (recorded by its trigger):
+  -- copied again, whole. Then what they wrote since (or everything, without an online copy).
+  DELETE FROM queue WHERE id IN (SELECT id FROM schema6_changed);
+  DELETE FROM outcomes WHERE id IN (SELECT id FROM schema6_changed);
+  DELETE FROM messages WHERE id IN (SELECT id FROM schema6_changed);
+  CREATE TEMPORARY TABLE schema6_copy ON COMMIT DROP AS
+    SELECT id FROM deliveries WHERE id > (SELECT coalesce(max(id), 0) FROM messages)
+    UNION SELECT id FROM schema6_changed;
+  ${copyDeliveries('id IN (SELECT id FROM schema6_copy)').join(';\n')};
+  DROP TABLE schema6_changed;
   DROP TABLE deliveries;
+  DROP FUNCTION IF EXISTS schema6_note_change();
   ${VIEW}
+`
+
+/**
+ * Made with the tables by the online upgrade: every delivery a relay of schema 5 writes, changes or
+ * deletes from then on is noted, so that the step copies those again, and nothing else.
+ */
+export const SCHEMA6_CHANGES_TRIGGER = `
+  CREATE OR REPLACE FUNCTION schema6_note_change() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO schema6_changed (id) VALUES (CASE WHEN TG_OP = 'DELETE' THEN OLD.id ELSE NEW.id END);
+    RETURN NULL;
+  END $$;
+  DROP TRIGGER IF EXISTS schema6_changes ON deliveries;
+  CREATE TRIGGER schema6_changes AFTER INSERT OR UPDATE OR DELETE ON deliveries
+    FOR EACH ROW EXECUTE FUNCTION schema6_note_change();
 `

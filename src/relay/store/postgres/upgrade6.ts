@@ -1,7 +1,7 @@
 import { log } from '../../log'
 import { type PostgresPool, transaction } from './pool'
 import { MIGRATION_LOCK, MIGRATIONS } from './schema'
-import { copyDeliveries, POSTGRES_SCHEMA6_STEP, SCHEMA6_TABLES } from './schema6'
+import { copyDeliveries, POSTGRES_SCHEMA6_STEP, SCHEMA6_CHANGES_TRIGGER, SCHEMA6_TABLES } from './schema6'
 
 // The online upgrade from schema 5 to 6 (docs/postgres.md, "Upgrading to schema 6"): schema 5's
 // deliveries are copied into schema 6's tables in batches by id, each batch its own short
@@ -35,6 +35,8 @@ export async function copyToSchema6Online(pool: PostgresPool, options: OnlineUpg
   await transaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()])
     await client.query(SCHEMA6_TABLES)
+    // Before any batch: a change made before a batch copies a row is in its copy, any later one is noted.
+    await client.query(SCHEMA6_CHANGES_TRIGGER)
   })
   const started = now()
   const total = await remaining(pool)
