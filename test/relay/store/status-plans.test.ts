@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DAY_MS, dayOf } from '../../../src/relay/store/postgres/partitions'
 import { POSTGRES_STATEMENTS as SQL } from '../../../src/relay/store/postgres/statements'
 import type { Store } from '../../../src/relay/store/store'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
@@ -31,25 +32,27 @@ describe('the PostgreSQL statements that select by status', () => {
     store = await openTestStore('postgres', undefined, url)
     // Schema 6's three tables as the store writes them: a message per delivery, the pending and
     // dead ones in the queue, the delivered ones' outcomes.
+    // History in every partition: the three days the store made ahead, and the kept partition.
     const rows = `SELECT i, CASE WHEN i % 2 = 0 THEN 'web' ELSE 'ios' END AS source,
-         CASE WHEN i % 1000 = 1 THEN 'failed' WHEN i % 1000 = 2 THEN 'pending' ELSE 'delivered' END AS status
+         CASE WHEN i % 1000 = 1 THEN 'failed' WHEN i % 1000 = 2 THEN 'pending' ELSE 'delivered' END AS status,
+         CASE WHEN i % 4 = 3 THEN i ELSE ${dayOf(Date.now())}::bigint + (i % 4) * ${DAY_MS}::bigint + i END AS created
        FROM generate_series(1, $1::int) AS i`
     await sql(
       url,
       `INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event)
-       SELECT i, i, source, 'Webhooks', 'm' || i, 'track', '{"type":"track"}', 'user-' || (i % 500), 'E' FROM (${rows}) r`,
+       SELECT i, created, source, 'Webhooks', 'm' || i, 'track', '{"type":"track"}', 'user-' || (i % 500), 'E' FROM (${rows}) r`,
       [DELIVERED],
     )
     await sql(
       url,
       `INSERT INTO queue (id, created_at, source, destination, status, attempts, next_attempt_at, updated_at)
-       SELECT i, i, source, 'Webhooks', status, 1, i, i FROM (${rows}) r WHERE status <> 'delivered'`,
+       SELECT i, created, source, 'Webhooks', status, 1, i, i FROM (${rows}) r WHERE status <> 'delivered'`,
       [DELIVERED],
     )
     await sql(
       url,
       `INSERT INTO outcomes (id, created_at, status, attempts, settled_at)
-       SELECT i, i, status, 1, i FROM (${rows}) r WHERE status = 'delivered'`,
+       SELECT i, created, status, 1, i FROM (${rows}) r WHERE status = 'delivered'`,
       [DELIVERED],
     )
     await sql(url, "SELECT setval('delivery_ids', $1::int + 1, false)", [DELIVERED])
@@ -84,6 +87,11 @@ describe('the PostgreSQL statements that select by status', () => {
       expect(await plan(SQL.listNewest(['status'], true), [status, DELIVERED, 50])).toEqual([])
       expect(await plan(SQL.list, [0, status, null, 50])).toEqual([])
     }
+  })
+
+  it('finds a message id through the 16-byte key of the messages, in every partition', async () => {
+    expect(await plan(SQL.listNewest(['messageId'], false), ['m7', 50])).toEqual([])
+    expect((await store.listNewest({ messageId: 'm7', limit: 10 })).map((d) => d.id)).toEqual([7])
   })
 
   it('counts and replays dead letters, and counts what waits behind an endpoint, through an index', async () => {

@@ -16,6 +16,9 @@
 //   partition key): the store looks in (message_id, source, destination) across the partitions,
 //   with two relays writing one new message id serialised by an advisory lock on its hash.
 
+/** The key messages_key indexes, for a message id given as SQL (a column or a parameter). */
+export const MESSAGE_KEY_OF = (messageId: string) => `md5(${messageId})::uuid`
+
 /** The sequence that numbers deliveries (their ids, the delivery log's order). */
 export const DELIVERY_IDS = 'delivery_ids'
 
@@ -89,8 +92,10 @@ export const SCHEMA6_TABLES = `
     PRIMARY KEY (id, created_at)
   ) PARTITION BY RANGE (created_at);
   CREATE TABLE IF NOT EXISTS messages_kept PARTITION OF messages DEFAULT;
-  -- The duplicate check (the store's look-up) and searches by message id.
-  CREATE INDEX IF NOT EXISTS messages_key ON messages (message_id, source, destination);
+  -- The duplicate check (the store's look-up) and searches by message id: on a 16-byte key (the
+  -- md5 of the message id, as uuid) rather than the id's text with the route's, a third of the size
+  -- in every entry (docs/postgres.md, the layouts measured). Readers name MESSAGE_KEY_OF.
+  CREATE INDEX IF NOT EXISTS messages_key ON messages ((md5(message_id)::uuid));
   CREATE INDEX IF NOT EXISTS messages_user ON messages (user_id, id) WHERE user_id IS NOT NULL;
   CREATE INDEX IF NOT EXISTS messages_replay ON messages (replay_id) WHERE replay_id IS NOT NULL;
   CREATE INDEX IF NOT EXISTS messages_time ON messages USING brin (created_at);

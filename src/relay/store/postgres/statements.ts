@@ -1,6 +1,8 @@
-import { EQUALITY_COLUMNS, type FilterField, isEqualityField } from '../filter'
-import type { DeliveryFilter } from '../store'
-import { DELIVERY_IDS } from './schema6'
+import type { FilterField } from '../filter'
+import { parameterCount, statusIs, where } from './filter-sql'
+import { DELIVERY_IDS, MESSAGE_KEY_OF } from './schema6'
+
+export { filterValues, where } from './filter-sql'
 
 /**
  * Every SQL statement of the PostgreSQL store and its circuits, by name. The SQLite store keeps
@@ -58,7 +60,8 @@ export const POSTGRES_STATEMENTS = {
       SELECT * FROM given
       WHERE copy = 1
         AND NOT EXISTS (SELECT 1 FROM messages x
-          WHERE x.message_id = m AND x.source = s AND x.destination = d AND x.replay_id IS NULL)
+          WHERE ${MESSAGE_KEY_OF('x.message_id')} = ${MESSAGE_KEY_OF('m')} AND x.message_id = m AND x.source = s
+            AND x.destination = d AND x.replay_id IS NULL)
       ORDER BY n) picked
   ), written AS (
     INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event)
@@ -352,49 +355,6 @@ export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = [
   'lockAudience',
   'databaseNow',
 ]
-
-/**
- * The conditions of a filter after `first`, its parameters numbered from `$start` in the order
- * filterValues lists them (the routes take two: their sources and their destinations).
- */
-export function where(fields: readonly FilterField[], first: readonly string[], start: number): string {
-  const conditions = [...first]
-  let n = start
-  for (const field of fields) {
-    if (field === 'status') conditions.push(statusIs(`$${n++}::text`))
-    else if (isEqualityField(field)) conditions.push(`${EQUALITY_COLUMNS[field]} = $${n++}::text`)
-    else if (field === 'since') conditions.push(`created_at >= $${n++}::bigint`)
-    else if (field === 'until') conditions.push(`created_at <= $${n++}::bigint`)
-    else {
-      conditions.push(`(source, destination) IN (SELECT * FROM unnest($${n}::text[], $${n + 1}::text[]))`)
-      n += 2
-    }
-  }
-  return conditions.length === 0 ? 'true' : conditions.join(' AND ')
-}
-
-/**
- * A status condition on the deliveries view that reads the queue's own rows for the statuses
- * only the queue holds (pending, dead), never the history: `value` is a parameter, so the planner,
- * given its value (these statements are not prepared by name), keeps one branch.
- */
-export function statusIs(value: string): string {
-  return `(CASE WHEN ${value} IN ('pending', 'failed')
-    THEN (id, created_at) IN (SELECT id, created_at FROM queue WHERE status = ${value}) ELSE status = ${value} END)`
-}
-
-function parameterCount(fields: readonly FilterField[]): number {
-  return fields.length + (fields.includes('routes') ? 1 : 0)
-}
-
-/** The parameters of a filter's conditions, in the order its statement numbers them. */
-export function filterValues(fields: readonly FilterField[], filter: DeliveryFilter): unknown[] {
-  return fields.flatMap((field): unknown[] => {
-    if (field !== 'routes') return [filter[field]]
-    const routes = filter.routes ?? []
-    return [routes.map((r) => r.source), routes.map((r) => r.destination)]
-  })
-}
 
 /** A statement's name. */
 export type PostgresStatement = keyof typeof POSTGRES_STATEMENTS
