@@ -87,9 +87,10 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 }
 
 /**
- * The {@link Store} on PostgreSQL (`pg`), shared by any number of relays. Each method is one
- * statement (one round trip, its own transaction; all in `./statements.ts`) except an audience
- * sync, which is one transaction on one connection.
+ * The {@link Store} on PostgreSQL (`pg`), shared by any number of relays, on schema 6
+ * (`./schema6.ts`). Each method is one statement (one round trip, its own transaction; all in
+ * `./statements.ts`) except enqueue (the messages' locks, then the insert, in one transaction), an
+ * audience sync (one transaction on one connection) and prune (whole days, then rows: `./partitions.ts`).
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'

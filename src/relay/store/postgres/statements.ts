@@ -41,7 +41,7 @@ const NEW_DELIVERIES = 'unnest($1::text[], $2::text[], $3::text[], $4::text[], $
 const DEAD = "(id, created_at) IN (SELECT id, created_at FROM queue WHERE status = 'failed')"
 
 // A message's route and id as one advisory lock key (lockMessages).
-const MESSAGE_KEY = 'hashtextextended(json_build_array(s, d, m)::text, 28)'
+const LOCK_KEY = 'hashtextextended(json_build_array(s, d, m)::text, 28)'
 
 export const POSTGRES_STATEMENTS = {
   // The outbox (schema 6: ./schema6.ts).
@@ -73,7 +73,7 @@ export const POSTGRES_STATEMENTS = {
   // taken in one order so that two batches never wait on each other. $1 sources, $2 destinations, $3 message ids.
   lockMessages: `
   SELECT count(pg_advisory_xact_lock(k)) FROM (
-    SELECT DISTINCT ${MESSAGE_KEY} AS k FROM unnest($1::text[], $2::text[], $3::text[]) AS u (s, d, m) ORDER BY 1) keys`,
+    SELECT DISTINCT ${LOCK_KEY} AS k FROM unnest($1::text[], $2::text[], $3::text[]) AS u (s, d, m) ORDER BY 1) keys`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
   // statement; from then on the lease (lease_until) keeps other relays off. $1 source, $2 clock,
