@@ -127,4 +127,22 @@ describe('schema 6 on PostgreSQL', () => {
     expect(left.rows.map((r) => r.message_id)).toEqual(['tomorrow'])
     expect((await store.listNewest({ userId: 'grace', limit: 10 })).map((d) => d.messageId)).toEqual(['other'])
   })
+
+  it('leaves a day whose rows are in the kept partition already there, and makes the days after it', async () => {
+    const clock = { now: DAY0 }
+    const { store, pool } = await openAt(clock)
+    // Written while no relay had made the day (as an upgrade's rows are): they are in the kept partition.
+    const later = DAY0 + 10 * DAY_MS
+    clock.now = later
+    expect(await store.enqueue([delivery('early')])).toBe(1)
+    await makeDaysAhead(pool, later)
+    await makeDaysAhead(pool, later)
+
+    const made = async (day: number) =>
+      (await pool.query('SELECT 1 FROM pg_class WHERE relname = $1', [partitionName('messages', day)])).rows.length
+    expect(await made(DAY0_START + 10 * DAY_MS)).toBe(0)
+    expect(await made(DAY0_START + 11 * DAY_MS)).toBe(1)
+    const [early] = await store.listNewest({ limit: 1 })
+    expect(await partitionOf(pool, early!.id)).toBe('messages_kept')
+  })
 })

@@ -15,6 +15,9 @@ export const DAYS_AHEAD = 2
 // The tables partitioned by day, and what each day's partition is named after.
 const PARTITIONED = ['messages', 'outcomes'] as const
 
+// The days of each database (by its pool) whose rows sit in the kept partition already.
+const occupiedDays = new WeakMap<PostgresPool, Set<string>>()
+
 // PostgreSQL's error for a partition whose range holds rows of the DEFAULT partition already.
 const CHECK_VIOLATION = '23514'
 
@@ -35,12 +38,16 @@ export function dayOf(at: number): number {
  * there: retention deletes those rows one by one.
  */
 export async function makeDaysAhead(pool: PostgresPool, now: number): Promise<void> {
+  // Days found with rows in the kept partition already: not tried again by this process (each try
+  // reads the whole kept partition under its lock, and after an upgrade it holds every old row).
+  const occupied = occupiedDays.get(pool) ?? new Set<string>()
+  occupiedDays.set(pool, occupied)
   await transaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()])
     const existing = await dayPartitions(client)
     for (let day = dayOf(now); day <= dayOf(now) + DAYS_AHEAD * DAY_MS; day += DAY_MS) {
       for (const table of PARTITIONED) {
-        if (existing.has(partitionName(table, day))) continue
+        if (existing.has(partitionName(table, day)) || occupied.has(partitionName(table, day))) continue
         await client.query('SAVEPOINT day')
         try {
           await client.query(
@@ -50,6 +57,7 @@ export async function makeDaysAhead(pool: PostgresPool, now: number): Promise<vo
         } catch (error) {
           if ((error as { code?: unknown }).code !== CHECK_VIOLATION) throw error
           await client.query('ROLLBACK TO SAVEPOINT day')
+          occupied.add(partitionName(table, day))
         }
       }
     }
