@@ -16,6 +16,8 @@
 //
 //   node bench/pg-wal-breakdown.mjs                 20,000 messages
 //   node bench/pg-wal-breakdown.mjs --messages 50000
+//   BENCH_IDS=random node bench/pg-wal-breakdown.mjs   the SDK's UUID message ids (default: ordered ids)
+import { randomUUID } from 'node:crypto'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -174,7 +176,7 @@ async function loadPostgresStore() {
 function newDelivery(prefix, i) {
   const message = {
     type: 'track',
-    messageId: `${prefix}-${i}`,
+    messageId: RANDOM_IDS ? randomUUID() : `${prefix}-${i}`,
     timestamp: new Date().toISOString(),
     userId: `user-${i % 5000}`,
     event: 'Order Completed',
@@ -191,6 +193,9 @@ function newDelivery(prefix, i) {
     json: JSON.stringify(message),
   }
 }
+
+// The SDK's ids are random UUIDs (BENCH_IDS=random): index entries land anywhere, not at the end.
+const RANDOM_IDS = process.env.BENCH_IDS === 'random'
 
 async function ingest(store, prefix, from, to) {
   for (let i = from; i < to; i += 100) {

@@ -111,7 +111,7 @@ describe('a request whose data PostgreSQL refuses, in a group commit with others
       )
       await sql(
         database,
-        'CREATE TRIGGER poison BEFORE INSERT ON deliveries FOR EACH ROW EXECUTE FUNCTION refuse_poison()',
+        'CREATE TRIGGER poison BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse_poison()',
       )
       const headers = { authorization: basic(WRITE_KEY) }
       const statuses: number[] = []

@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
+import { POSTGRES_STATEMENTS as SQL } from '../../../src/relay/store/postgres/statements'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
 import { openTestStore } from '../../support/stores'
 import { waitFor } from '../../support/wait-for'
@@ -13,8 +14,8 @@ const delivery = (messageId: string) => ({
 })
 
 // PostgreSQL only: several relays share the database (a SQLite file has one writer). The store
-// looks for a message already written before inserting it; another relay may write the same new
-// message between the look and the insert.
+// looks for a message already written (in any partition: no unique index can span them) before
+// inserting it; another relay writing the same new message at once holds its lock until it commits.
 describe('enqueue on PostgreSQL, racing another relay', () => {
   it('writes a message the other relay wrote meanwhile once, and keeps the rest of the batch', async () => {
     const url = await freshPostgresDatabase()
@@ -22,14 +23,22 @@ describe('enqueue on PostgreSQL, racing another relay', () => {
     const other = new pg.Client({ connectionString: url })
     await other.connect()
     try {
-      // The other relay's ingest has written m1 and not yet committed: this relay's look cannot see it.
+      // The other relay's ingest has written m1 and not yet committed (its statements, under its
+      // lock on m1's key): this relay's look could not see it.
       await other.query('BEGIN')
-      await other.query(
-        `INSERT INTO deliveries (source, destination, message_id, type, message, status, next_attempt_at, created_at, updated_at)
-         VALUES ('web', 'Webhooks', 'm1', 'track', '{"messageId":"m1"}', 'pending', 1, 1, 1)`,
-      )
+      await other.query(SQL.lockMessages, [['web'], ['Webhooks'], ['m1']])
+      await other.query(SQL.enqueue, [
+        ['web'],
+        ['Webhooks'],
+        ['m1'],
+        ['track'],
+        ['{"messageId":"m1"}'],
+        [null],
+        [null],
+        null,
+      ])
       const written = store.enqueue([delivery('m1'), delivery('m2')])
-      // This relay's insert of m1 waits on the unique index for the other transaction's end.
+      // This relay waits on m1's lock for the other transaction's end, then sees its row.
       await waitFor(async () => {
         const [row] = await sql<{ waiting: number }>(
           url,

@@ -194,3 +194,29 @@ function reasonOf(error: unknown): string {
 
 // The query it belongs to fails with the same error, and that is where it is handled.
 function ignoreError(): void {}
+
+/**
+ * Runs `work` in one transaction on one connection of `pool`: committed whole, or rolled back when
+ * it throws, or when `commit` (given the result) says no, so an answer that refuses a change
+ * leaves nothing written. A connection that failed mid-transaction is discarded, not reused.
+ */
+export async function transaction<T>(
+  pool: PostgresPool,
+  work: (client: PoolClient) => Promise<T>,
+  commit: (result: T) => boolean = () => true,
+): Promise<T> {
+  const client = await pool.connect()
+  let failed: unknown
+  try {
+    await client.query('BEGIN')
+    const result = await work(client)
+    await client.query(commit(result) ? 'COMMIT' : 'ROLLBACK')
+    return result
+  } catch (error) {
+    failed = error
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    client.release(failed !== undefined)
+  }
+}

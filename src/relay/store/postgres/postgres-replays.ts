@@ -22,8 +22,9 @@ import {
 } from '../replay-rows'
 import { type ClaimedRow, toDueDeliveries } from '../rows'
 import type { ClaimRequest, DeliveryFilter } from '../store'
-import type { PostgresPool } from './pool'
-import { filterValues, where } from './statements'
+import { type PostgresPool, transaction } from './pool'
+import { DELIVERY_IDS } from './schema6'
+import { filterValues, MESSAGE_OF, where } from './statements'
 
 // Replays' deliveries, excluding those of paused replays (they wait for a resume).
 const REPLAY_PENDING = `status = 'pending' AND replay_of IS NOT NULL
@@ -38,7 +39,7 @@ const CLOCK = 'SELECT coalesce($1::bigint, (extract(epoch FROM now()) * 1000)::b
  */
 export const POSTGRES_REPLAY_STATEMENTS = {
   clock: CLOCK,
-  lastId: 'SELECT coalesce(max(id), 0) AS id FROM deliveries',
+  lastId: 'SELECT coalesce(max(id), 0) AS id FROM messages',
   count: (fields: readonly FilterField[]) =>
     `SELECT count(*) AS n FROM deliveries WHERE ${where(fields, [...ORIGINALS, `id <= $${valueCount(fields) + 1}`], 1)}`,
   // $1 filter, $2 url, $3 rate, $4 matched, $5 up to, $6 now.
@@ -53,29 +54,37 @@ export const POSTGRES_REPLAY_STATEMENTS = {
   UPDATE replays SET state = $2, next_at = CASE WHEN $2 = 'running' THEN greatest(next_at, $4) ELSE next_at END,
     updated_at = $4
   WHERE id = $1 AND state = ANY($3::text[])`,
-  // A cancelled replay's deliveries not yet sent are settled unsent (not dead letters: none failed). $1 id, $2 error, $3 now.
+  // A cancelled replay's deliveries not yet sent are settled unsent (not dead letters: none
+  // failed): they leave the queue for an outcome. $1 id, $2 error, $3 now.
   cancelPending: `
-  UPDATE deliveries SET status = 'filtered', last_error = $2, updated_at = $3, lease_until = NULL, lease_owner = NULL
-  WHERE replay_id = $1 AND status = 'pending'`,
+  WITH gone AS (DELETE FROM queue WHERE replay_id = $1 AND status = 'pending' RETURNING *)
+  INSERT INTO outcomes (id, created_at, status, attempts, first_attempt_at, last_error, settled_at)
+  SELECT id, created_at, 'filtered', attempts, first_attempt_at, $2, $3 FROM gone`,
   nextRunning: "SELECT min(next_at) AS at FROM replays WHERE state = 'running'",
   // The most overdue running replay no other relay is queueing at this instant. $1 now.
   due: `
   SELECT * FROM replays WHERE state = 'running' AND next_at <= $1 ORDER BY next_at, id LIMIT 1
   FOR UPDATE SKIP LOCKED`,
-  pendingOf: "SELECT count(*) AS n FROM deliveries WHERE replay_id = $1 AND status = 'pending'",
+  pendingOf: "SELECT count(*) AS n FROM queue WHERE replay_id = $1 AND status = 'pending'",
   // The replay's next originals in id order, each copied as a new delivery due now. After the
   // filter's values: now, the replay's id, its cursor, up to, room.
   queue: (fields: readonly FilterField[]) => {
     const n = valueCount(fields)
     const [now, replayId, cursor, upTo, room] = [1, 2, 3, 4, 5].map((i) => `$${n + i}`)
     return `
-  INSERT INTO deliveries (source, destination, message_id, type, message, user_id, event, status, next_attempt_at,
-    created_at, updated_at, replay_of, replay_id)
-  SELECT source, destination, message_id, type, message, user_id, event, 'pending', ${now}::bigint, ${now}::bigint,
-    ${now}::bigint, id, ${replayId}::bigint
-  FROM (SELECT * FROM deliveries
-    WHERE ${where(fields, [...ORIGINALS, `id > ${cursor}::bigint`, `id <= ${upTo}::bigint`], 1)}
-    ORDER BY id LIMIT ${room}) picked
+  WITH picked AS (
+    SELECT nextval('${DELIVERY_IDS}') AS new_id, original.* FROM (SELECT * FROM deliveries
+      WHERE ${where(fields, [...ORIGINALS, `id > ${cursor}::bigint`, `id <= ${upTo}::bigint`], 1)}
+      ORDER BY id LIMIT ${room}) original
+  ), written AS (
+    INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event,
+      replay_of, replay_id)
+    SELECT new_id, ${now}::bigint, source, destination, message_id, type, message, user_id, event, id, ${replayId}::bigint
+    FROM picked
+  )
+  INSERT INTO queue (id, created_at, source, destination, status, next_attempt_at, updated_at, replay_of, replay_id)
+  SELECT new_id, ${now}::bigint, source, destination, 'pending', ${now}::bigint, ${now}::bigint, id, ${replayId}::bigint
+  FROM picked
   RETURNING replay_of`
   },
   // $1 id, $2 cursor, $3 queued, $4 next at, $5 done, $6 now.
@@ -86,42 +95,52 @@ export const POSTGRES_REPLAY_STATEMENTS = {
   // As the live claim, on the replays' own index. $1 source, $2 clock, $3 limit, $4 owner, $5 the lease's length (ms).
   claim: `
   WITH clock AS (${CLOCK.replace('$1', '$2')})
-  UPDATE deliveries d SET lease_until = clock.now + $5::bigint, lease_owner = $4
+  UPDATE queue d SET lease_until = clock.now + $5::bigint, lease_owner = $4
   FROM (
-    SELECT id FROM deliveries
+    SELECT id FROM queue
     WHERE source = $1 AND ${REPLAY_PENDING} AND next_attempt_at <= (SELECT now FROM clock)
       AND (lease_until IS NULL OR lease_until <= (SELECT now FROM clock))
     ORDER BY next_attempt_at, id LIMIT $3
     FOR UPDATE SKIP LOCKED
   ) due, clock
   WHERE d.id = due.id
-  RETURNING d.id, d.source, d.destination, d.message, d.attempts, d.first_attempt_at, d.next_attempt_at, d.replay_id,
+  RETURNING d.id, d.source, d.destination, ${MESSAGE_OF('d')} AS message, d.attempts, d.first_attempt_at, d.next_attempt_at, d.replay_id,
     (SELECT target_url FROM replays WHERE replays.id = d.replay_id) AS target_url`,
   // $1 source, $2 clock.
   nextDue: `
   WITH clock AS (${CLOCK.replace('$1', '$2')})
-  SELECT min(greatest(next_attempt_at, coalesce(lease_until, 0))) - (SELECT now FROM clock) AS wait FROM deliveries
+  SELECT min(greatest(next_attempt_at, coalesce(lease_until, 0))) - (SELECT now FROM clock) AS wait FROM queue
   WHERE source = $1 AND ${REPLAY_PENDING}`,
-  // Erasure: the requests' recorded bodies and headers, then the deliveries (the delete messages
-  // themselves are sent as they are). A pending one keeps its message until it is sent; a dead
-  // letter is settled unsent. In SET, `status` is the row as it was. $1 user id, $2 now, $3 error.
+  // Erasure: the requests' recorded bodies and headers, then the deliveries' messages, in every
+  // partition (the kept one included; the delete messages themselves are sent as they are). A
+  // pending one keeps its message until it is sent; a dead letter is settled unsent (it leaves the
+  // queue for an outcome). $1 user id, $2 now, $3 error. Answers how many deliveries were erased.
   eraseAttempts: `
   UPDATE attempts SET response_body = NULL, request_headers = NULL
-  WHERE delivery_id IN (SELECT id FROM deliveries WHERE user_id = $1 AND type <> 'delete')`,
+  WHERE delivery_id IN (SELECT id FROM messages WHERE user_id = $1 AND type <> 'delete')`,
   erase: `
-  UPDATE deliveries SET erased_at = $2,
-    message = CASE WHEN status = 'pending' THEN message
-      ELSE json_build_object('type', type, 'messageId', message_id, 'erased', true)::text END,
-    user_id = CASE WHEN status = 'pending' THEN user_id END,
-    event = CASE WHEN status = 'pending' THEN event END,
-    updated_at = CASE WHEN status = 'failed' THEN $2 ELSE updated_at END,
-    last_error = CASE WHEN status = 'failed' THEN $3 ELSE last_error END,
-    status = CASE WHEN status = 'failed' THEN 'filtered' ELSE status END
-  WHERE user_id = $1 AND type <> 'delete' AND erased_at IS NULL`,
+  WITH hit AS (
+    SELECT m.id, m.created_at, q.status FROM messages m LEFT JOIN queue q ON q.id = m.id
+    WHERE m.user_id = $1 AND m.type <> 'delete' AND m.erased_at IS NULL
+  ), erased AS (
+    UPDATE messages m SET erased_at = $2,
+      message = CASE WHEN hit.status = 'pending' THEN m.message
+        ELSE json_build_object('type', m.type, 'messageId', m.message_id, 'erased', true)::text END,
+      user_id = CASE WHEN hit.status = 'pending' THEN m.user_id END,
+      event = CASE WHEN hit.status = 'pending' THEN m.event END
+    FROM hit WHERE m.id = hit.id AND m.created_at = hit.created_at
+    RETURNING m.id
+  ), dead AS (
+    DELETE FROM queue q USING hit WHERE q.id = hit.id AND q.status = 'failed' RETURNING q.*
+  ), settled AS (
+    INSERT INTO outcomes (id, created_at, status, attempts, first_attempt_at, last_error, settled_at)
+    SELECT id, created_at, 'filtered', attempts, first_attempt_at, $3, $2 FROM dead
+  )
+  SELECT count(*) AS n FROM erased`,
   // $1 before.
   prune: `
   DELETE FROM replays WHERE state IN ('done', 'cancelled') AND updated_at < $1
-    AND NOT EXISTS (SELECT 1 FROM deliveries WHERE replay_id = replays.id AND status = 'pending')`,
+    AND NOT EXISTS (SELECT 1 FROM queue WHERE replay_id = replays.id AND status = 'pending')`,
 } as const
 
 const SQL = POSTGRES_REPLAY_STATEMENTS
@@ -143,11 +162,11 @@ export class PostgresReplays implements ReplayStore {
   }
 
   async count(filter: DeliveryFilter): Promise<number> {
-    return this.#transaction(async (client) => this.#count(client, filter, await lastId(client)))
+    return transaction(this.#pool, async (client) => this.#count(client, filter, await lastId(client)))
   }
 
   async create(replay: NewReplay): Promise<ReplayRecord> {
-    return this.#transaction(async (client) => {
+    return transaction(this.#pool, async (client) => {
       const upTo = await lastId(client)
       const matched = await this.#count(client, replay.filter, upTo)
       const now = await this.#now(client)
@@ -174,7 +193,7 @@ export class PostgresReplays implements ReplayStore {
   }
 
   async change(id: number, action: ReplayAction): Promise<ReplayRecord | undefined | { refused: ReplayRecord }> {
-    const changed = await this.#transaction(async (client) => {
+    const changed = await transaction(this.#pool, async (client) => {
       const now = await this.#now(client)
       const { rowCount } = await client.query(SQL.change, [
         id,
@@ -196,7 +215,7 @@ export class PostgresReplays implements ReplayStore {
     const now = await this.#now(this.#pool)
     if (next === undefined) return { queued: 0, nextIn: undefined }
     if (next > now) return { queued: 0, nextIn: next - now }
-    const queued = await this.#transaction(async (client) => {
+    const queued = await transaction(this.#pool, async (client) => {
       const { rows } = await client.query<ReplayRow>(SQL.due, [now])
       const row = rows[0]
       if (row === undefined) return 0
@@ -251,11 +270,11 @@ export class PostgresReplays implements ReplayStore {
   }
 
   async eraseUser(userId: string): Promise<number> {
-    return this.#transaction(async (client) => {
+    return transaction(this.#pool, async (client) => {
       const now = await this.#now(client)
       await client.query(SQL.eraseAttempts, [userId])
-      const { rowCount } = await client.query(SQL.erase, [userId, now, ERASED_ERROR])
-      return rowCount ?? 0
+      const { rows } = await client.query<{ n: string }>(SQL.erase, [userId, now, ERASED_ERROR])
+      return Number(rows[0]!.n)
     })
   }
 
@@ -284,24 +303,6 @@ export class PostgresReplays implements ReplayStore {
   async #record(row: ReplayRow): Promise<ReplayRecord> {
     const { rows } = await this.#pool.query<StatusCount>(SQL.counts, [row.id])
     return toReplayRecord(row, rows)
-  }
-
-  // Runs `work` in one transaction on one connection: committed whole, or rolled back.
-  async #transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect()
-    let failed = false
-    try {
-      await client.query('BEGIN')
-      const result = await work(client)
-      await client.query('COMMIT')
-      return result
-    } catch (error) {
-      failed = true
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      client.release(failed)
-    }
   }
 }
 

@@ -10,7 +10,7 @@ import type {
   StoredSource,
   StoredWriteKey,
 } from '../source-configs'
-import type { PostgresPool } from './pool'
+import { type PostgresPool, transaction } from './pool'
 
 // The statements of the API sources' tables (their schema: ../source-configs-schema.ts). Every
 // write bumps config_version first: its row lock makes concurrent writes (from any relay) take
@@ -35,7 +35,7 @@ const SQL = {
   deleteKey: 'DELETE FROM api_write_keys WHERE source = $1 AND id = $2',
   // Its pending deliveries could never be delivered: dead letters, retryable by hand once a source
   // of that name exists again.
-  failPending: `UPDATE deliveries SET status = 'failed', last_error = $2, updated_at = $3, lease_until = NULL,
+  failPending: `UPDATE queue SET status = 'failed', last_error = $2, updated_at = $3, lease_until = NULL,
     lease_owner = NULL WHERE source = $1 AND status = 'pending'`,
   audit: 'INSERT INTO config_audit (at, actor, action, target, changes) VALUES ($1, $2, $3, $4, $5)',
   auditPage: `SELECT id, at, actor, action, target, changes FROM config_audit
@@ -81,40 +81,48 @@ export class PostgresSourceConfigs implements SourceConfigStore {
   }
 
   async put(request: PutSource): Promise<PutResult> {
-    return this.#transaction(async (client): Promise<PutResult> => {
-      const version = await bump(client)
-      const existing = (await client.query<Row>(SQL.source, [request.name])).rows[0]
-      if (!matches(existing, request.expected)) return rollback({ kind: 'stale' })
-      if (existing !== undefined && request.keyDigest !== undefined) {
-        const { rows } = await client.query(SQL.keyOf, [request.name, request.keyDigest])
-        if (rows.length === 0) return rollback({ kind: 'unknown-key' })
-      }
-      const audit = request.audit(existing === undefined)
-      if (existing === undefined) {
-        await client.query(SQL.insert, [request.name, request.enabled, request.settings, version, audit.at])
-      } else {
-        await client.query(SQL.replace, [request.name, request.enabled, request.settings, version, audit.at])
-      }
-      if (request.newKey !== undefined) await insertKey(client, request.name, request.newKey)
-      await insertAudit(client, audit)
-      const row = (await client.query<Row>(SQL.source, [request.name])).rows[0]!
-      const keys = (await client.query<KeyRow>(SQL.keys, [request.name])).rows
-      return { kind: existing === undefined ? 'created' : 'replaced', source: storedSource(row, keys), version }
-    })
+    return transaction(
+      this.#pool,
+      async (client): Promise<PutResult> => {
+        const version = await bump(client)
+        const existing = (await client.query<Row>(SQL.source, [request.name])).rows[0]
+        if (!matches(existing, request.expected)) return rollback({ kind: 'stale' })
+        if (existing !== undefined && request.keyDigest !== undefined) {
+          const { rows } = await client.query(SQL.keyOf, [request.name, request.keyDigest])
+          if (rows.length === 0) return rollback({ kind: 'unknown-key' })
+        }
+        const audit = request.audit(existing === undefined)
+        if (existing === undefined) {
+          await client.query(SQL.insert, [request.name, request.enabled, request.settings, version, audit.at])
+        } else {
+          await client.query(SQL.replace, [request.name, request.enabled, request.settings, version, audit.at])
+        }
+        if (request.newKey !== undefined) await insertKey(client, request.name, request.newKey)
+        await insertAudit(client, audit)
+        const row = (await client.query<Row>(SQL.source, [request.name])).rows[0]!
+        const keys = (await client.query<KeyRow>(SQL.keys, [request.name])).rows
+        return { kind: existing === undefined ? 'created' : 'replaced', source: storedSource(row, keys), version }
+      },
+      committed,
+    )
   }
 
   async delete(name: string, expected: ExpectedRevision, reason: string, audit: AuditRecord): Promise<ChangeResult> {
-    return this.#transaction(async (client): Promise<ChangeResult> => {
-      const version = await bump(client)
-      const existing = (await client.query<Row>(SQL.source, [name])).rows[0]
-      if (existing === undefined) return rollback({ kind: 'not-found' })
-      if (!matches(existing, expected)) return rollback({ kind: 'stale' })
-      await client.query(SQL.delete, [name])
-      await client.query(SQL.deleteKeys, [name])
-      await client.query(SQL.failPending, [name, reason, audit.at])
-      await insertAudit(client, audit)
-      return { kind: 'done', version }
-    })
+    return transaction(
+      this.#pool,
+      async (client): Promise<ChangeResult> => {
+        const version = await bump(client)
+        const existing = (await client.query<Row>(SQL.source, [name])).rows[0]
+        if (existing === undefined) return rollback({ kind: 'not-found' })
+        if (!matches(existing, expected)) return rollback({ kind: 'stale' })
+        await client.query(SQL.delete, [name])
+        await client.query(SQL.deleteKeys, [name])
+        await client.query(SQL.failPending, [name, reason, audit.at])
+        await insertAudit(client, audit)
+        return { kind: 'done', version }
+      },
+      committed,
+    )
   }
 
   async addKey(source: string, key: StoredWriteKey, audit: AuditRecord): Promise<ChangeResult> {
@@ -148,38 +156,26 @@ export class PostgresSourceConfigs implements SourceConfigStore {
     audit: AuditRecord,
     change: (client: PoolClient) => Promise<boolean>,
   ): Promise<ChangeResult> {
-    return this.#transaction(async (client): Promise<ChangeResult> => {
-      const version = await bump(client)
-      if ((await client.query(SQL.source, [source])).rows.length === 0) return rollback({ kind: 'not-found' })
-      if (!(await change(client))) return rollback({ kind: 'not-found' })
-      await client.query(SQL.touch, [source, version, audit.at])
-      await insertAudit(client, audit)
-      return { kind: 'done', version }
-    })
-  }
-
-  // Runs `work` in one transaction on one connection: committed whole, or rolled back (also when
-  // it answers with a refusal, marked by `rollback`, so a refused write bumps no version).
-  async #transaction<T extends { kind: string }>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect()
-    let failed = false
-    try {
-      await client.query('BEGIN')
-      const result = await work(client)
-      await client.query(refused.has(result) ? 'ROLLBACK' : 'COMMIT')
-      return result
-    } catch (error) {
-      failed = true
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      client.release(failed)
-    }
+    return transaction(
+      this.#pool,
+      async (client): Promise<ChangeResult> => {
+        const version = await bump(client)
+        if ((await client.query(SQL.source, [source])).rows.length === 0) return rollback({ kind: 'not-found' })
+        if (!(await change(client))) return rollback({ kind: 'not-found' })
+        await client.query(SQL.touch, [source, version, audit.at])
+        await insertAudit(client, audit)
+        return { kind: 'done', version }
+      },
+      committed,
+    )
   }
 }
 
 // The answers that roll their transaction back.
 const refused = new WeakSet<object>()
+
+// Whether a transaction's answer is kept (not a refusal, which bumps no version).
+const committed = (result: object): boolean => !refused.has(result)
 
 function rollback<T extends object>(result: T): T {
   refused.add(result)

@@ -36,6 +36,7 @@ import {
   type PgLoader,
   type PoolSettings,
   type PostgresPool,
+  transaction,
 } from './pool'
 import { endpointViews } from './endpoint-views'
 import { PostgresCircuits } from './postgres-circuits'
@@ -44,7 +45,9 @@ import { PostgresAlertClaims } from './postgres-alert-claims'
 import { PostgresSessions } from './postgres-sessions'
 import { PostgresSourceConfigs } from './postgres-source-configs'
 import { PostgresViolations } from './postgres-violations'
+import { makeDaysAhead, pruneSettled } from './partitions'
 import { migrate } from './schema'
+import { copyToSchema6Online } from './upgrade6'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
 
 /** Options of {@link openPostgresStore}, for tests and the bench. */
@@ -73,7 +76,9 @@ export interface PostgresStoreOptions {
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const pool = await openPool(url, { ...DEFAULT_POOL_SETTINGS, ...options.pool }, options.loadPg)
   try {
+    await copyToSchema6Online(pool)
     await migrate(pool)
+    await makeDaysAhead(pool, options.databaseNow?.() ?? Date.now())
   } catch (error) {
     await pool.end().catch(() => {})
     throw databaseError(url, 'prepare', error)
@@ -82,9 +87,10 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 }
 
 /**
- * The {@link Store} on PostgreSQL (`pg`), shared by any number of relays. Each method is one
- * statement (one round trip, its own transaction; all in `./statements.ts`) except an audience
- * sync, which is one transaction on one connection.
+ * The {@link Store} on PostgreSQL (`pg`), shared by any number of relays, on schema 6
+ * (`./schema6.ts`). Each method is one statement (one round trip, its own transaction; all in
+ * `./statements.ts`) except enqueue (the messages' locks, then the insert, in one transaction), an
+ * audience sync (one transaction on one connection) and prune (whole days, then rows: `./partitions.ts`).
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
@@ -101,6 +107,8 @@ export class PostgresStore implements Store {
   /** A test's stand-in for the database's clock; `undefined`: the database's own (`now()`). */
   readonly #databaseNow: (() => number) | undefined
   #closed: Promise<void> | undefined
+  /** The cut-off of the last prune, whose whole days are gone. */
+  #daysDroppedBefore: number | undefined
 
   /** A store over `pool`, which it owns from now on (and ends). */
   constructor(pool: PostgresPool, options: Pick<PostgresStoreOptions, 'now' | 'databaseNow'> = {}) {
@@ -122,13 +130,7 @@ export class PostgresStore implements Store {
 
   async enqueue(deliveries: readonly NewDelivery[]): Promise<number> {
     if (deliveries.length === 0) return 0
-    try {
-      return await insertDeliveries(this.#pool, deliveries, this.#clock(), 'enqueue')
-    } catch (error) {
-      // Another relay wrote one of these messages between the look and the insert.
-      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error
-      return insertDeliveries(this.#pool, deliveries, this.#clock(), 'enqueueRacing')
-    }
+    return transaction(this.#pool, (client) => insertDeliveries(client, deliveries, this.#clock()))
   }
 
   async claim(request: ClaimRequest): Promise<DueDelivery[]> {
@@ -292,7 +294,7 @@ export class PostgresStore implements Store {
     userIds: readonly string[],
     announce: (change: AudienceChange) => NewDelivery[],
   ): Promise<AudienceChange> {
-    return this.#transaction(async (client) => {
+    return transaction(this.#pool, async (client) => {
       // Two relays syncing the same audience at once take turns: each compares with the
       // memberships the other committed, so no join or leave is announced twice or lost.
       await client.query(SQL.lockAudience, [`tracklet:audience:${JSON.stringify([source, audience])}`])
@@ -304,14 +306,20 @@ export class PostgresStore implements Store {
       if (change.added.length > 0) await client.query(SQL.addMembers, [source, audience, change.added])
       if (change.removed.length > 0) await client.query(SQL.removeMembers, [source, audience, change.removed])
       const deliveries = announce(change)
-      if (deliveries.length > 0) await insertDeliveries(client, deliveries, this.#clock(), 'enqueueRacing')
+      if (deliveries.length > 0) await insertDeliveries(client, deliveries, this.#clock())
       return change
     })
   }
 
+  // Retention (./partitions.ts): whole days once per cut-off (a sweep calls again with the same
+  // one while a chunk comes back full), then settled rows no dropped day took.
   async prune(before: number, limit: number): Promise<number> {
-    const { rows } = await this.#pool.query<{ count: number }>(prepared('prune', [before, limit]))
-    return rows[0]?.count ?? 0
+    const days = before !== this.#daysDroppedBefore
+    this.#daysDroppedBefore = before
+    return pruneSettled(this.#pool, { before, limit, now: await this.databaseNow(), days }, async () => {
+      const { rows } = await this.#pool.query<{ count: number }>(prepared('prune', [before, limit]))
+      return rows[0]?.count ?? 0
+    })
   }
 
   async backlog(): Promise<BacklogRow[]> {
@@ -337,25 +345,6 @@ export class PostgresStore implements Store {
     const attempts = await this.#pool.query<AttemptRow>(SQL.attemptsOf, [rows.map((r) => r.id)])
     return toDeliveryViews(rows, attempts.rows)
   }
-
-  // Runs `work` in one transaction on one connection: committed whole, or rolled back.
-  async #transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect()
-    let failed = false
-    try {
-      await client.query('BEGIN')
-      const result = await work(client)
-      await client.query('COMMIT')
-      return result
-    } catch (error) {
-      failed = true
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      // A connection that failed mid-transaction is discarded rather than reused.
-      client.release(failed)
-    }
-  }
 }
 
 // A statement on a hot path, named: each connection parses and plans it once.
@@ -366,15 +355,12 @@ function prepared(name: PreparedStatement, values: unknown[]): QueryConfig {
 // The statements whose text is fixed (not made from a filter), which alone can be prepared by name.
 type PreparedStatement = { [K in PostgresStatement]: (typeof SQL)[K] extends string ? K : never }[PostgresStatement]
 
-// PostgreSQL's error code for a row a unique index refused.
-const UNIQUE_VIOLATION = '23505'
-
-// Writes new deliveries in one statement (on the pool, or on a transaction's connection).
+// Writes new deliveries on a transaction's connection: the messages' locks (so that a relay
+// writing the same new message waits for this transaction, then sees its rows), then one insert.
 async function insertDeliveries(
-  db: { query: (config: QueryConfig) => Promise<{ rowCount: number | null }> },
+  client: PoolClient,
   deliveries: readonly NewDelivery[],
   clock: number | null,
-  statement: 'enqueue' | 'enqueueRacing',
 ): Promise<number> {
   const sources: string[] = []
   const destinations: string[] = []
@@ -393,8 +379,9 @@ async function insertDeliveries(
     types.push(d.type)
     messages.push(d.json)
   }
-  const { rowCount } = await db.query(
-    prepared(statement, [sources, destinations, messageIds, types, messages, userIds, events, clock]),
+  await client.query(prepared('lockMessages', [sources, destinations, messageIds]))
+  const { rowCount } = await client.query(
+    prepared('enqueue', [sources, destinations, messageIds, types, messages, userIds, events, clock]),
   )
   return rowCount ?? 0
 }

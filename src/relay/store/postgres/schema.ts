@@ -1,6 +1,6 @@
 import type { PoolClient, QueryConfig } from 'pg'
 import { log } from '../../log'
-import type { PostgresPool } from './pool'
+import { type PostgresPool, transaction } from './pool'
 import { POSTGRES_ALERT_CLAIMS_STEP } from '../alert-claims'
 import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
 import { POSTGRES_REPLAYS_STEP } from '../replays-schema'
@@ -9,6 +9,7 @@ import { POSTGRES_VIOLATIONS_STEP } from '../violations-schema'
 import { POSTGRES_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
 import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 import { POSTGRES_SESSION_ROLE_STEP } from '../session-role-schema'
+import { POSTGRES_SCHEMA6_STEP } from './schema6'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -164,6 +165,10 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_VIOLATIONS_STEP,
   POSTGRES_ATTEMPT_CONSOLE_STEP,
   SETTLED_INDEX_STEP,
+  // Schema 6: messages written once (partitioned by day), a narrow queue, outcomes appended.
+  // Right after schema 5's last step: a database a relay of the previous version wrote stands
+  // exactly before it, so its outbox is copied online (./upgrade6.ts) before the step switches.
+  POSTGRES_SCHEMA6_STEP,
   // Which token signed each operator-page session in.
   POSTGRES_SESSION_ROLE_STEP,
 ]
@@ -188,12 +193,9 @@ const SCHEMA_UPGRADE_LIMIT_MS = 60 * 60_000
  * @throws {Error} when the database was written by a newer relay (a schema version this one does not know).
  */
 export async function migrate(pool: PostgresPool, migrations: readonly string[] = MIGRATIONS): Promise<void> {
-  const client = await pool.connect()
-  let failed: unknown
-  const long = (text: string, values?: unknown[]) =>
-    client.query({ text, values, query_timeout: SCHEMA_UPGRADE_LIMIT_MS } as QueryConfig)
-  try {
-    await client.query('BEGIN')
+  await transaction(pool, async (client) => {
+    const long = (text: string, values?: unknown[]) =>
+      client.query({ text, values, query_timeout: SCHEMA_UPGRADE_LIMIT_MS } as QueryConfig)
     const { rows } = await client.query('SELECT pg_try_advisory_xact_lock($1) AS got', [MIGRATION_LOCK.toString()])
     if (!rows[0].got) {
       log.info('waiting for another relay to bring the PostgreSQL schema up to date', { event: 'schema-wait' })
@@ -220,15 +222,7 @@ export async function migrate(pool: PostgresPool, migrations: readonly string[] 
       await client.query('DELETE FROM tracklet_schema')
       await client.query('INSERT INTO tracklet_schema (version) VALUES ($1)', [migrations.length])
     }
-    await client.query('COMMIT')
-  } catch (error) {
-    failed = error
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  } finally {
-    // A connection that failed mid-transaction is discarded rather than reused.
-    client.release(failed !== undefined)
-  }
+  })
 }
 
 async function schemaVersion(client: PoolClient): Promise<number> {

@@ -1,6 +1,8 @@
-import { EQUALITY_COLUMNS, type FilterField, isEqualityField } from '../filter'
-import { SETTLED_STATUSES_SQL } from '../settled-index-schema'
-import type { DeliveryFilter } from '../store'
+import type { FilterField } from '../filter'
+import { parameterCount, statusIs, where } from './filter-sql'
+import { DELIVERY_IDS, MESSAGE_KEY_OF } from './schema6'
+
+export { filterValues, where } from './filter-sql'
 
 /**
  * Every SQL statement of the PostgreSQL store and its circuits, by name. The SQLite store keeps
@@ -28,39 +30,50 @@ const CLOCK = (parameter: string) =>
 // The instant of CLOCK, where a FROM cannot take it (a subquery locking its rows).
 const NOW = '(SELECT now FROM clock)'
 
-// The new deliveries of enqueue and enqueueRacing: one array parameter per column ($1–$7), and
-// the row each becomes, pending and due at once by the database's clock.
+// A queue row's message JSON (q: the queue row), read from its day's partition.
+export const MESSAGE_OF = (q: string) =>
+  `(SELECT message FROM messages m WHERE m.id = ${q}.id AND m.created_at = ${q}.created_at)`
+
+// The new deliveries of enqueue: one array parameter per column ($1–$7).
 const NEW_DELIVERIES = 'unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])'
-const INSERT_NEW_DELIVERIES = `INSERT INTO deliveries
-    (source, destination, message_id, type, message, user_id, event, status, next_attempt_at, created_at, updated_at)
-  SELECT s, d, m, t, j, user_id, event, 'pending', clock.now, clock.now, clock.now`
+
+// The dead letters, read from the queue (the deliveries view's rows).
+const DEAD = "(id, created_at) IN (SELECT id, created_at FROM queue WHERE status = 'failed')"
+
+// A message's route and id as one advisory lock key (lockMessages).
+const LOCK_KEY = 'hashtextextended(json_build_array(s, d, m)::text, 28)'
 
 export const POSTGRES_STATEMENTS = {
-  // The outbox.
+  // The outbox (schema 6: ./schema6.ts).
   // Due at once by the database's clock: a relay whose clock is ahead would otherwise write them due later.
-  // A message already written (same message id, source and destination), or given twice in the
-  // batch, is skipped by looking first rather than by ON CONFLICT (why: docs/postgres.md, "What
-  // each message costs the database"). Two relays writing the same new message at once still meet
-  // at the unique index: the loser's statement fails (23505) and its batch is written again by
-  // enqueueRacing.
+  // A message already written (same message id, source and destination, not a replay's copy: in
+  // any partition), or given twice in the batch, is skipped. No unique index can say so across
+  // partitions: the store takes lockMessages first, in the same transaction, so that two relays
+  // writing the same new message take turns and the second sees the first's row. Each delivery is
+  // a message row and a queue row, numbered in the batch's order.
   enqueue: `
   WITH ${CLOCK('$8')}, given AS (
     SELECT *, row_number() OVER (PARTITION BY m, s, d ORDER BY n) AS copy
     FROM ${NEW_DELIVERIES} WITH ORDINALITY AS u (s, d, m, t, j, user_id, event, n)
+  ), fresh AS (
+    SELECT nextval('${DELIVERY_IDS}') AS id, picked.* FROM (
+      SELECT * FROM given
+      WHERE copy = 1
+        AND NOT EXISTS (SELECT 1 FROM messages x
+          WHERE ${MESSAGE_KEY_OF('x.message_id')} = ${MESSAGE_KEY_OF('m')} AND x.message_id = m AND x.source = s
+            AND x.destination = d AND x.replay_id IS NULL)
+      ORDER BY n) picked
+  ), written AS (
+    INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event)
+    SELECT id, clock.now, s, d, m, t, j, user_id, event FROM fresh, clock
   )
-  ${INSERT_NEW_DELIVERIES}
-  FROM given, clock
-  WHERE copy = 1
-    AND NOT EXISTS (SELECT 1 FROM deliveries x
-      WHERE x.message_id = m AND x.source = s AND x.destination = d AND coalesce(x.replay_id, 0) = 0)
-  ORDER BY n`,
-  // enqueue's batch when it met another relay writing the same message (and an audience sync's
-  // announcements, in a transaction a failed statement would end): the unique index decides.
-  enqueueRacing: `
-  WITH ${CLOCK('$8')}
-  ${INSERT_NEW_DELIVERIES}
-  FROM ${NEW_DELIVERIES} AS u (s, d, m, t, j, user_id, event), clock
-  ON CONFLICT (message_id, source, destination, (coalesce(replay_id, 0))) DO NOTHING`,
+  INSERT INTO queue (id, created_at, source, destination, status, next_attempt_at, updated_at)
+  SELECT id, clock.now, s, d, 'pending', clock.now, clock.now FROM fresh, clock`,
+  // Relays writing the same new message take turns (enqueue): a transaction lock per message key,
+  // taken in one order so that two batches never wait on each other. $1 sources, $2 destinations, $3 message ids.
+  lockMessages: `
+  SELECT count(pg_advisory_xact_lock(k)) FROM (
+    SELECT DISTINCT ${LOCK_KEY} AS k FROM unnest($1::text[], $2::text[], $3::text[]) AS u (s, d, m) ORDER BY 1) keys`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
   // statement; from then on the lease (lease_until) keeps other relays off. $1 source, $2 clock,
@@ -71,10 +84,10 @@ export const POSTGRES_STATEMENTS = {
   // Replays' deliveries have a lane of their own (docs/replay.md): claim, nextDue and claimProbe pass over them.
   claim: `
   WITH ${RELAXED}, ${CLOCK('$2')}
-  UPDATE deliveries d SET lease_until = clock.now + $5::bigint, lease_owner = $4,
+  UPDATE queue d SET lease_until = clock.now + $5::bigint, lease_owner = $4,
     first_attempt_at = d.first_attempt_at + coalesce(greatest(0, clock.now - d.paused_at), 0), paused_at = NULL
   FROM (
-    SELECT id FROM deliveries
+    SELECT id FROM queue
     WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= ${NOW}
       AND (lease_until IS NULL OR lease_until <= ${NOW})
     ORDER BY next_attempt_at, id
@@ -82,7 +95,8 @@ export const POSTGRES_STATEMENTS = {
     FOR UPDATE SKIP LOCKED
   ) due, relaxed, clock
   WHERE d.id = due.id
-  RETURNING d.id, d.source, d.destination, d.message, d.attempts, d.first_attempt_at, d.next_attempt_at, clock.now AS clock_now`,
+  RETURNING d.id, d.source, d.destination, ${MESSAGE_OF('d')} AS message, d.attempts, d.first_attempt_at, d.next_attempt_at,
+    clock.now AS clock_now`,
   // How long until the source's next delivery is claimable (ms, 0 or less: already), by the
   // database's clock: the first one no live lease holds, or the end of the first live lease on a due
   // one. (A delivery not yet due is never leased: a claim takes only due ones, and recording ends
@@ -91,55 +105,65 @@ export const POSTGRES_STATEMENTS = {
   nextDue: `
   WITH ${CLOCK('$2')}
   SELECT least(
-    (SELECT next_attempt_at FROM deliveries
+    (SELECT next_attempt_at FROM queue
      WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND (lease_until IS NULL OR lease_until <= ${NOW})
      ORDER BY next_attempt_at LIMIT 1),
-    (SELECT min(lease_until) FROM deliveries
+    (SELECT min(lease_until) FROM queue
      WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= ${NOW} AND lease_until > ${NOW})
   ) - ${NOW} AS wait`,
   // $1 owner, $2 ids, $3 the lease's length from now (ms), $4 clock.
   renew: `
   WITH ${RELAXED}, ${CLOCK('$4')}
-  UPDATE deliveries SET lease_until = clock.now + $3::bigint FROM relaxed, clock
+  UPDATE queue SET lease_until = clock.now + $3::bigint FROM relaxed, clock
   WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`,
   release: `
-  UPDATE deliveries SET lease_until = NULL, lease_owner = NULL
+  UPDATE queue SET lease_until = NULL, lease_owner = NULL
   WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`,
   // A whole batch of outcomes: the deliveries' new state (only those still pending: one recorded
   // already by a relay whose lease ran out keeps its state) and every request into the attempts log.
+  // A settled delivery (delivered, filtered) leaves the queue for an appended outcome row; one
+  // still pending or dead has its queue row updated.
   // Times are durations from the database's clock: how long ago the attempt started ($3, $8) and
   // how long until the delivery is due again ($4: 0 when it is not pending); $6 clock.
   record: `
   WITH ${RELAXED}, ${CLOCK('$6')}, outcome AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
       AS o (id, status, ago, due_in, error)
+  ), settled AS (
+    DELETE FROM queue d USING outcome
+    WHERE d.id = outcome.id AND d.status = 'pending' AND outcome.status IN ('delivered', 'filtered')
+    RETURNING d.id, d.created_at, d.attempts, d.first_attempt_at, outcome.status, outcome.ago, outcome.error
+  ), appended AS (
+    INSERT INTO outcomes (id, created_at, status, attempts, first_attempt_at, last_error, settled_at)
+    SELECT settled.id, settled.created_at, settled.status, settled.attempts + 1,
+      coalesce(settled.first_attempt_at, clock.now - settled.ago), settled.error, clock.now
+    FROM settled, clock
   ), updated AS (
-    UPDATE deliveries d SET
+    UPDATE queue d SET
       status = outcome.status, attempts = d.attempts + 1,
       first_attempt_at = coalesce(d.first_attempt_at, clock.now - outcome.ago),
       next_attempt_at = clock.now + outcome.due_in, last_error = outcome.error, updated_at = clock.now,
       lease_until = NULL, lease_owner = NULL
     FROM outcome, relaxed, clock
-    WHERE d.id = outcome.id AND d.status = 'pending'
-    RETURNING d.id
+    WHERE d.id = outcome.id AND d.status = 'pending' AND outcome.status IN ('pending', 'failed')
   )
   INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers, console)
   SELECT a.id, clock.now - a.ago, a.url, a.status, a.error, a.ms, a.response_body, a.request_headers, a.console
   FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[], $14::text[], $15::text[])
     AS a (id, ago, url, status, error, ms, response_body, request_headers, console), clock`,
-  failUnconfigured: `UPDATE deliveries SET status = 'failed', last_error = 'source "' || source || '" is no longer configured',
+  failUnconfigured: `UPDATE queue SET status = 'failed', last_error = 'source "' || source || '" is no longer configured',
          updated_at = $1, lease_until = NULL, lease_owner = NULL
        WHERE status = 'pending' AND NOT (source = ANY($2::text[]))`,
   // The delivery's status before, and whether it was put back in the queue.
   retry: `WITH retried AS (
-         UPDATE deliveries SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = $2,
+         UPDATE queue SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = $2,
            updated_at = $2, lease_until = NULL, lease_owner = NULL, paused_at = NULL
          WHERE id = $1 AND status = 'failed'
          RETURNING id)
        SELECT status, EXISTS (SELECT 1 FROM retried) AS retried FROM deliveries WHERE id = $1`,
   get: 'SELECT * FROM deliveries WHERE id = $1',
   list: `SELECT * FROM deliveries
-       WHERE id > $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR source = $3)
+       WHERE id > $1 AND ($2::text IS NULL OR ${statusIs('$2::text')}) AND ($3::text IS NULL OR source = $3)
        ORDER BY id LIMIT $4`,
   // A filtered page, newest first: the text names only the filter's fields (see filter.ts), so each
   // combination is planned with the index that fits it (message id, user id, status). The
@@ -154,16 +178,16 @@ export const POSTGRES_STATEMENTS = {
   WHERE delivery_id = ANY($1::bigint[]) ORDER BY id`,
   // Bulk replay: the id below which nothing written later is touched, how many dead letters match,
   // then a chunk of them at a time, newest first. $1 upTo, ($2 chunk, $3 now,) then the filter's values.
-  lastId: 'SELECT coalesce(max(id), 0) AS id FROM deliveries',
+  lastId: 'SELECT coalesce(max(id), 0) AS id FROM messages',
   countDeadLetters: (fields: readonly FilterField[]) =>
-    `SELECT count(*)::int AS count FROM deliveries WHERE ${where(fields, ["status = 'failed'", 'id <= $1'], 2)}`,
+    `SELECT count(*)::int AS count FROM deliveries WHERE ${where(fields, [DEAD, 'id <= $1'], 2)}`,
   // Picked from the statement's snapshot; one changed meanwhile (retried by hand) is left as it is.
   retryMatching: (fields: readonly FilterField[]) => `
   WITH picked AS (
-    SELECT id FROM deliveries WHERE ${where(fields, ["status = 'failed'", 'id <= $1'], 4)}
+    SELECT id FROM deliveries WHERE ${where(fields, [DEAD, 'id <= $1'], 4)}
     ORDER BY id DESC LIMIT $2
   ), retried AS (
-    UPDATE deliveries d SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = $3,
+    UPDATE queue d SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = $3,
       updated_at = $3, lease_until = NULL, lease_owner = NULL, paused_at = NULL
     FROM picked WHERE d.id = picked.id AND d.status = 'failed'
     RETURNING 1
@@ -172,7 +196,7 @@ export const POSTGRES_STATEMENTS = {
     (SELECT count(*) FROM retried)::int AS retried`,
   // The endpoints view: per URL, what waits behind it and how its recent requests went.
   pendingFor: `
-  SELECT count(*)::int AS count FROM deliveries
+  SELECT count(*)::int AS count FROM queue
   WHERE status = 'pending' AND (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
   recentRequests: `
   SELECT count(*)::int AS total, (count(*) FILTER (WHERE status BETWEEN 200 AND 299))::int AS delivered FROM attempts
@@ -186,19 +210,23 @@ export const POSTGRES_STATEMENTS = {
   // a status in a list (IN, = ANY) matches neither predicate and reads the whole table, delivered
   // history included, at every /metrics scrape.
   backlog: `
-  SELECT source, 'failed' AS status, count(*) AS count, min(created_at) AS "oldestCreatedAt" FROM deliveries
+  SELECT source, 'failed' AS status, count(*) AS count, min(created_at) AS "oldestCreatedAt" FROM queue
   WHERE status = 'failed' GROUP BY source
   UNION ALL
-  SELECT source, 'pending', count(*), min(created_at) FROM deliveries
+  SELECT source, 'pending', count(*), min(created_at) FROM queue
   WHERE status = 'pending' GROUP BY source
   ORDER BY source, status`,
-  // Deleted oldest first, skipping rows being written at this instant; attempts go with them.
+  // Settled deliveries that no dropped day took (./partitions.ts: those of the kept partition,
+  // outcomes recorded after their day), oldest first, skipping rows being written at this
+  // instant; their messages and attempts go with them.
   prune: `
   WITH gone AS (
-    DELETE FROM deliveries WHERE id IN (
-      SELECT id FROM deliveries WHERE ${SETTLED_STATUSES_SQL} AND updated_at < $1
-      ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-    RETURNING id
+    DELETE FROM outcomes WHERE (id, created_at) IN (
+      SELECT id, created_at FROM outcomes WHERE settled_at < $1
+      ORDER BY settled_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+    RETURNING id, created_at
+  ), messages_gone AS (
+    DELETE FROM messages m USING gone WHERE m.id = gone.id AND m.created_at = gone.created_at
   ), attempts_gone AS (
     DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM gone)
   )
@@ -236,7 +264,7 @@ export const POSTGRES_STATEMENTS = {
   succeed: `
   WITH gone AS (DELETE FROM circuits WHERE url = $1::text AND state <> 'paused' RETURNING state),
   woken AS (
-    UPDATE deliveries SET next_attempt_at = $2::bigint, updated_at = $2::bigint
+    UPDATE queue SET next_attempt_at = $2::bigint, updated_at = $2::bigint
     WHERE status = 'pending' AND next_attempt_at > $2::bigint
       AND (source, destination) IN (SELECT * FROM unnest($3::text[], $4::text[]))
       AND EXISTS (SELECT 1 FROM gone WHERE state <> 'closed')
@@ -264,15 +292,15 @@ export const POSTGRES_STATEMENTS = {
   // database's clock, as claim: $1 sources, $2 destinations, $3 owner, $4 the lease's length (ms), $5 clock.
   claimProbe: `
   WITH ${CLOCK('$5')}
-  UPDATE deliveries SET lease_until = clock.now + $4::bigint, lease_owner = $3::text
+  UPDATE queue SET lease_until = clock.now + $4::bigint, lease_owner = $3::text
   FROM clock
   WHERE id = (
-    SELECT id FROM deliveries
+    SELECT id FROM queue
     WHERE status = 'pending' AND (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))
       AND replay_of IS NULL AND (lease_until IS NULL OR lease_until <= ${NOW})
     ORDER BY next_attempt_at, id LIMIT 1
     FOR UPDATE SKIP LOCKED)
-  RETURNING id, source, destination, message, attempts, first_attempt_at, clock.now AS clock_now`,
+  RETURNING id, source, destination, ${MESSAGE_OF('queue')} AS message, attempts, first_attempt_at, clock.now AS clock_now`,
   // Behind paused circuits only, the window is not cut short and the wait is noted (paused_at): the
   // next claim gives that time back to the window.
   // $1 ids, $2 owner, $3 urls, $4 now, $5 until, $6 window, $7 error.
@@ -285,7 +313,7 @@ export const POSTGRES_STATEMENTS = {
   WITH down AS (
     SELECT state FROM circuits WHERE url = ANY($3::text[]) AND state <> 'closed' FOR SHARE),
   held AS (SELECT count(*) AS down, count(*) FILTER (WHERE state = 'paused') AS paused FROM down)
-  UPDATE deliveries SET
+  UPDATE queue SET
     next_attempt_at = CASE WHEN held.paused = cardinality($3::text[]) THEN $5::bigint
       ELSE least($5::bigint, coalesce(first_attempt_at, $4::bigint) + $6::bigint) END,
     paused_at = CASE WHEN held.paused = cardinality($3::text[]) THEN $4::bigint END,
@@ -309,7 +337,7 @@ export const POSTGRES_STATEMENTS = {
   // $1 now, $2 sources, $3 destinations.
   wake: `
   WITH woken AS (
-    UPDATE deliveries SET next_attempt_at = $1::bigint, updated_at = $1::bigint
+    UPDATE queue SET next_attempt_at = $1::bigint, updated_at = $1::bigint
     WHERE status = 'pending' AND next_attempt_at > $1::bigint
       AND (source, destination) IN (SELECT * FROM unnest($2::text[], $3::text[]))
     RETURNING 1)
@@ -323,42 +351,10 @@ export const POSTGRES_STATEMENTS = {
 
 /** The statements only PostgreSQL has (see the comment above them), left out when the dialects are compared. */
 export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = [
-  'enqueueRacing',
+  'lockMessages',
   'lockAudience',
   'databaseNow',
 ]
-
-/**
- * The conditions of a filter after `first`, its parameters numbered from `$start` in the order
- * filterValues lists them (the routes take two: their sources and their destinations).
- */
-export function where(fields: readonly FilterField[], first: readonly string[], start: number): string {
-  const conditions = [...first]
-  let n = start
-  for (const field of fields) {
-    if (isEqualityField(field)) conditions.push(`${EQUALITY_COLUMNS[field]} = $${n++}::text`)
-    else if (field === 'since') conditions.push(`created_at >= $${n++}::bigint`)
-    else if (field === 'until') conditions.push(`created_at <= $${n++}::bigint`)
-    else {
-      conditions.push(`(source, destination) IN (SELECT * FROM unnest($${n}::text[], $${n + 1}::text[]))`)
-      n += 2
-    }
-  }
-  return conditions.length === 0 ? 'true' : conditions.join(' AND ')
-}
-
-function parameterCount(fields: readonly FilterField[]): number {
-  return fields.length + (fields.includes('routes') ? 1 : 0)
-}
-
-/** The parameters of a filter's conditions, in the order its statement numbers them. */
-export function filterValues(fields: readonly FilterField[], filter: DeliveryFilter): unknown[] {
-  return fields.flatMap((field): unknown[] => {
-    if (field !== 'routes') return [filter[field]]
-    const routes = filter.routes ?? []
-    return [routes.map((r) => r.source), routes.map((r) => r.destination)]
-  })
-}
 
 /** A statement's name. */
 export type PostgresStatement = keyof typeof POSTGRES_STATEMENTS

@@ -1,0 +1,137 @@
+import type { PoolClient } from 'pg'
+import { log, plural } from '../../log'
+import { type PostgresPool, transaction } from './pool'
+import { MIGRATION_LOCK } from './schema'
+
+// Schema 6's retention (docs/postgres.md): messages and outcomes are partitioned by day of
+// created_at, so a day past `retention` goes in one statement instead of a million deletes.
+
+/** A partition's span: one UTC day, in the epoch ms of `created_at`. */
+export const DAY_MS = 86_400_000
+
+/** Days made ahead of the current one, so that a relay down for a while still finds them made. */
+export const DAYS_AHEAD = 2
+
+// The tables partitioned by day, and what each day's partition is named after.
+const PARTITIONED = ['messages', 'outcomes'] as const
+
+// The days of each database (by its pool) whose rows sit in the kept partition already.
+const occupiedDays = new WeakMap<PostgresPool, Set<string>>()
+
+// PostgreSQL's error for a partition whose range holds rows of the DEFAULT partition already.
+const CHECK_VIOLATION = '23514'
+
+/** The name of `table`'s partition for the day starting at `day` (epoch ms, a multiple of DAY_MS). */
+export function partitionName(table: string, day: number): string {
+  return `${table}_${new Date(day).toISOString().slice(0, 10).replaceAll('-', '_')}`
+}
+
+/** The start of the UTC day `at` falls in, epoch ms. */
+export function dayOf(at: number): number {
+  return Math.floor(at / DAY_MS) * DAY_MS
+}
+
+/**
+ * Makes the partitions of the day `now` falls in and of the {@link DAYS_AHEAD} days after it,
+ * under the migration lock (relays starting together take turns). A day whose rows already sit
+ * in the kept (DEFAULT) partition (written before the upgrade, or while no relay made it) is left
+ * there: retention deletes those rows one by one.
+ */
+export async function makeDaysAhead(pool: PostgresPool, now: number): Promise<void> {
+  // Days found with rows in the kept partition already: not tried again by this process (each try
+  // reads the whole kept partition under its lock, and after an upgrade it holds every old row).
+  const occupied = occupiedDays.get(pool) ?? new Set<string>()
+  occupiedDays.set(pool, occupied)
+  await transaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()])
+    const existing = await dayPartitions(client)
+    for (let day = dayOf(now); day <= dayOf(now) + DAYS_AHEAD * DAY_MS; day += DAY_MS) {
+      for (const table of PARTITIONED) {
+        if (existing.has(partitionName(table, day)) || occupied.has(partitionName(table, day))) continue
+        await client.query('SAVEPOINT day')
+        try {
+          await client.query(
+            `CREATE TABLE ${partitionName(table, day)} PARTITION OF ${table} FOR VALUES FROM (${day}) TO (${day + DAY_MS})`,
+          )
+          await client.query('RELEASE SAVEPOINT day')
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== CHECK_VIOLATION) throw error
+          await client.query('ROLLBACK TO SAVEPOINT day')
+          occupied.add(partitionName(table, day))
+        }
+      }
+    }
+  })
+}
+
+/**
+ * Drops every day partition that ends at or before `before` (epoch ms), one day per transaction:
+ * the day is detached, the messages of its deliveries the queue still names (pending or dead,
+ * however old) are copied into the kept partition, the other deliveries' requests are deleted,
+ * and the day's tables are dropped whole. Answers how many deliveries went.
+ */
+export async function dropDaysBefore(pool: PostgresPool, before: number): Promise<number> {
+  const days = [...(await transaction(pool, dayPartitions))]
+    .filter((name) => name.startsWith('messages_'))
+    .map((name) => Date.parse(`${name.slice('messages_'.length).replaceAll('_', '-')}T00:00:00Z`))
+    .filter((day) => day + DAY_MS <= before)
+    .sort((a, b) => a - b)
+  let dropped = 0
+  for (const day of days) {
+    const messages = partitionName('messages', day)
+    const outcomes = partitionName('outcomes', day)
+    // The settled deliveries' requests first, outside the lock below (settled, they get no more).
+    // (attempts is not partitioned: these are row deletes, docs/postgres.md.)
+    await pool.query(
+      `DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM ${messages} WHERE id NOT IN (SELECT id FROM queue))`,
+    )
+    const gone = await transaction(pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()])
+      // A detach waits for the statements reading the table; a short wait, then the next sweep.
+      await client.query("SET LOCAL lock_timeout = '5s'")
+      await client.query(`ALTER TABLE messages DETACH PARTITION ${messages}`)
+      await client.query(`ALTER TABLE outcomes DETACH PARTITION ${outcomes}`)
+      // The range is no longer a day's: these rows land in the kept partition.
+      const kept = await client.query(
+        `INSERT INTO messages SELECT * FROM ${messages} WHERE id IN (SELECT id FROM queue)`,
+      )
+      const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${messages}`)
+      await client.query(`DROP TABLE ${messages}, ${outcomes}`)
+      return Number(rows[0]!.n) - (kept.rowCount ?? 0)
+    })
+    dropped += gone
+    log.info(
+      `retention: dropped the day ${new Date(day).toISOString().slice(0, 10)} whole (${plural(gone, 'settled delivery', 'settled deliveries')})`,
+      { event: 'retention-day', pruned: gone },
+    )
+  }
+  return dropped
+}
+
+// The names of the day partitions of the partitioned tables (never the kept one).
+async function dayPartitions(client: PoolClient): Promise<Set<string>> {
+  const { rows } = await client.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent IN ('messages'::regclass, 'outcomes'::regclass)
+       AND pg_get_expr(c.relpartbound, c.oid) <> 'DEFAULT'`,
+  )
+  return new Set(rows.map((r) => r.name))
+}
+
+/**
+ * Retention on schema 6: the days ahead made, the days wholly before `before` dropped, then at
+ * most `limit` settled deliveries that no dropped day took deleted one by one (`prune`). Answers
+ * how many deliveries went. `now` is the database's clock (the clock of created_at).
+ */
+export async function pruneSettled(
+  pool: PostgresPool,
+  span: { before: number; limit: number; now: number; days: boolean },
+  pruneRows: () => Promise<number>,
+): Promise<number> {
+  let dropped = 0
+  if (span.days) {
+    await makeDaysAhead(pool, span.now)
+    dropped = await dropDaysBefore(pool, span.before)
+  }
+  return dropped + (await pruneRows())
+}
