@@ -110,3 +110,18 @@ describe('tracklet (the built command)', () => {
     }
   })
 })
+
+describe('tracklet help function', () => {
+  it('lists `function` among the commands of the main help', async () => {
+    const result = await tracklet(['--help'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/\n {2}function \S/)
+  })
+
+  it('prints the function help for `help function` as for `function --help`', async () => {
+    const viaHelp = await tracklet(['help', 'function'])
+    expect(viaHelp).toMatchObject({ code: 0, stderr: '' })
+    expect(viaHelp.stdout).toMatch(/^usage: tracklet function test FILE --event FILE/)
+    expect(viaHelp.stdout).toBe((await tracklet(['function', '--help'])).stdout)
+  })
+})
