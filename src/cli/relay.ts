@@ -84,12 +84,16 @@ export async function runRelay(args: string[]): Promise<number> {
     await stopLogging()
     return failed(error, origins)
   }
-  stdout.write(`tracklet relay listening on ${relay.url} (${storeLine(final, origins)})\n`)
-
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  // Listened for before the URL is printed: a supervisor (or a test) that sends SIGTERM as soon as
+  // it reads the URL must find the handler in place, not Node's default, which ends the process
+  // without closing the relay.
+  const stopped = new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)
   })
+  stdout.write(`tracklet relay listening on ${relay.url} (${storeLine(final, origins)})\n`)
+
+  const signal = await stopped
   stdout.write(`tracklet relay: ${signal} received, closing\n`)
   stopReloading()
   await relay.close()

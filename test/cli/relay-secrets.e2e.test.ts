@@ -198,7 +198,9 @@ describe('nothing the relay prints holds a secret', () => {
       })
       await listeningUrl(relay)
       relay.child.kill('SIGTERM')
-      expect(await relay.exited).toBe(0)
+      const code = await relay.exited
+      // On a failure, how it ended (a signal's name when it did not exit by itself) and what it printed.
+      expect(code, `ended by ${relay.child.signalCode ?? `exit ${code}`}:\n${relay.output()}`).toBe(0)
       const output = relay.stdout() + relay.stderr()
       expect(output).toMatch(/adminToken is shorter than 16 characters/)
       expect(output).toMatch(/127\.0\.0\.1 is a loopback address/)
