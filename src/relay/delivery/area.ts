@@ -127,14 +127,18 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   })
   // One step before each attempt: the one given, then the destination's function.
   const step = chainSteps(deps.step, functionStep(functions.bySource))
-  const worker = new Worker({
+  // What the live worker and the replays' lane share: the store, the destinations, the retry
+  // rule (the platform's schedule and the window it keeps to, together), limits and step.
+  const lane = {
     store,
     destinations,
-    // The platform's schedule and the window it keeps to, together.
     retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
     concurrency: options.concurrency,
     leaseTimeout: options.leaseTimeout,
     step,
+  }
+  const worker = new Worker({
+    ...lane,
     observe: (attempt) => {
       if (deps.events.listened) deps.events.publish({ type: 'attempt', attempt })
     },
@@ -150,14 +154,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     },
   })
   // Replays (docs/replay.md): a lane of their own beside the live worker, through the same destinations.
-  const replays = createReplayLane({
-    store,
-    destinations,
-    retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
-    concurrency: options.concurrency,
-    leaseTimeout: options.leaseTimeout,
-    step,
-  })
+  const replays = createReplayLane(lane)
   const retention = new RetentionSweeper(store, options.retention)
   let poll: NodeJS.Timeout | undefined
   const webhooks = routesByUrl(destinations)
