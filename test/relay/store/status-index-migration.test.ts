@@ -67,14 +67,15 @@ describe('the status-index migration', () => {
       // Schema 6 (docs/postgres.md): dead letters are found through the queue's index for them alone.
       const names = indexes.map((i) => i.indexname)
       expect(names).toContain('queue_failed')
-      // One index per request: the primary key, by delivery then id, in place of two.
+      // One index per request: the primary key, by delivery then id (then the day partition's key,
+      // docs/postgres.md), in place of two.
       expect(
         indexes
           .filter((i) => i.indexname.startsWith('attempts_'))
           .map((i) => i.indexname)
           .sort(),
       ).toEqual(['attempts_pkey', 'attempts_url'])
-      expect(indexes.find((i) => i.indexname === 'attempts_pkey')?.indexdef).toContain('(delivery_id, id)')
+      expect(indexes.find((i) => i.indexname === 'attempts_pkey')?.indexdef).toContain('(delivery_id, id, created_at)')
     } finally {
       await store.close()
     }

@@ -3,8 +3,9 @@ import { log, plural } from '../../log'
 import { type PostgresPool, transaction } from './pool'
 import { MIGRATION_LOCK } from './schema'
 
-// Schema 6's retention (docs/postgres.md): messages and outcomes are partitioned by day of
-// created_at, so a day past `retention` goes in one statement instead of a million deletes.
+// Schema 6's retention (docs/postgres.md): messages, outcomes and the requests (attempts) are
+// partitioned by day of their delivery's created_at, so a day past `retention` goes in one
+// statement instead of a million deletes.
 
 /** A partition's span: one UTC day, in the epoch ms of `created_at`. */
 export const DAY_MS = 86_400_000
@@ -13,7 +14,7 @@ export const DAY_MS = 86_400_000
 export const DAYS_AHEAD = 2
 
 // The tables partitioned by day, and what each day's partition is named after.
-const PARTITIONED = ['messages', 'outcomes'] as const
+const PARTITIONED = ['messages', 'outcomes', 'attempts'] as const
 
 // The days of each database (by its pool) whose rows sit in the kept partition already.
 const occupiedDays = new WeakMap<PostgresPool, Set<string>>()
@@ -66,9 +67,9 @@ export async function makeDaysAhead(pool: PostgresPool, now: number): Promise<vo
 
 /**
  * Drops every day partition that ends at or before `before` (epoch ms), one day per transaction:
- * the day is detached, the messages of its deliveries the queue still names (pending or dead,
- * however old) are copied into the kept partition, the other deliveries' requests are deleted,
- * and the day's tables are dropped whole. Answers how many deliveries went.
+ * the day is detached, the messages and requests of its deliveries the queue still names (pending
+ * or dead, however old) are copied into the kept partitions, and the day's tables are dropped
+ * whole. Answers how many deliveries went.
  */
 export async function dropDaysBefore(pool: PostgresPool, before: number): Promise<number> {
   const days = [...(await transaction(pool, dayPartitions))]
@@ -80,23 +81,26 @@ export async function dropDaysBefore(pool: PostgresPool, before: number): Promis
   for (const day of days) {
     const messages = partitionName('messages', day)
     const outcomes = partitionName('outcomes', day)
-    // The settled deliveries' requests first, outside the lock below (settled, they get no more).
-    // (attempts is not partitioned: these are row deletes, docs/postgres.md.)
-    await pool.query(
-      `DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM ${messages} WHERE id NOT IN (SELECT id FROM queue))`,
-    )
+    const attempts = partitionName('attempts', day)
     const gone = await transaction(pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()])
       // A detach waits for the statements reading the table; a short wait, then the next sweep.
       await client.query("SET LOCAL lock_timeout = '5s'")
       await client.query(`ALTER TABLE messages DETACH PARTITION ${messages}`)
       await client.query(`ALTER TABLE outcomes DETACH PARTITION ${outcomes}`)
-      // The range is no longer a day's: these rows land in the kept partition.
+      // A day whose requests were written into the kept partition (./attempts-by-day.ts: the
+      // days made before it; one made while no relay ran) has none of its own: they are pruned
+      // with their deliveries, one by one.
+      const ownRequests = await hasTable(client, attempts)
+      if (ownRequests) await client.query(`ALTER TABLE attempts DETACH PARTITION ${attempts}`)
+      // The range is no longer a day's: these rows land in the kept partitions.
       const kept = await client.query(
         `INSERT INTO messages SELECT * FROM ${messages} WHERE id IN (SELECT id FROM queue)`,
       )
+      if (ownRequests)
+        await client.query(`INSERT INTO attempts SELECT * FROM ${attempts} WHERE delivery_id IN (SELECT id FROM queue)`)
       const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${messages}`)
-      await client.query(`DROP TABLE ${messages}, ${outcomes}`)
+      await client.query(`DROP TABLE ${messages}, ${outcomes}${ownRequests ? `, ${attempts}` : ''}`)
       return Number(rows[0]!.n) - (kept.rowCount ?? 0)
     })
     dropped += gone
@@ -108,11 +112,17 @@ export async function dropDaysBefore(pool: PostgresPool, before: number): Promis
   return dropped
 }
 
+// Whether a table of that name exists.
+async function hasTable(client: PoolClient, name: string): Promise<boolean> {
+  const { rows } = await client.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [name])
+  return rows[0]!.found
+}
+
 // The names of the day partitions of the partitioned tables (never the kept one).
 async function dayPartitions(client: PoolClient): Promise<Set<string>> {
   const { rows } = await client.query<{ name: string }>(
     `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-     WHERE i.inhparent IN ('messages'::regclass, 'outcomes'::regclass)
+     WHERE i.inhparent IN (${PARTITIONED.map((table) => `'${table}'::regclass`).join(', ')})
        AND pg_get_expr(c.relpartbound, c.oid) <> 'DEFAULT'`,
   )
   return new Set(rows.map((r) => r.name))

@@ -9,6 +9,7 @@ import { POSTGRES_VIOLATIONS_STEP } from '../violations-schema'
 import { POSTGRES_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
 import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 import { POSTGRES_SESSION_ROLE_STEP } from '../session-role-schema'
+import { POSTGRES_ATTEMPTS_BY_DAY_STEP } from './attempts-by-day'
 import { POSTGRES_SCHEMA6_STEP } from './schema6'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
@@ -171,6 +172,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_SCHEMA6_STEP,
   // Which token signed each operator-page session in.
   POSTGRES_SESSION_ROLE_STEP,
+  // Schema 6's requests log partitioned by its deliveries' day, dropped with them.
+  POSTGRES_ATTEMPTS_BY_DAY_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

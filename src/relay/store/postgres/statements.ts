@@ -147,8 +147,9 @@ export const POSTGRES_STATEMENTS = {
     FROM outcome, relaxed, clock
     WHERE d.id = outcome.id AND d.status = 'pending' AND outcome.status IN ('pending', 'failed')
   )
-  INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers, console)
-  SELECT a.id, clock.now - a.ago, a.url, a.status, a.error, a.ms, a.response_body, a.request_headers, a.console
+  INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers, console, created_at)
+  SELECT a.id, clock.now - a.ago, a.url, a.status, a.error, a.ms, a.response_body, a.request_headers, a.console,
+    coalesce((SELECT created_at FROM queue q WHERE q.id = a.id), (SELECT created_at FROM outcomes o WHERE o.id = a.id), 0)
   FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[], $14::text[], $15::text[])
     AS a (id, ago, url, status, error, ms, response_body, request_headers, console), clock`,
   failUnconfigured: `UPDATE queue SET status = 'failed', last_error = 'source "' || source || '" is no longer configured',
