@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { POSTGRES_ATTEMPTS_BY_DAY_STEP } from '../../../src/relay/store/postgres/attempts-by-day'
+import { ATTEMPTS_DAY_KEY, POSTGRES_ATTEMPTS_BY_DAY_STEP } from '../../../src/relay/store/postgres/attempts-by-day'
+import { prepareAttemptsByDay } from '../../../src/relay/store/postgres/prepare-attempts'
 import { DAY_MS, makeDaysAhead, partitionName } from '../../../src/relay/store/postgres/partitions'
-import type { PostgresPool } from '../../../src/relay/store/postgres/pool'
+import { openPool, type PostgresPool } from '../../../src/relay/store/postgres/pool'
 import type { PostgresStore } from '../../../src/relay/store/postgres/postgres-store'
-import { MIGRATIONS } from '../../../src/relay/store/postgres/schema'
+import { MIGRATIONS, migrate } from '../../../src/relay/store/postgres/schema'
 import type { NewDelivery } from '../../../src/relay/store/store'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
 import { openPostgresStoreWithPool } from '../fixtures/store'
@@ -115,5 +116,47 @@ describe('the requests log by day on PostgreSQL', () => {
     // id): it lands in the kept partition, numbered after the others.
     await sql(url, "INSERT INTO attempts (delivery_id, at, url, status, ms) VALUES (1, 9, 'https://old/', 202, 4)")
     expect((await store.get(1))?.attempts.map((a) => a.status)).toEqual([501, 502, 503, 200, 202])
+  })
+
+  it('builds the new key ahead without a lock on writers, and the step uses it instead of building its own', async () => {
+    const url = await freshPostgresDatabase()
+    const before = MIGRATIONS.slice(0, MIGRATIONS.indexOf(POSTGRES_ATTEMPTS_BY_DAY_STEP))
+    await sql(url, 'CREATE TABLE tracklet_schema (version integer NOT NULL)')
+    for (const text of before) await sql(url, text)
+    await sql(url, 'INSERT INTO tracklet_schema (version) VALUES ($1)', [before.length])
+    await sql(
+      url,
+      `INSERT INTO attempts (delivery_id, at, url, status, ms)
+       SELECT i, i, 'https://hooks.example/', 200, 4 FROM generate_series(1, 50) AS i`,
+    )
+    const pool = await openPool(url)
+    try {
+      await prepareAttemptsByDay(pool)
+      // A build cut short leaves an invalid index: the next start drops it and builds it again.
+      await sql(url, `UPDATE pg_index SET indisvalid = false WHERE indexrelid = '${ATTEMPTS_DAY_KEY}'::regclass`)
+      await prepareAttemptsByDay(pool)
+      const key = await sql<{ oid: number; valid: boolean }>(
+        url,
+        `SELECT indexrelid::int AS oid, indisvalid AS valid FROM pg_index WHERE indexrelid = '${ATTEMPTS_DAY_KEY}'::regclass`,
+      )
+      expect(key.map((k) => k.valid)).toEqual([true])
+
+      await migrate(pool)
+      // The kept partition's primary key is that very index (same oid, renamed), and no other was built.
+      const indexes = await sql<{ oid: number; name: string; primary: boolean }>(
+        url,
+        `SELECT i.indexrelid::int AS oid, i.indexrelid::regclass::text AS name, i.indisprimary AS primary
+         FROM pg_index i WHERE i.indrelid = 'attempts_kept'::regclass ORDER BY 2`,
+      )
+      expect(indexes).toEqual([
+        { oid: key[0]!.oid, name: 'attempts_kept_pkey', primary: true },
+        expect.objectContaining({ name: 'attempts_kept_url', primary: false }),
+      ])
+      expect((await sql<{ n: number }>(url, 'SELECT count(*)::int AS n FROM attempts'))[0]!.n).toBe(50)
+      // Upgraded already: nothing more to prepare.
+      await prepareAttemptsByDay(pool)
+    } finally {
+      await pool.end()
+    }
   })
 })

@@ -11,20 +11,35 @@
 // - Identity columns cannot be attached as a partition (and PostgreSQL before 17 has none on a
 //   partitioned table), so ids come from a sequence of their own, going on from the identity's.
 // - The primary key gains created_at (a partitioned table's unique index must hold the partition
-//   key). Attaching builds it on the old table once, under the migration's lock: about a second
-//   per million requests, during which recording outcomes waits (ingest does not).
+//   key). The relay builds it on the old table before the migration, without blocking writes
+//   (./prepare-attempts.ts); the step then makes it the primary key. A database the step finds
+//   without it (a start that skipped the preparation) has it built here, under the lock.
 
 /** The sequence that numbers requests (the delivery log lists a delivery's requests by it). */
 export const ATTEMPT_IDS = 'attempt_ids'
+
+/** The kept partition's primary key, on (delivery id, id, created_at), built ahead of the step. */
+export const ATTEMPTS_DAY_KEY = 'attempts_day_key'
 
 /** The PostgreSQL step. */
 export const POSTGRES_ATTEMPTS_BY_DAY_STEP = `
   CREATE SEQUENCE ${ATTEMPT_IDS};
   SELECT setval('${ATTEMPT_IDS}', nextval(pg_get_serial_sequence('attempts', 'id')), false);
   ALTER TABLE attempts ALTER COLUMN id DROP IDENTITY;
-  ALTER TABLE attempts ADD COLUMN created_at bigint NOT NULL DEFAULT 0;
-  -- The old key goes (a table has one primary key): attaching builds the new one in its place.
-  ALTER TABLE attempts DROP CONSTRAINT attempts_pkey;
+  ALTER TABLE attempts ADD COLUMN IF NOT EXISTS created_at bigint NOT NULL DEFAULT 0;
+  -- The new key in place of the old (a table has one primary key): the one built ahead when it is
+  -- there and whole, else built now.
+  DO $$
+  BEGIN
+    IF EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass('${ATTEMPTS_DAY_KEY}') AND indisvalid) THEN
+      ALTER TABLE attempts DROP CONSTRAINT attempts_pkey,
+        ADD CONSTRAINT attempts_kept_pkey PRIMARY KEY USING INDEX ${ATTEMPTS_DAY_KEY};
+    ELSE
+      DROP INDEX IF EXISTS ${ATTEMPTS_DAY_KEY};
+      ALTER TABLE attempts DROP CONSTRAINT attempts_pkey,
+        ADD CONSTRAINT attempts_kept_pkey PRIMARY KEY (delivery_id, id, created_at);
+    END IF;
+  END $$;
   ALTER TABLE attempts RENAME TO attempts_kept;
   ALTER INDEX attempts_url RENAME TO attempts_kept_url;
 
@@ -45,7 +60,7 @@ export const POSTGRES_ATTEMPTS_BY_DAY_STEP = `
   ) PARTITION BY RANGE (created_at);
   ALTER SEQUENCE ${ATTEMPT_IDS} OWNED BY attempts.id;
   CREATE INDEX attempts_url ON attempts (url, at);
-  -- attempts_kept_url serves as the kept partition's attempts_url (same columns): not built again.
+  -- The kept partition's keys serve the parent's (same columns): neither is built again.
   ALTER TABLE attempts ATTACH PARTITION attempts_kept DEFAULT;
   -- The days made already for messages get their requests' partition too.
   DO $$

@@ -46,6 +46,7 @@ import { PostgresSessions } from './postgres-sessions'
 import { PostgresSourceConfigs } from './postgres-source-configs'
 import { PostgresViolations } from './postgres-violations'
 import { makeDaysAhead, pruneSettled } from './partitions'
+import { prepareAttemptsByDay } from './prepare-attempts'
 import { migrate } from './schema'
 import { copyToSchema6Online } from './upgrade6'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
@@ -77,6 +78,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   const pool = await openPool(url, { ...DEFAULT_POOL_SETTINGS, ...options.pool }, options.loadPg)
   try {
     await copyToSchema6Online(pool)
+    await prepareAttemptsByDay(pool)
     await migrate(pool)
     await makeDaysAhead(pool, options.databaseNow?.() ?? Date.now())
   } catch (error) {

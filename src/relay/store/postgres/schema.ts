@@ -184,7 +184,7 @@ export const MIGRATION_LOCK = 0x747261636b6c6574n
 // bounds the calls of a running relay (seconds), while building an index on a big outbox takes
 // minutes. Still a limit, on the client's side, so a server that froze mid-upgrade cannot hold a
 // start for ever.
-const SCHEMA_UPGRADE_LIMIT_MS = 60 * 60_000
+export const SCHEMA_UPGRADE_LIMIT_MS = 60 * 60_000
 
 /**
  * Brings the database's schema up to date, in one transaction under an advisory lock: relays
