@@ -44,7 +44,7 @@ import { deliveryBaseline } from './delivery-baseline.mjs'
 import { measureServer } from './pg-server-cost.mjs'
 import { printWalBreakdown, startWalBreakdown } from './pg-wal-breakdown.mjs'
 import { startWorkersRelay } from './relay-workers.mjs'
-import { countStatements, DELIVERY_KINDS, resetStatements } from './pg-round-trips.mjs'
+import { countStatements, DELIVERY_KINDS, resetStatements, statementTimes } from './pg-round-trips.mjs'
 import { postgresInsertBaseline, sqliteInsertBaseline } from './store-baselines.mjs'
 
 const { values: args } = parseArgs({
@@ -461,6 +461,7 @@ for (const k of WORKER_COUNTS ? [] : [...RELAY_COUNTS, ...PEER]) {
   const failed = sent.reduce((sum, s) => sum + s.failed, 0)
   await burst.all
   const statements = server && !graphile ? await countStatements(database) : undefined
+  const times = server ? await statementTimes(database) : undefined
   const serverCost = await serverBoth?.stop()
   await walBoth.stop()
 
@@ -484,6 +485,7 @@ for (const k of WORKER_COUNTS ? [] : [...RELAY_COUNTS, ...PEER]) {
     cpuUsPerMessage: (stopped.reduce((sum, s) => sum + s.cpuMs, 0) * 1000) / (N + PACED),
     peakRss: stopped.map((s) => s.maxRssBytes),
     statements,
+    times,
     serverCost,
   })
 }
@@ -577,6 +579,14 @@ for (const run of runs) {
     `    relay      CPU ${Math.round(run.cpuUsPerMessage)} µs per delivered message (ingest included, all relays), peak RSS ${run.peakRss.map((b) => `${(b / 1e6).toFixed(0)} MB`).join(' / ')}`,
   )
   if (run.serverCost) console.log(`    server     burst${perMessage(run.serverCost)}`)
+  // Where the server's time goes (what stands between it and the CPU aim): the top statements.
+  if (run.times)
+    console.log(
+      `    statements server time per message (pg_stat_statements): ${run.times
+        .slice(0, 6)
+        .map((t) => `${t.kind} ${((t.ms * 1000) / N).toFixed(1)} µs (${fmt(t.calls)} calls)`)
+        .join('; ')}`,
+    )
 }
 const peer = runs.find((run) => run.k === 'graphile')
 if (tracklet && peer) {
