@@ -82,9 +82,18 @@ export async function dropDaysBefore(pool: PostgresPool, before: number): Promis
     const messages = partitionName('messages', day)
     const outcomes = partitionName('outcomes', day)
     const attempts = partitionName('attempts', day)
+    // Counted before the lock below (a past day gets no new rows; reading a million takes a while).
+    const { rows } = await pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM messages WHERE created_at >= $1 AND created_at < $2',
+      [day, day + DAY_MS],
+    )
     const gone = await transaction(pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()])
+      // Another relay's sweep dropped it meanwhile.
+      if (!(await hasTable(client, messages))) return 0
       // A detach waits for the statements reading the table; a short wait, then the next sweep.
+      // From the detach to the commit, every statement on the table waits: what runs in between
+      // reads only the day's deliveries still in the queue (by its key), never the whole day.
       await client.query("SET LOCAL lock_timeout = '5s'")
       await client.query(`ALTER TABLE messages DETACH PARTITION ${messages}`)
       await client.query(`ALTER TABLE outcomes DETACH PARTITION ${outcomes}`)
@@ -94,12 +103,18 @@ export async function dropDaysBefore(pool: PostgresPool, before: number): Promis
       const ownRequests = await hasTable(client, attempts)
       if (ownRequests) await client.query(`ALTER TABLE attempts DETACH PARTITION ${attempts}`)
       // The range is no longer a day's: these rows land in the kept partitions.
-      const kept = await client.query(
-        `INSERT INTO messages SELECT * FROM ${messages} WHERE id IN (SELECT id FROM queue)`,
+      const { rows: queued } = await client.query<{ ids: string[] }>(
+        'SELECT coalesce(array_agg(id), ARRAY[]::bigint[]) AS ids FROM queue WHERE created_at >= $1 AND created_at < $2',
+        [day, day + DAY_MS],
       )
+      const ids = queued[0]!.ids
+      const kept = await client.query(`INSERT INTO messages SELECT * FROM ${messages} WHERE id = ANY($1::bigint[])`, [
+        ids,
+      ])
       if (ownRequests)
-        await client.query(`INSERT INTO attempts SELECT * FROM ${attempts} WHERE delivery_id IN (SELECT id FROM queue)`)
-      const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${messages}`)
+        await client.query(`INSERT INTO attempts SELECT * FROM ${attempts} WHERE delivery_id = ANY($1::bigint[])`, [
+          ids,
+        ])
       await client.query(`DROP TABLE ${messages}, ${outcomes}${ownRequests ? `, ${attempts}` : ''}`)
       return Number(rows[0]!.n) - (kept.rowCount ?? 0)
     })
