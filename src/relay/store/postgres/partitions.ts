@@ -91,32 +91,44 @@ export async function dropDaysBefore(pool: PostgresPool, before: number): Promis
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()])
       // Another relay's sweep dropped it meanwhile.
       if (!(await hasTable(client, messages))) return 0
-      // A detach waits for the statements reading the table; a short wait, then the next sweep.
-      // From the detach to the commit, every statement on the table waits: what runs in between
-      // reads only the day's deliveries still in the queue (by its key), never the whole day.
-      await client.query("SET LOCAL lock_timeout = '5s'")
-      await client.query(`ALTER TABLE messages DETACH PARTITION ${messages}`)
-      await client.query(`ALTER TABLE outcomes DETACH PARTITION ${outcomes}`)
       // A day whose requests were written into the kept partition (./attempts-by-day.ts: the
       // days made before it; one made while no relay ran) has none of its own: they are pruned
       // with their deliveries, one by one.
       const ownRequests = await hasTable(client, attempts)
+      // From the detach to the commit every statement on these tables waits, so the day's
+      // deliveries still queued are copied aside first, while reading the day blocks no one
+      // (a day of a million: a scan of most of a second). Temporary tables: no WAL.
+      const before = await queuedOn(client, day)
+      await client.query('CREATE TEMPORARY TABLE kept_messages (LIKE messages) ON COMMIT DROP')
+      await client.query(`INSERT INTO kept_messages SELECT * FROM ${messages} WHERE id = ANY($1::bigint[])`, [before])
+      if (ownRequests) {
+        await client.query('CREATE TEMPORARY TABLE kept_attempts (LIKE attempts) ON COMMIT DROP')
+        await client.query(
+          `INSERT INTO kept_attempts SELECT * FROM ${attempts} WHERE delivery_id = ANY($1::bigint[])`,
+          [before],
+        )
+      }
+      // A detach waits for the statements reading the table; a short wait, then the next sweep.
+      await client.query("SET LOCAL lock_timeout = '5s'")
+      await client.query(`ALTER TABLE messages DETACH PARTITION ${messages}`)
+      await client.query(`ALTER TABLE outcomes DETACH PARTITION ${outcomes}`)
       if (ownRequests) await client.query(`ALTER TABLE attempts DETACH PARTITION ${attempts}`)
-      // The range is no longer a day's: these rows land in the kept partitions.
-      const { rows: queued } = await client.query<{ ids: string[] }>(
-        'SELECT coalesce(array_agg(id), ARRAY[]::bigint[]) AS ids FROM queue WHERE created_at >= $1 AND created_at < $2',
-        [day, day + DAY_MS],
-      )
-      const ids = queued[0]!.ids
-      const kept = await client.query(`INSERT INTO messages SELECT * FROM ${messages} WHERE id = ANY($1::bigint[])`, [
-        ids,
-      ])
-      if (ownRequests)
-        await client.query(`INSERT INTO attempts SELECT * FROM ${attempts} WHERE delivery_id = ANY($1::bigint[])`, [
-          ids,
-        ])
+      // The range is no longer a day's: these rows land in the kept partitions. What the queue
+      // holds now: a delivery settled meanwhile is left out (its outcome went with the day), one
+      // put back by hand meanwhile is read from the day itself.
+      const still = await queuedOn(client, day)
+      const seen = new Set(before)
+      const late = still.filter((id) => !seen.has(id))
+      const copy = (table: string, from: string, key: string, ids: string[]) =>
+        client.query(`INSERT INTO ${table} SELECT * FROM ${from} WHERE ${key} = ANY($1::bigint[])`, [ids])
+      let kept = (await copy('messages', 'kept_messages', 'id', still)).rowCount ?? 0
+      if (late.length > 0) kept += (await copy('messages', messages, 'id', late)).rowCount ?? 0
+      if (ownRequests) {
+        await copy('attempts', 'kept_attempts', 'delivery_id', still)
+        if (late.length > 0) await copy('attempts', attempts, 'delivery_id', late)
+      }
       await client.query(`DROP TABLE ${messages}, ${outcomes}${ownRequests ? `, ${attempts}` : ''}`)
-      return Number(rows[0]!.n) - (kept.rowCount ?? 0)
+      return Number(rows[0]!.n) - kept
     })
     dropped += gone
     log.info(
@@ -125,6 +137,15 @@ export async function dropDaysBefore(pool: PostgresPool, before: number): Promis
     )
   }
   return dropped
+}
+
+// The ids of the day's deliveries still in the queue (pending or dead), as text (bigint).
+async function queuedOn(client: PoolClient, day: number): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
+    'SELECT id FROM queue WHERE created_at >= $1 AND created_at < $2',
+    [day, day + DAY_MS],
+  )
+  return rows.map((r) => r.id)
 }
 
 // Whether a table of that name exists.
