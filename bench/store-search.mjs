@@ -8,6 +8,7 @@
 //   node bench/store-search.mjs                      both stores, 1,000,000 rows
 //   node bench/store-search.mjs --store sqlite --rows 200000
 //   node bench/store-search.mjs --store postgres --only replay     the searches whose label has "replay"
+//   node bench/store-search.mjs --store postgres --hold            fill, print the URL, wait (EXPLAIN by hand)
 //
 // The rows are written straight into the tables the store created (one INSERT … SELECT per
 // chunk, far faster than the ingest path, which is not what is measured here): 90 % delivered,
@@ -29,6 +30,7 @@ const { values: args } = parseArgs({
     rows: { type: 'string' },
     runs: { type: 'string' },
     only: { type: 'string' },
+    hold: { type: 'boolean' },
   },
 })
 const ROWS = Number(args.rows ?? 1_000_000)
@@ -237,6 +239,11 @@ async function measure(kind, server) {
   const started = performance.now()
   await (kind === 'sqlite' ? fillSqlite(database) : fillPostgres(database))
   const fillMs = performance.now() - started
+  if (args.hold) {
+    console.log(`filled ${kind} in ${(fillMs / 1000).toFixed(1)} s: ${database} (Ctrl-C to end)`)
+    await new Promise((resolve) => process.once('SIGINT', resolve))
+    return { fillMs, results: [] }
+  }
   const store = await open()
   try {
     return { fillMs, results: await searches(store) }
