@@ -240,7 +240,9 @@ async function measure(kind, server) {
   await (kind === 'sqlite' ? fillSqlite(database) : fillPostgres(database))
   const fillMs = performance.now() - started
   if (args.hold) {
-    console.log(`filled ${kind} in ${(fillMs / 1000).toFixed(1)} s: ${database} (Ctrl-C to end)`)
+    // The URL without its password (test/support/postgres-server.mjs has it): never printed.
+    const where = kind === 'sqlite' ? database : database.replace(/:[^:@/]*@/, ':…@')
+    console.log(`filled ${kind} in ${(fillMs / 1000).toFixed(1)} s: ${where} (Ctrl-C to end)`)
     await new Promise((resolve) => process.once('SIGINT', resolve))
     return { fillMs, results: [] }
   }
