@@ -55,7 +55,12 @@ describe.each(STORE_KINDS)('searches by status, dead letters and replay counts (
             id: d.id,
             at: clock,
             requests: [],
-            next: next === 'failed' ? { status: next, error: 'HTTP 500' } : { status: next },
+            next:
+              next === 'failed'
+                ? { status: 'failed' as const, error: 'HTTP 500' }
+                : next === 'filtered'
+                  ? { status: 'filtered' as const, error: 'dropped by its function' }
+                  : { status: 'delivered' as const },
           }
         }),
     )
