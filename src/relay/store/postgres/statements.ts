@@ -1,5 +1,5 @@
 import type { FilterField } from '../filter'
-import { parameterCount, statusIs, where } from './filter-sql'
+import { deadLetters, newestByStatus, parameterCount, statusIs, where } from './filter-sql'
 import { DELIVERY_IDS, MESSAGE_KEY_OF } from './schema6'
 
 export { filterValues, where } from './filter-sql'
@@ -36,9 +36,6 @@ export const MESSAGE_OF = (q: string) =>
 
 // The new deliveries of enqueue: one array parameter per column ($1–$7).
 const NEW_DELIVERIES = 'unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])'
-
-// The dead letters, read from the queue (the deliveries view's rows).
-const DEAD = "(id, created_at) IN (SELECT id, created_at FROM queue WHERE status = 'failed')"
 
 // A message's route and id as one advisory lock key (lockMessages).
 const LOCK_KEY = 'hashtextextended(json_build_array(s, d, m)::text, 28)'
@@ -172,7 +169,9 @@ export const POSTGRES_STATEMENTS = {
   listNewest: (fields: readonly FilterField[], before: boolean) => {
     const next = parameterCount(fields) + 1
     const conditions = before ? [`id < $${next}`] : []
-    return `SELECT * FROM deliveries WHERE ${where(fields, conditions, 1)} ORDER BY id DESC LIMIT $${before ? next + 1 : next}`
+    const limit = `$${before ? next + 1 : next}`
+    if (fields.includes('status')) return newestByStatus(fields, conditions, limit)
+    return `SELECT * FROM deliveries WHERE ${where(fields, conditions, 1)} ORDER BY id DESC LIMIT ${limit}`
   },
   attemptsOf: `
   SELECT delivery_id, at, url, status, error, ms, response_body, request_headers, console FROM attempts
@@ -181,11 +180,11 @@ export const POSTGRES_STATEMENTS = {
   // then a chunk of them at a time, newest first. $1 upTo, ($2 chunk, $3 now,) then the filter's values.
   lastId: 'SELECT coalesce(max(id), 0) AS id FROM messages',
   countDeadLetters: (fields: readonly FilterField[]) =>
-    `SELECT count(*)::int AS count FROM deliveries WHERE ${where(fields, [DEAD, 'id <= $1'], 2)}`,
+    `SELECT count(*)::int AS count FROM ${deadLetters(fields, ['id <= $1'], 2)}`,
   // Picked from the statement's snapshot; one changed meanwhile (retried by hand) is left as it is.
   retryMatching: (fields: readonly FilterField[]) => `
   WITH picked AS (
-    SELECT id FROM deliveries WHERE ${where(fields, [DEAD, 'id <= $1'], 4)}
+    SELECT id FROM ${deadLetters(fields, ['id <= $1'], 4)}
     ORDER BY id DESC LIMIT $2
   ), retried AS (
     UPDATE queue d SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = $3,

@@ -12,6 +12,7 @@ import { SQLITE_VIOLATIONS_STEP } from '../violations-schema'
 import { SQLITE_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
 import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 import { SQLITE_SESSION_ROLE_STEP } from '../session-role-schema'
+import { SQLITE_ORIGINALS_TIME_STEP } from './originals-time-index'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
 export type SqliteDatabase = Database.Database
@@ -144,6 +145,8 @@ export const MIGRATIONS: readonly string[] = [
   SQLITE_FAILED_INDEX_STEP,
   // Which token signed each operator-page session in.
   SQLITE_SESSION_ROLE_STEP,
+  // Replays' counts and first steps by time (./originals-time-index.ts).
+  SQLITE_ORIGINALS_TIME_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

@@ -31,11 +31,23 @@ const REPLAY_PENDING = `status = 'pending' AND replay_of IS NOT NULL
 /** Every statement of the SQLite replays (their schema: ../replays-schema.ts). */
 export const SQLITE_REPLAY_STATEMENTS = {
   lastId: 'SELECT coalesce(max(id), 0) FROM deliveries',
+  // Through the originals' time index (./originals-time-index.ts): a replay's window is its span of
+  // created times. The status is compared as `+status` so that it never picks the dead letters'
+  // index instead (every dead letter of the file read, to count those of one day).
   count: (fields: readonly FilterField[]) =>
-    `SELECT count(*) FROM deliveries WHERE ${where(fields, [...ORIGINALS, 'id <= @upTo'])}`,
+    `SELECT count(*) FROM deliveries WHERE ${where(
+      fields.filter((field) => field !== 'status'),
+      [...ORIGINALS, 'id <= @upTo', ...(fields.includes('status') ? ['+status = @status'] : [])],
+    )}`,
+  // The cursor starts below the first original of the replay's window (read from the time index
+  // alone), so that its first step does not read every older delivery of the file, in its write
+  // transaction, to reach the window. Every match has an id at or above it.
   create: `
-  INSERT INTO replays (state, filter, target_url, rate, matched, up_to, next_at, created_at, updated_at)
-  VALUES ('running', @filter, @url, @rate, @matched, @upTo, @now, @now, @now) RETURNING *`,
+  INSERT INTO replays (state, filter, target_url, rate, matched, up_to, cursor, next_at, created_at, updated_at)
+  VALUES ('running', @filter, @url, @rate, @matched, @upTo,
+    (SELECT coalesce(min(id), @upTo + 1) - 1 FROM deliveries INDEXED BY deliveries_originals_time
+     WHERE replay_of IS NULL AND erased_at IS NULL AND created_at >= @since AND created_at <= @until AND id <= @upTo),
+    @now, @now, @now) RETURNING *`,
   get: 'SELECT * FROM replays WHERE id = ?',
   list: 'SELECT * FROM replays ORDER BY id DESC',
   counts: 'SELECT status, count(*) AS n FROM deliveries WHERE replay_id = ? GROUP BY status',
@@ -120,6 +132,8 @@ export class SqliteReplays implements ReplayStore {
           rate: replay.ratePerSecond,
           matched: this.#count(replay.filter, upTo),
           upTo,
+          since: replay.filter.since ?? Number.MIN_SAFE_INTEGER,
+          until: replay.filter.until ?? Number.MAX_SAFE_INTEGER,
           now: this.#now(),
         }) as ReplayRow
         return toReplayRecord(row, [])
