@@ -15,6 +15,7 @@
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { importSource } from './load-source.mjs'
+import { timeTransactions } from './transaction-holds.mjs'
 
 const { values: args } = parseArgs({ options: { rows: { type: 'string' }, 'drop-only': { type: 'boolean' } } })
 const N = Number(args.rows ?? 1_000_000)
@@ -69,32 +70,8 @@ try {
     `two days of ${N.toLocaleString('en-US')} deliveries each written (98 % delivered, 1 % dead, 1 % pending)`,
   )
 
-  // Each transaction's length, BEGIN to COMMIT (a statement outside one: its own length).
-  const holds = []
-  const locked = []
-  let detachedAt
-  const connect = pool.connect.bind(pool)
-  pool.connect = async () => {
-    const client = await connect()
-    if (!client.timed) {
-      client.timed = true
-      const query = client.query.bind(client)
-      let began
-      client.query = (...q) => {
-        const text = typeof q[0] === 'string' ? q[0] : q[0]?.text
-        if (text === 'BEGIN') began = performance.now()
-        // From the detach on, every statement on messages waits for this transaction.
-        if (text?.startsWith('ALTER TABLE messages DETACH')) detachedAt = performance.now()
-        if ((text === 'COMMIT' || text === 'ROLLBACK') && began !== undefined) {
-          holds.push(performance.now() - began)
-          if (detachedAt !== undefined) locked.push(performance.now() - detachedAt)
-          detachedAt = undefined
-        }
-        return query(...q)
-      }
-    }
-    return client
-  }
+  // Each transaction's length, and from the detach on (every statement on messages waits for it).
+  const { holds, fromHolds: locked } = timeTransactions(pool, { from: 'ALTER TABLE messages DETACH' })
   const wal = async () => (await pool.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn
   const walSince = async (lsn) =>
     Number((await pool.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS bytes', [lsn])).rows[0].bytes)

@@ -10,6 +10,7 @@
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { importSource } from './load-source.mjs'
+import { timeTransactions } from './transaction-holds.mjs'
 
 const { values: args } = parseArgs({ options: { rows: { type: 'string' } } })
 const N = Number(args.rows ?? 1_000_000)
@@ -50,23 +51,7 @@ try {
   console.log(`schema 5 outbox of ${N.toLocaleString('en-US')} deliveries written; upgrading`)
 
   // Each transaction's length, BEGIN to COMMIT, as its locks are held that long.
-  const holds = []
-  const connect = pool.connect.bind(pool)
-  pool.connect = async () => {
-    const client = await connect()
-    if (!client.timed) {
-      client.timed = true
-      const query = client.query.bind(client)
-      let began
-      client.query = (...q) => {
-        const text = typeof q[0] === 'string' ? q[0] : q[0]?.text
-        if (text === 'BEGIN') began = performance.now()
-        if ((text === 'COMMIT' || text === 'ROLLBACK') && began !== undefined) holds.push(performance.now() - began)
-        return query(...q)
-      }
-    }
-    return client
-  }
+  const { holds } = timeTransactions(pool)
   const lines = []
   const stop = src.addLogSink((event) => lines.push(event.msg))
   const started = performance.now()

@@ -40,6 +40,16 @@ async function deliver(store: PostgresStore, at: number, status: number): Promis
   )
 }
 
+// A fresh database brought up to the step before this one, as the previous version left it.
+async function databaseBeforeTheStep(): Promise<string> {
+  const url = await freshPostgresDatabase()
+  const before = MIGRATIONS.slice(0, MIGRATIONS.indexOf(POSTGRES_ATTEMPTS_BY_DAY_STEP))
+  await sql(url, 'CREATE TABLE tracklet_schema (version integer NOT NULL)')
+  for (const text of before) await sql(url, text)
+  await sql(url, 'INSERT INTO tracklet_schema (version) VALUES ($1)', [before.length])
+  return url
+}
+
 const tableExists = async (pool: PostgresPool, name: string) =>
   (await pool.query('SELECT 1 FROM pg_class WHERE relname = $1', [name])).rows.length === 1
 
@@ -70,11 +80,7 @@ describe('the requests log by day on PostgreSQL', () => {
 
   it('takes over the requests written before it, in order, numbers new ones after them, and takes the previous version’s', async () => {
     // A database one step before, as the previous version left it: a dead letter with three requests.
-    const url = await freshPostgresDatabase()
-    const before = MIGRATIONS.slice(0, MIGRATIONS.indexOf(POSTGRES_ATTEMPTS_BY_DAY_STEP))
-    await sql(url, 'CREATE TABLE tracklet_schema (version integer NOT NULL)')
-    for (const text of before) await sql(url, text)
-    await sql(url, 'INSERT INTO tracklet_schema (version) VALUES ($1)', [before.length])
+    const url = await databaseBeforeTheStep()
     await sql(
       url,
       `INSERT INTO messages (id, created_at, source, destination, message_id, type, message)
@@ -119,11 +125,7 @@ describe('the requests log by day on PostgreSQL', () => {
   })
 
   it('builds the new key ahead without a lock on writers, and the step uses it instead of building its own', async () => {
-    const url = await freshPostgresDatabase()
-    const before = MIGRATIONS.slice(0, MIGRATIONS.indexOf(POSTGRES_ATTEMPTS_BY_DAY_STEP))
-    await sql(url, 'CREATE TABLE tracklet_schema (version integer NOT NULL)')
-    for (const text of before) await sql(url, text)
-    await sql(url, 'INSERT INTO tracklet_schema (version) VALUES ($1)', [before.length])
+    const url = await databaseBeforeTheStep()
     await sql(
       url,
       `INSERT INTO attempts (delivery_id, at, url, status, ms)
