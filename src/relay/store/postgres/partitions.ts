@@ -98,15 +98,15 @@ export async function dropDaysBefore(pool: PostgresPool, before: number): Promis
       // From the detach to the commit every statement on these tables waits, so the day's
       // deliveries still queued are copied aside first, while reading the day blocks no one
       // (a day of a million: a scan of most of a second). Temporary tables: no WAL.
+      // The rows of `from` whose `key` is one of `ids`, copied into `table`.
+      const copy = (table: string, from: string, key: string, ids: string[]) =>
+        client.query(`INSERT INTO ${table} SELECT * FROM ${from} WHERE ${key} = ANY($1::bigint[])`, [ids])
       const before = await queuedOn(client, day)
       await client.query('CREATE TEMPORARY TABLE kept_messages (LIKE messages) ON COMMIT DROP')
-      await client.query(`INSERT INTO kept_messages SELECT * FROM ${messages} WHERE id = ANY($1::bigint[])`, [before])
+      await copy('kept_messages', messages, 'id', before)
       if (ownRequests) {
         await client.query('CREATE TEMPORARY TABLE kept_attempts (LIKE attempts) ON COMMIT DROP')
-        await client.query(
-          `INSERT INTO kept_attempts SELECT * FROM ${attempts} WHERE delivery_id = ANY($1::bigint[])`,
-          [before],
-        )
+        await copy('kept_attempts', attempts, 'delivery_id', before)
       }
       // A detach waits for the statements reading the table; a short wait, then the next sweep.
       await client.query("SET LOCAL lock_timeout = '5s'")
@@ -119,8 +119,6 @@ export async function dropDaysBefore(pool: PostgresPool, before: number): Promis
       const still = await queuedOn(client, day)
       const seen = new Set(before)
       const late = still.filter((id) => !seen.has(id))
-      const copy = (table: string, from: string, key: string, ids: string[]) =>
-        client.query(`INSERT INTO ${table} SELECT * FROM ${from} WHERE ${key} = ANY($1::bigint[])`, [ids])
       let kept = (await copy('messages', 'kept_messages', 'id', still)).rowCount ?? 0
       if (late.length > 0) kept += (await copy('messages', messages, 'id', late)).rowCount ?? 0
       if (ownRequests) {
