@@ -1,4 +1,5 @@
 import { alertsRule } from './alerts-option'
+import { checkDestinationConsent, withoutConsent } from '../features/privacy/consent-setting'
 import { MAX_TIMEOUT_MS } from '../../webhooks/limits'
 import { WebhookConfigError, WebhookDestination, type WebhookSettings } from '../../webhooks/index'
 import { didYouMean } from '../../shared/nearest-name'
@@ -66,9 +67,10 @@ const webhookSettings: Rule<WebhookSettings & DestinationFunction> = (value, fie
   }
   // The function's keys are the relay's, checked here; the destination is given the rest.
   const fn = checkDestinationFunction(value, field, problems)
+  const consent = checkDestinationConsent(value, field, problems)
   try {
     // Building one is cheap and sends nothing: its constructor is the settings' validation.
-    new WebhookDestination(withoutFunction(value) as unknown as WebhookSettings)
+    new WebhookDestination(withoutFunction(withoutConsent(value)) as unknown as WebhookSettings)
   } catch (error) {
     if (!(error instanceof WebhookConfigError)) throw error
     const prefix = `Invalid webhook setting ${error.setting}: `
@@ -81,7 +83,11 @@ const webhookSettings: Rule<WebhookSettings & DestinationFunction> = (value, fie
     return undefined
   }
   // A deep copy, so later changes to the caller's objects never reach the running relay.
-  return { ...(structuredClone(withoutFunction(value)) as unknown as WebhookSettings), ...fn }
+  return {
+    ...(structuredClone(withoutFunction(withoutConsent(value))) as unknown as WebhookSettings),
+    ...fn,
+    ...consent,
+  }
 }
 
 // The destination lists the keys it allows in its own message ("allowed: url, headers"); the

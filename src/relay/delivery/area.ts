@@ -5,6 +5,7 @@ import type { RelaySource, ResolvedRelayOptions } from '../config/options'
 import type { SourceRegistry } from '../config/source-registry'
 import type { PreparedFunctions } from '../config/reload'
 import { withoutFunction } from '../config/function-settings'
+import { withoutConsent } from '../features/privacy/consent-setting'
 import { WEBHOOKS_DESTINATION } from '../config/sources'
 import { RelayConfigError } from '../errors'
 import { log, plural } from '../log'
@@ -256,7 +257,7 @@ function buildDestinations(
       try {
         destinations.set(
           WEBHOOKS_DESTINATION,
-          new WebhookDestination(withoutFunction(settings), {
+          new WebhookDestination(withoutFunction(withoutConsent(settings)), {
             timeout: options.webhookTimeout,
             dispatcher: agent,
             responseBodyLimit: options.responseBodyLimit,
