@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import type { ConsentSetting } from '../../../src/relay/features/privacy/consent'
 import type { Relay } from '../../../src/relay/index'
 import { STORE_KINDS, type StoreKind } from '../../support/stores'
 import { adminGet, basic, post, type Receiver, startReceiver, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
@@ -17,7 +18,7 @@ describe.each(STORE_KINDS)('consent on a relay (%s)', (kind: StoreKind) => {
     for (const close of closing.splice(0).reverse()) await close()
   })
 
-  async function relayWithConsent(consent: Record<string, unknown>): Promise<{ relay: Relay; receiver: Receiver }> {
+  async function relayWithConsent(consent: ConsentSetting): Promise<{ relay: Relay; receiver: Receiver }> {
     const receiver = await startReceiver()
     const Webhooks = { webhooks: [{ url: receiver.url }], consent }
     const relay = await startRelay(

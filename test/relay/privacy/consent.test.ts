@@ -83,6 +83,7 @@ describe('the consent setting in a config', () => {
       try {
         validateRelayOptions(optionsWith(consent))
       } catch (error) {
+        expect(error).toBeInstanceOf(RelayConfigError)
         return (error as RelayConfigError).problems.map((p) => `${p.field}: ${p.message}`)
       }
       return []

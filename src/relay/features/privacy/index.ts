@@ -1,5 +1,7 @@
 import type { SourceRegistry } from '../../config/source-registry'
+import { answeringStoreOutage } from '../../console/api-routes'
 import { requestDeletion } from '../../console/deletions'
+import { StoreCalls } from '../../console/store-unavailable'
 import type { AdminToken } from '../../http/auth'
 import type { AuthLimiter } from '../../http/auth-limiter'
 import type { Route } from '../../http/route'
@@ -40,9 +42,11 @@ export interface Privacy {
  * messages that consent to its categories. Resolves once the suppressions are read.
  */
 export async function startPrivacy(deps: PrivacyDeps): Promise<Privacy> {
-  const { store, registry } = deps
+  const { registry } = deps
+  // The API's store calls: a failure of the store itself is a 503, never a 500 with a stack.
+  const store = new StoreCalls().watch(deps.store)
   const follower = new SuppressionFollower({
-    store: store.suppressions,
+    store: deps.store.suppressions,
     notifications: deps.notifications,
     ...(deps.pollMs === undefined ? {} : { pollMs: deps.pollMs }),
   })
@@ -62,7 +66,7 @@ export async function startPrivacy(deps: PrivacyDeps): Promise<Privacy> {
     adminToken: deps.adminToken,
     authLimiter: deps.authLimiter,
     sourceNames: () => registry.routed().map((s) => s.name),
-  })
+  }).map((route) => ({ ...route, handler: answeringStoreOutage(route.handler) }))
   const rules = { suppressed: () => follower.current(), consentOf: (source: string) => consent.get(source) }
   return {
     routes,
