@@ -153,10 +153,13 @@ describe.each(STORE_KINDS)('suppressions on a relay (%s)', (kind: StoreKind) => 
       batch: [track({ userId: 'gone', messageId: 'g1' }), track({ userId: 'kept', messageId: 'k1' })],
     })
     await waitFor(() => (receiver.received.length === 2 ? true : undefined), 'both delivered')
-    expect((await suppress(relay, { userIds: ['gone'], erase: true })).body).toEqual({ added: 1, erased: 1 })
-    // A delete message for each source with Webhooks, as a deletion sends.
+    expect((await suppress(relay, { userIds: ['gone', 'also-gone', 'gone'], erase: true })).body).toEqual({
+      added: 2,
+      erased: 2,
+    })
+    // A delete message per user for each source with Webhooks, as a deletion sends.
     await waitFor(
-      () => (receiver.received.filter((r) => r.body['type'] === 'delete').length === 2 ? true : undefined),
+      () => (receiver.received.filter((r) => r.body['type'] === 'delete').length === 4 ? true : undefined),
       'the delete messages',
     )
     const erased = (await adminGet(`${relay.url}/v1/deliveries?messageId=g1`)).body.deliveries[0]

@@ -4,6 +4,13 @@ import type { SuppressionStore } from '../../store/suppressions'
 import type { SuppressionFollower } from './suppression-follower'
 import type { SuppressionRequest } from './suppression-request'
 
+/**
+ * How many users one call erases at once: on PostgreSQL each erasure is a few round trips, so
+ * 5,000 in a row would hold the call for minutes; a few at a time leave the pool's other
+ * connections to ingest and delivery.
+ */
+export const ERASE_CONCURRENCY = 4
+
 /** What the suppression operations work on. */
 export interface SuppressionsContext {
   store: SuppressionStore
@@ -49,7 +56,11 @@ export async function addSuppressions(
   await context.follower.changed()
   if (!erase) return { added: changed }
   const users = [...new Set(request.userIds)]
-  for (const userId of users) await context.erase(userId)
+  let next = 0
+  const eraseNext = async (): Promise<void> => {
+    while (next < users.length) await context.erase(users[next++]!)
+  }
+  await Promise.all(Array.from({ length: Math.min(ERASE_CONCURRENCY, users.length) }, eraseNext))
   return { added: changed, erased: users.length }
 }
 
