@@ -5,6 +5,7 @@ import { StoreCalls } from '../../console/store-unavailable'
 import type { AdminToken } from '../../http/auth'
 import type { AuthLimiter } from '../../http/auth-limiter'
 import type { Route } from '../../http/route'
+import type { Feature } from '../feature'
 import type { IngestCheck } from '../../ingest/ingest-check'
 import type { Notifications } from '../../store/notifications/channel'
 import type { Store } from '../../store/store'
@@ -27,11 +28,18 @@ export interface PrivacyDeps {
   pollMs?: number
 }
 
-/** Suppression and consent, as the relay composes them. */
-export interface Privacy {
+/** Suppression and consent, as the relay composes them: a {@link Feature}. */
+export interface Privacy extends Feature {
+  readonly name: 'privacy'
   /** `POST`, `GET /v1/suppressions` and `DELETE /v1/suppressions/:userId`. */
-  routes: Route[]
-  /** Ingest's check: suppression and consent before `inner` (the tracking plans'). */
+  readonly routes: readonly Route[]
+  /**
+   * Suppression (a suppressed user's message is blocked) and consent (a message is withheld from
+   * each destination whose rule it does not meet). Chained before the tracking plans' check: a
+   * verdict with `withheld` and no `blocked` must still go on to the next check.
+   */
+  readonly ingestCheck: IngestCheck
+  /** {@link ingestCheck} before `inner`, for a relay that chains checks by hand. */
   check(inner?: IngestCheck): IngestCheck
   stop(): Promise<void>
 }
@@ -39,7 +47,8 @@ export interface Privacy {
 /**
  * Privacy (docs/privacy.md): a suppressed user's messages are acknowledged and dropped at ingest
  * on every relay of the store within 5 s; a destination with a consent rule gets only the
- * messages that consent to its categories. Resolves once the suppressions are read.
+ * messages that consent to its categories. Resolves once the suppressions are read (so a relay
+ * never serves ingest without them): the feature is started already, and `stop` ends it.
  */
 export async function startPrivacy(deps: PrivacyDeps): Promise<Privacy> {
   const { registry } = deps
@@ -69,7 +78,9 @@ export async function startPrivacy(deps: PrivacyDeps): Promise<Privacy> {
   }).map((route) => ({ ...route, handler: answeringStoreOutage(route.handler) }))
   const rules = { suppressed: () => follower.current(), consentOf: (source: string) => consent.get(source) }
   return {
+    name: 'privacy',
     routes,
+    ingestCheck: privacyCheck(rules),
     check: (inner) => privacyCheck(rules, inner),
     stop: async () => {
       unsubscribe()
