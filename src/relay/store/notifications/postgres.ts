@@ -17,6 +17,8 @@ export class PostgresNotifications implements Notifications {
   readonly #url: string
   readonly #topics = new Topics()
   #client: Promise<Client> | undefined
+  /** The connection `#client` resolved to, once open. */
+  #opened: Client | undefined
   #closed = false
   #reconnect: NodeJS.Timeout | undefined
 
@@ -52,7 +54,10 @@ export class PostgresNotifications implements Notifications {
     clearTimeout(this.#reconnect)
     const client = this.#client
     this.#client = undefined
-    if (client !== undefined) await (await client).end()
+    this.#opened = undefined
+    // A connection that failed to open has nothing to end.
+    const open = await client?.catch(() => undefined)
+    await open?.end().catch(() => {})
   }
 
   #connect(): Promise<Client> {
@@ -81,16 +86,27 @@ export class PostgresNotifications implements Notifications {
     const driver = ((pg as unknown as { default?: typeof pg }).default ?? pg) as typeof pg
     const client = new driver.Client({ connectionString: this.#url, application_name: 'tracklet-relay-notifications' })
     client.on('notification', (message) => this.#topics.dispatch(message.channel, message.payload ?? ''))
+    let lost = false
     client.on('error', (error) => {
+      // One cut can be told twice (the server's FATAL, then the socket's end): once is enough.
+      if (lost) return
+      lost = true
       // Never the URL (it may hold the password): the driver's message names the failure only.
       log.warn(`the notification connection failed, opened again at its next use: ${error.message}`, {
         event: 'notifications-lost',
       })
-      this.#client = undefined
+      // Only this connection's place: a newer one may hold it already.
+      if (this.#opened === client) {
+        this.#client = undefined
+        this.#opened = undefined
+      }
+      void client.end().catch(() => {})
       this.#reopen(RECONNECT_FIRST_MS)
     })
     await client.connect()
     for (const topic of this.#topics.names()) await client.query(`LISTEN ${client.escapeIdentifier(topic)}`)
+    if (lost) throw new Error('the notification connection was lost as it opened')
+    this.#opened = client
     return client
   }
 }

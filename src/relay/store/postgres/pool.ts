@@ -83,7 +83,16 @@ export async function openPool(
       event: 'connection-lost',
     })
   })
-  pool.on('connect', endOnReadTimeout)
+  pool.on('connect', (client) => {
+    // pg-pool listens for a client's 'error' only while it is idle. Checked out (a transaction, a
+    // session lock, a bounded query), a connection cut by the network or ended by the server
+    // (pg_terminate_backend, a failover) emits 'error' with nobody listening: an uncaught
+    // exception that ends the process. The call using the client fails with the same error and
+    // answers for it (a 503, a retried claim); a client that lost its connection leaves the pool
+    // at its release.
+    client.on('error', ignoreError)
+    endOnReadTimeout(client)
+  })
   boundQueries(pool, settings.storeTimeout)
   return pool
 }
@@ -102,10 +111,6 @@ function boundQueries(pool: PostgresPool, timeout: number): void {
     if (values !== undefined) config.values = values
     // pg reads query_timeout from a query's config as well as from the pool's settings.
     const left = Math.max(1, Math.ceil(deadline - performance.now()))
-    // A connection that drops mid-query fails the query and is also emitted as an 'error' on the
-    // client, which nothing else listens to while it is checked out (pg-pool's own query does
-    // the same): without this, an uncaught exception.
-    client.on('error', ignoreError)
     try {
       const result = await client.query({ ...config, query_timeout: left } as QueryConfig)
       client.release()
@@ -113,8 +118,6 @@ function boundQueries(pool: PostgresPool, timeout: number): void {
     } catch (error) {
       client.release(error as Error)
       throw error
-    } finally {
-      client.off('error', ignoreError)
     }
   }
   pool.query = bounded as unknown as PostgresPool['query']
@@ -192,7 +195,7 @@ function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message || error.name : String(error)
 }
 
-// The query it belongs to fails with the same error, and that is where it is handled.
+// The call using the client fails with the same error, and that is where it is handled.
 function ignoreError(): void {}
 
 /**
