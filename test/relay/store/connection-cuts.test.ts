@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { PostgresNotifications } from '../../../src/relay/store/notifications/postgres'
 import { openPool, type PostgresPool, transaction } from '../../../src/relay/store/postgres/pool'
+import { MIGRATION_LOCK, migrate } from '../../../src/relay/store/postgres/schema'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
 import { waitFor } from '../../support/wait-for'
 
@@ -72,6 +73,32 @@ describe('a PostgreSQL connection ended while the relay holds it', () => {
     await terminate(url, busy)
     await expect(slow).rejects.toThrow(/terminat/i)
     expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+  })
+
+  it("fails a migration whose session is ended while it waits for another relay's lock", async () => {
+    const { url, pool } = await open()
+    // Another relay upgrading: it holds the migration lock in its transaction.
+    const other = await pool.connect()
+    await other.query('BEGIN')
+    await other.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()])
+    // Its failure is looked at once the session is ended: caught now, not left unhandled meanwhile.
+    const migrating = migrate(pool).then(
+      () => 'migrated',
+      (error: unknown) => String(error),
+    )
+    const waiting = await waitFor(async () => {
+      const rows = await sql<{ pid: number }>(
+        url,
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      )
+      return rows[0]?.pid
+    }, 'the migration to wait for the lock')
+    await terminate(url, waiting)
+    expect(await migrating).toMatch(/terminat/i)
+    await other.query('ROLLBACK')
+    other.release()
+    await migrate(pool)
+    expect(await sql(url, 'SELECT version FROM tracklet_schema')).toHaveLength(1)
   })
 
   it('opens the LISTEN connection again, hearing what is sent after it was ended', async () => {
