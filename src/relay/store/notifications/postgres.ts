@@ -1,5 +1,7 @@
 import type { Client } from 'pg'
+import { RELAY_DEFAULTS } from '../../config/defaults'
 import { log } from '../../log'
+import { type Connector, connectorFor } from '../postgres/connect'
 import { loadDriver } from '../load-driver'
 import { type NotificationListener, type Notifications, Topics } from './channel'
 
@@ -17,6 +19,8 @@ export class PostgresNotifications implements Notifications {
   readonly #url: string
   readonly #topics = new Topics()
   #client: Promise<Client> | undefined
+  /** How its connection is made (kept: it remembers which host is the primary). */
+  #connector: Connector | undefined
   /** The connection `#client` resolved to, once open. */
   #opened: Client | undefined
   #closed = false
@@ -84,7 +88,10 @@ export class PostgresNotifications implements Notifications {
     const pg = await loadDriver('pg', 'PostgreSQL', () => import('pg'))
     // CommonJS seen from ESM: the classes are on the default export.
     const driver = ((pg as unknown as { default?: typeof pg }).default ?? pg) as typeof pg
-    const client = new driver.Client({ connectionString: this.#url, application_name: 'tracklet-relay-notifications' })
+    // Several hosts: the connection goes to the one that accepts writes, as the pool's do.
+    this.#connector ??= connectorFor(driver, this.#url, RELAY_DEFAULTS.storeTimeout)
+    const { Client, connectionString } = this.#connector
+    const client = new Client({ connectionString, application_name: 'tracklet-relay-notifications' })
     client.on('notification', (message) => this.#topics.dispatch(message.channel, message.payload ?? ''))
     let lost = false
     client.on('error', (error) => {

@@ -3,6 +3,8 @@ import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { log } from '../../log'
 import { loadDriver } from '../load-driver'
+import { connectorFor } from './connect'
+import { hostName, parseDatabaseHosts } from './hosts'
 
 /** The relay's connections to PostgreSQL (a `pg` pool), shared by the modules of this store. */
 export type PostgresPool = Pool
@@ -58,8 +60,11 @@ export async function openPool(
   // CommonJS seen from ESM: the classes are on the default export.
   const driver = ((pg as unknown as { default?: typeof pg }).default ?? pg) as typeof pg
   const parseDefault = driver.types.getTypeParser
+  // Several hosts (or a target_session_attrs): connections go to the one that accepts writes.
+  const { Client, connectionString } = connectorFor(driver, url, settings.storeTimeout)
   const pool = new driver.Pool({
-    connectionString: url,
+    Client: Client as unknown as new () => import('pg').ClientBase,
+    connectionString,
     max: settings.max,
     // Waiting for a connection: a free one from the pool, or a new one (whose start-up a frozen
     // server never answers, though its kernel accepts the TCP connection).
@@ -150,9 +155,8 @@ function endOnReadTimeout(client: PoolClient): void {
  */
 export function describeDatabase(url: string): string {
   try {
-    const parsed = new URL(url)
-    const host = parsed.hostname === '' ? 'localhost' : parsed.hostname
-    return `${host}:${parsed.port === '' ? '5432' : parsed.port}${parsed.pathname}`
+    const { hosts, path } = parseDatabaseHosts(url)
+    return `${hosts.map(hostName).join(',')}${path}`
   } catch {
     return 'the PostgreSQL database (its URL could not be parsed)'
   }
@@ -162,7 +166,7 @@ export function describeDatabase(url: string): string {
 export function redact(message: string, url: string): string {
   let password = ''
   try {
-    password = decodeURIComponent(new URL(url).password)
+    password = parseDatabaseHosts(url).password
   } catch {
     // An unparsable URL: nothing known to hide beyond the URL itself.
   }
