@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { databaseValue, describeStore } from '../../../src/relay/config/database-value'
 import { ConfigProblems } from '../../../src/relay/config/rules'
-import { parseDatabaseHosts } from '../../../src/relay/store/postgres/hosts'
+import { parseDatabaseHosts, TARGET_SESSION_ATTRS } from '../../../src/relay/store/postgres/hosts'
 import { describeDatabase, redact } from '../../../src/relay/store/postgres/pool'
 import type { DatabaseHost } from '../../../src/relay/store/postgres/hosts'
 import { NO_PRIMARY_CODE, PrimaryFinder } from '../../../src/relay/store/postgres/primary-finder'
@@ -56,6 +57,12 @@ describe('a database URL with several hosts', () => {
     expect(problemsOf('postgres://u:pw@db1:x,db2/db')).toEqual([
       'database: has an invalid port for db1 ("x"): a number from 1 to 65535',
     ])
+  })
+
+  it('lists in docs/high-availability.md the target_session_attrs the relay supports', () => {
+    const docs = readFileSync(new URL('../../../docs/high-availability.md', import.meta.url), 'utf8')
+    const listed = /Supported values: ([^.]+)\./.exec(docs.replace(/\s+/g, ' '))?.[1]
+    expect(listed?.split(', ').map((value) => value.replaceAll('`', ''))).toEqual([...TARGET_SESSION_ATTRS])
   })
 
   it('is described by its hosts and database, never its password', () => {
