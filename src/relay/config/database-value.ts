@@ -70,7 +70,7 @@ export const databaseValue: Rule<string> = (value, field, problems) => {
     return undefined
   }
   if (isPostgresUrl(value)) {
-    // Its hosts and target_session_attrs, read as the store will (the message never shows the value).
+    // Its hosts and target_session_attrs, read as the store will (never showing the value).
     try {
       parseDatabaseHosts(value)
     } catch (error) {

@@ -21,7 +21,8 @@ export function withoutErrors(
 function refusalOf(failing: readonly { writes: WriteKind; error?: string }[]): string {
   const refusal = `the store refuses writes of ${failing.map((f) => f.writes).join(', ')}`
   // During a failover: said without the token too (it names no host).
-  return failing.some((f) => f.error?.includes(NO_PRIMARY_MESSAGE)) ? `${NO_PRIMARY_MESSAGE}: ${refusal}` : refusal
+  const noPrimary = failing.some((f) => f.error?.includes(NO_PRIMARY_MESSAGE))
+  return noPrimary ? `${NO_PRIMARY_MESSAGE}: ${refusal}` : refusal
 }
 
 // Kinds the relay writes again by itself (the worker retries outcomes and claims with a back-off,

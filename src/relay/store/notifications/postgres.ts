@@ -9,6 +9,8 @@ import { type NotificationListener, type Notifications, Topics } from './channel
 // doubled at each failure up to the most: a listener must not stay deaf until someone sends.
 const RECONNECT_FIRST_MS = 1000
 const RECONNECT_MAX_MS = 30_000
+// How its session is named in pg_stat_activity.
+const NOTIFICATIONS_APPLICATION = 'tracklet-relay-notifications'
 
 /**
  * The channel of a PostgreSQL store: `LISTEN` and `pg_notify` on one connection of this relay's
@@ -91,7 +93,7 @@ export class PostgresNotifications implements Notifications {
     // Several hosts: the connection goes to the one that accepts writes, as the pool's do.
     this.#connector ??= connectorFor(driver, this.#url, RELAY_DEFAULTS.storeTimeout)
     const { Client, connectionString } = this.#connector
-    const client = new Client({ connectionString, application_name: 'tracklet-relay-notifications' })
+    const client = new Client({ connectionString, application_name: NOTIFICATIONS_APPLICATION })
     client.on('notification', (message) => this.#topics.dispatch(message.channel, message.payload ?? ''))
     let lost = false
     client.on('error', (error) => {

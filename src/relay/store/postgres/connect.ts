@@ -3,6 +3,9 @@ import type { Client } from 'pg'
 import { type DatabaseHost, parseDatabaseHosts, type TargetSessionAttrs } from './hosts'
 import { PrimaryFinder } from './primary-finder'
 
+// pg's callback form of `connect()`, which pg-pool uses.
+type Connected = (error: Error | null, client?: Client) => void
+
 /** How the relay's connections to one `database` are made: a `pg` client class and its URL. */
 export interface Connector {
   /** `pg`'s own `Client`, or one that connects to the host the URL's attributes accept. */
@@ -47,8 +50,8 @@ export function connectorFor(driver: typeof pg, url: string, timeoutMs: number):
 
   class PrimaryClient extends driver.Client {
     override connect(): Promise<Client>
-    override connect(callback: (error: Error | null, client?: Client) => void): void
-    override connect(callback?: (error: Error | null, client?: Client) => void): Promise<Client> | undefined {
+    override connect(callback: Connected): void
+    override connect(callback?: Connected): Promise<Client> | undefined {
       const connected = this.#connectToPrimary()
       if (callback === undefined) return connected
       connected.then(
@@ -83,10 +86,11 @@ async function checkSession(client: Client, attrs: TargetSessionAttrs): Promise<
   if (attrs === 'any') return
   const { rows } = await client.query<{ recovery: boolean; read_only: string }>(SESSION_CHECK)
   const session = rows[0]
-  if (attrs === 'primary' && session?.recovery !== false) throw new Error('it is in recovery (a standby)')
+  if (attrs === 'primary' && session?.recovery !== false) {
+    throw new Error('it is in recovery (a standby)')
+  }
   if (attrs === 'read-write' && session?.read_only !== 'off') {
-    throw new Error(
-      session?.recovery ? 'it is read-only (a standby)' : 'it is read-only (default_transaction_read_only)',
-    )
+    const why = session?.recovery ? 'a standby' : 'default_transaction_read_only'
+    throw new Error(`it is read-only (${why})`)
   }
 }

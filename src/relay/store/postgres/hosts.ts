@@ -58,9 +58,8 @@ export function parseDatabaseHosts(url: string): DatabaseHosts {
   const params = new URLSearchParams(query.slice(1))
   const attrs = params.get(ATTRS_PARAMETER) ?? 'any'
   if (!(TARGET_SESSION_ATTRS as readonly string[]).includes(attrs)) {
-    throw new TypeError(
-      `${ATTRS_PARAMETER}=${attrs} is not supported: the relay writes, so use ${TARGET_SESSION_ATTRS.join(', ')}`,
-    )
+    const supported = TARGET_SESSION_ATTRS.join(', ')
+    throw new TypeError(`${ATTRS_PARAMETER}=${attrs} is not supported: the relay writes, so use ${supported}`)
   }
   params.delete(ATTRS_PARAMETER)
   const rest = params.size === 0 ? '' : `?${params.toString()}`
@@ -79,12 +78,14 @@ function parseHost(text: string, index: number): DatabaseHost {
   const bracketed = /^\[([^\]]+)\](?::(.*))?$/.exec(text)
   const [host, port] = bracketed !== null ? [bracketed[1]!, bracketed[2]] : splitPort(text)
   // libpq's default host, as `pg` reads an empty one.
-  if (host === '' && index === 0 && port === undefined) return { host: 'localhost', port: DEFAULT_PORT }
+  const first = index === 0
+  if (host === '' && first && port === undefined) return { host: 'localhost', port: DEFAULT_PORT }
   if (host === '') throw new TypeError(`names no host in place ${index + 1} of its host list`)
   if (port === undefined || port === '') return { host, port: DEFAULT_PORT }
   const number = Number(port)
   if (!/^\d+$/.test(port) || number < 1 || number > 65_535) {
-    throw new TypeError(`has an invalid port for ${host} (${JSON.stringify(port)}): a number from 1 to 65535`)
+    const shown = JSON.stringify(port)
+    throw new TypeError(`has an invalid port for ${host} (${shown}): a number from 1 to 65535`)
   }
   return { host, port: number }
 }

@@ -48,7 +48,7 @@ export class PrimaryFinder {
     return this.#searching
   }
 
-  /** A connection to `host` failed, or found it no longer accepts writes: search again next time. */
+  /** A connection to `host` failed, or found it no longer takes writes: search again next time. */
   lost(host: DatabaseHost): void {
     if (this.#current === host) this.#current = undefined
   }
@@ -61,7 +61,8 @@ export class PrimaryFinder {
         this.#current = host
         return host
       } catch (error) {
-        reasons.push(`${hostName(host)}: ${error instanceof Error ? error.message || error.name : String(error)}`)
+        const reason = error instanceof Error ? error.message || error.name : String(error)
+        reasons.push(`${hostName(host)}: ${reason}`)
       }
     }
     throw new RelayError(NO_PRIMARY_CODE, `${NO_PRIMARY_MESSAGE} (${reasons.join('; ')})`)
