@@ -62,7 +62,11 @@ describe('a PostgreSQL connection ended while the relay holds it', () => {
 
   it('fails a one-statement call whose connection ends mid-statement', async () => {
     const { url, pool } = await open()
-    const slow = pool.query("SELECT pg_sleep(5) FROM (SELECT 1) AS t WHERE current_setting('application_name') <> ''")
+    // Its failure is looked at once the session is ended: caught now, not left unhandled meanwhile.
+    const slow = pool.query('SELECT pg_sleep(5)').then(
+      () => 'answered',
+      (error: unknown) => String(error),
+    )
     const busy = await waitFor(async () => {
       const rows = await sql<{ pid: number }>(
         url,
@@ -71,7 +75,7 @@ describe('a PostgreSQL connection ended while the relay holds it', () => {
       return rows[0]?.pid
     }, 'the statement to run')
     await terminate(url, busy)
-    await expect(slow).rejects.toThrow(/terminat/i)
+    expect(await slow).toMatch(/terminat/i)
     expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
   })
 
