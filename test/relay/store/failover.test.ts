@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { openPool, transaction } from '../../../src/relay/store/postgres/pool'
 import { useCli } from '../../support/cli-process'
 import { startCountingReceiver, startIngestLoad } from '../../support/ingest-load'
 import { type PostgresPair, startPostgresPair } from '../../support/postgres-pair.mjs'
@@ -113,9 +114,25 @@ describe('what a standby has when the primary dies', () => {
       return rows.length === 1 ? true : undefined
     }, 'the commit to wait for the synchronous standby')
 
+    // The relay's own commit, whose wait someone cancels (pg_cancel_backend): PostgreSQL commits it
+    // on the primary with only a warning; the relay takes that for a failure (ingest answers 503).
+    const pool = await openPool(primary, { max: 1, storeTimeout: 20_000 })
+    cleanups.push(() => pool.end())
+    const relayCommit = transaction(pool, async (client) => {
+      await client.query("INSERT INTO acked VALUES ('relay')")
+    }).then(
+      () => 'acknowledged',
+      (error: { code?: string }) => error.code,
+    )
+    const waiting =
+      "SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND application_name = 'tracklet-relay'"
+    const pid = await waitFor(async () => (await pair.query<{ pid: number }>(pair.primary.url(), waiting))[0]?.pid)
+    await pair.query(pair.primary.url(), 'SELECT pg_cancel_backend($1)', [pid])
+    expect(await relayCommit).toBe('ERR_RELAY_UNREPLICATED')
+
     await pair.primary.kill()
     await pair.standby.promote()
-    // The acknowledged row is gone; the synchronous one was never acknowledged.
+    // The acknowledged row is gone; the synchronous ones were never acknowledged.
     expect(await pair.query(pair.standby.url('tracklet'), 'SELECT id FROM acked')).toEqual([])
     expect(await insert).toBe('failed')
   }, 120_000)

@@ -206,6 +206,9 @@ function ignoreError(): void {}
  * Runs `work` in one transaction on one connection of `pool`: committed whole, or rolled back when
  * it throws, or when `commit` (given the result) says no, so an answer that refuses a change
  * leaves nothing written. A connection that failed mid-transaction is discarded, not reused.
+ *
+ * @throws {RelayError} `ERR_RELAY_UNREPLICATED` when the commit stopped waiting for a synchronous
+ * standby: the caller must not acknowledge what a failover could lose (ingest answers 503).
  */
 export async function transaction<T>(
   pool: PostgresPool,
@@ -214,16 +217,33 @@ export async function transaction<T>(
 ): Promise<T> {
   const client = await pool.connect()
   let failed: unknown
+  // A commit whose wait for a synchronous standby was cancelled (pg_cancel_backend) succeeds with
+  // only a warning: committed on the primary, perhaps not on the standby a failover promotes.
+  let unreplicated = false
+  const onNotice = (notice: { message?: string | undefined }) => {
+    if (notice.message?.includes(UNREPLICATED_WARNING) === true) unreplicated = true
+  }
+  client.on('notice', onNotice)
   try {
     await client.query('BEGIN')
     const result = await work(client)
     await client.query(commit(result) ? 'COMMIT' : 'ROLLBACK')
+    if (unreplicated) {
+      throw new RelayError(
+        'ERR_RELAY_UNREPLICATED',
+        'the commit was not confirmed by the synchronous standby (its wait was cancelled): on the primary only',
+      )
+    }
     return result
   } catch (error) {
     failed = error
     await client.query('ROLLBACK').catch(() => {})
     throw error
   } finally {
+    client.off('notice', onNotice)
     client.release(failed !== undefined)
   }
 }
+
+// The start of PostgreSQL's warning when a commit stops waiting for its synchronous standby.
+const UNREPLICATED_WARNING = 'canceling wait for synchronous replication'
