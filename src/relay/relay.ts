@@ -13,8 +13,11 @@ import { AdminToken } from './http/auth'
 import { AuthLimiter } from './http/auth-limiter'
 import { createRouter } from './http/router'
 import { listen } from './http/server'
-import { createIngest, planCheck } from './ingest/area'
+import { ingestCheckOf } from './features/compose'
+import { checkFeatureOrder, type Feature } from './features/feature'
+import { plansFeature } from './features/plans/index'
 import { startPrivacy } from './features/privacy/index'
+import { createIngest } from './ingest/area'
 import { log, plural, redactFromLog, useLogLevel } from './log'
 import { once, runSteps, type Step } from './steps'
 import { openNotifications } from './store/notifications/open'
@@ -39,7 +42,10 @@ export async function createRelay(options: RelayOptions): Promise<Relay> {
   return startRelay(options, { sharedByProcesses: false, warningsLogged: false })
 }
 
-/** How this relay's process stands to its fellows (internal): a worker of `--workers N` and what its primary does. */
+/**
+ * How this relay's process stands to its fellows (internal): a worker of `--workers N` and what
+ * its primary does.
+ */
 export interface RelayProcess {
   /** One of the workers of `tracklet relay --workers N`, on a store the others use at once. */
   sharedByProcesses: boolean
@@ -47,7 +53,7 @@ export interface RelayProcess {
   /** Where /metrics and the page read the relay's figures (every worker's). */
   figures?: TelemetryDeps['figures']
   listeningAnnounced?: boolean
-  /** Told of each config reload applied, in place of the audit's `config.reloaded` entry (tests). */
+  /** Told of each config reload applied, instead of the audit's `config.reloaded` entry (tests). */
   onReloaded?: ReloadTargets['onReloaded']
 }
 
@@ -68,7 +74,10 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
   if (!process.warningsLogged) void logStartupWarnings(resolved)
   try {
     const { storeTimeout, database } = resolved
-    const opened = await openStore(database, { storeTimeout, sharedByProcesses: process.sharedByProcesses })
+    const opened = await openStore(database, {
+      storeTimeout,
+      sharedByProcesses: process.sharedByProcesses,
+    })
     undo.unshift(['close the store', () => opened.close()])
     const events = new RelayEvents()
     // The one database notification channel, which configuration changes and the live view share.
@@ -79,38 +88,82 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const sources = registry.live() // the file's and the admin API's, updated in place
     // The admin token, and the limiter every credential check of every area goes through.
     const authLimiter = new AuthLimiter({ trustProxy: resolved.trustProxy })
-    const auth = { adminToken: new AdminToken(resolved.adminToken, resolved.readToken), authLimiter }
+    const auth = {
+      adminToken: new AdminToken(resolved.adminToken, resolved.readToken),
+      authLimiter,
+    }
     undo.unshift(['stop the credentials limiter', () => auth.authLimiter.stop()])
     // Delivery is built below; the metrics read its circuits only at scrape time.
     let delivery: Delivery | undefined
     const scrapeTokens = [resolved.metricsToken, resolved.adminToken, resolved.readToken]
     const circuits = () => delivery?.circuits() ?? []
-    const seen = { store: opened, sources, registry, events, circuits, scrapeTokens, resolved, notifications }
+    const seen = {
+      store: opened,
+      sources,
+      registry,
+      events,
+      circuits,
+      scrapeTokens,
+      resolved,
+      notifications,
+    }
     const telemetry = createTelemetry({ ...seen, figures: process.figures, ...auth })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
     const { store, health, readings: metrics, ingestTap: tap } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
     const shared = store.kind === 'postgres' || process.sharedByProcesses
-    const onStore = { options: resolved, store, circuits: opened.circuits, shared, events, sources: registry }
+    const onStore = {
+      options: resolved,
+      store,
+      circuits: opened.circuits,
+      shared,
+      events,
+      sources: registry,
+    }
     const started = await createDelivery(onStore)
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])
     const wake = () => started.wake()
+    // Privacy resolves once the suppressions are read: no message is taken in without them.
     const privacy = await startPrivacy({ store, notifications, registry, ...auth, wake })
     undo.unshift(['stop privacy', () => privacy.stop()])
-    const check = privacy.check(planCheck(store.violations))
-    const ingest = createIngest({ store, sources: registry, ...auth, wake, events, tap, check })
+    // The features, in order: each one folder under features/ (docs/architecture.md, "Features").
+    // Privacy before plans: no violation is kept of a suppressed user's message.
+    const features: readonly Feature[] = [privacy, plansFeature({ violations: store.violations })]
+    checkFeatureOrder(features)
+    const check = ingestCheckOf(features)
+    const ingestDeps = { store, sources: registry, ...auth, wake, events, tap }
+    const ingest = createIngest(check === undefined ? ingestDeps : { ...ingestDeps, check })
     const circuitChanged = (url: string) => started.circuitChanged(url)
     const { webhooks, functions } = started
-    const operations = { store, sources, wake, webhooks, functions, circuitChanged, health, metrics }
+    const operations = {
+      store,
+      sources,
+      wake,
+      webhooks,
+      functions,
+      circuitChanged,
+      health,
+      metrics,
+    }
     const operator = createConsole({ ...operations, sourceAdmin: { registry, sync, box }, ...auth })
-    telemetry.connect({ hasSession: (req) => operator.hasSession(req), beforeFormatting: started.beforeFormatting })
-    const router = createRouter([...ingest.routes, ...operator.routes, ...privacy.routes, ...telemetry.routes])
+    telemetry.connect({
+      hasSession: (req) => operator.hasSession(req),
+      beforeFormatting: started.beforeFormatting,
+    })
+    const featureRoutes = features.flatMap((f) => [...(f.routes ?? []), ...(f.page?.routes ?? [])])
+    const router = createRouter([
+      ...ingest.routes,
+      ...operator.routes,
+      ...featureRoutes,
+      ...telemetry.routes,
+    ])
     const server = await listen(telemetry.timeRequests(router), resolved)
     const url = server.url
     // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.
     const where = `${plural(sources.length, 'source')} (${describeStore(resolved.database)})`
-    if (!process.listeningAnnounced) log.info(`listening on ${url} with ${where}`, { event: 'listening', url })
+    if (!process.listeningAnnounced)
+      log.info(`listening on ${url} with ${where}`, { event: 'listening', url })
     const onReloaded = process.onReloaded ?? auditReload(opened.sourceConfigs)
     const reloader = new ConfigReloader(resolved, {
       ...process,
@@ -121,6 +174,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     })
     started.start()
     telemetry.start()
+    for (const feature of features) await feature.start?.()
     const close = once(() =>
       runSteps([
         ['finish a reload under way, refuse others', () => reloader.stop()],
@@ -130,8 +184,8 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         ['cut the connections left', () => server.cutConnections()],
         ['stop delivery', () => started.stop()],
         ['commit ingest still waiting', () => ingest.stop()],
+        ...features.toReversed().map((f): Step => [`stop the ${f.name} feature`, () => f.stop?.()]),
         ['stop the console', () => operator.stop()],
-        ['stop privacy', () => privacy.stop()],
         ['stop following the sources', () => sync.stop()],
         ['stop telemetry', () => telemetry.stop()],
         ['close the notification channel', () => notifications.close()],

@@ -139,7 +139,7 @@ describe.each(CLIENTS)('%s', (client, libraryName, version) => {
     )
   })
 
-  it('sends what DESIGN §3 says this client sends', () => {
+  it('sends what docs/ingest.md ("Clients tried") says this client sends', () => {
     const batch = sent.requests.flatMap((r) => r.body.batch)
     if (client === 'segment') {
       // The time of each call as timestamp; the one given to track kept.
@@ -153,7 +153,7 @@ describe.each(CLIENTS)('%s', (client, libraryName, version) => {
     }
   })
 
-  // The client's time, as DESIGN §3 says the relay works it out, from what the client sent.
+  // The client's time, as docs/ingest.md ("Time") says the relay works it out, from what the client sent.
   function expectedTimestamp(message: Record<string, any>, sentAt: string | undefined): string {
     if (message['timestamp'] !== undefined) return new Date(message['timestamp']).toISOString()
     const receivedAt = Date.parse(stored.get(message['messageId']).receivedAt)

@@ -6,7 +6,7 @@ import type { AdminContext } from './operations'
 import { type FilterSource, parseFilter, queryValues, type RequestedFilter } from './delivery-filter'
 import { routesOfUrl } from './webhook-urls'
 import { withProbeTimes } from './probe-times'
-import { deliveryIdOf } from './delivery-id'
+import { storeIdOf } from './store-id'
 import { retryDeadLetters } from './retry-dead-letters'
 
 /** The delivery log's page size when none is asked for, and the largest allowed. */
@@ -59,7 +59,7 @@ export function readSearch(
 
 /** `GET /v1/deliveries/:id`: one delivery with its attempts. */
 export async function handleGetDelivery(context: AdminContext, id: string): Promise<DeliveryView> {
-  const numeric = deliveryIdOf(id) ?? Number.NaN
+  const numeric = storeIdOf(id) ?? Number.NaN
   const delivery = Number.isNaN(numeric) ? undefined : await context.store.get(numeric)
   if (delivery === undefined) throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${JSON.stringify(id)}`)
   const [shown] = await withProbeTimes(context, [delivery])

@@ -7,7 +7,7 @@ import { syncAudience } from './audiences'
 import { requestDeletion } from './deletions'
 import { SOURCE_REMOVED } from './sources-api'
 import type { WebhookRoutes } from './webhook-urls'
-import { deliveryIdOf } from './delivery-id'
+import { storeIdOf } from './store-id'
 import type { ConsoleFunctions } from './function-test-routes'
 
 /** What the admin API works on. */
@@ -72,7 +72,7 @@ export async function handleAudienceSync(
 
 /** `POST /v1/deliveries/:id/retry`: a dead-lettered delivery, due again with a fresh window. */
 export async function handleRetry(context: AdminContext, id: string): Promise<{ id: number; status: 'pending' }> {
-  const numeric = deliveryIdOf(id) ?? Number.NaN
+  const numeric = storeIdOf(id) ?? Number.NaN
   await refuseRemovedSource(context, numeric)
   const outcome = Number.isNaN(numeric) ? 'not-found' : await context.store.retry(numeric)
   if (outcome === 'not-found') throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${JSON.stringify(id)}`)

@@ -6,6 +6,7 @@ import type { Route } from '../store/circuits'
 import type { ReplayAction, ReplayRecord } from '../store/replays'
 import type { DeliveryFilter } from '../store/store'
 import { type FilterSource, parseFilter, type RequestedFilter } from './delivery-filter'
+import { storeIdOf } from './store-id'
 import type { AdminContext } from './operations'
 import { routesOfUrl } from './webhook-urls'
 
@@ -198,7 +199,7 @@ function storeFilter(
 }
 
 function idOf(id: string): number | undefined {
-  return /^\d{1,15}$/.test(id) ? Number(id) : undefined
+  return storeIdOf(id)
 }
 
 function notFound(id: string): HttpError {

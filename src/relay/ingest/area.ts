@@ -7,10 +7,7 @@ import type { Store } from '../store/store'
 import { GroupCommit } from './group-commit'
 import type { IngestTap } from '../events/tap'
 import type { IngestCheck } from './ingest-check'
-import { planCheck } from './plan-check'
 import { ingestRoutes } from './routes'
-
-export { planCheck }
 
 /** What ingest needs from the relay. */
 export interface IngestDeps {
@@ -22,7 +19,7 @@ export interface IngestDeps {
   authLimiter: AuthLimiter
   /** New deliveries were committed: wake the delivery worker. */
   wake: () => void
-  /** Asked of each valid message before the outbox (`ingest-check.ts`); none: the tracking plans'. */
+  /** Asked of each valid message before the outbox (`ingest-check.ts`): the features' checks. */
   check?: IngestCheck
   /** Where ingest tells what happens: `ingested`, `filtered`, `refused`. */
   events: RelayEvents
@@ -43,8 +40,7 @@ export function createIngest(deps: IngestDeps): Area {
   const unsubscribe = deps.sources.onChange(() => {
     writeKeys = keysOf()
   })
-  // Tracking plans, unless another check is given (a source without a plan is not checked).
-  const check = deps.check ?? planCheck(deps.store.violations)
+  const check = deps.check
   const routes = ingestRoutes({
     // Read on each request: a request gets the sources of the moment it arrived.
     get writeKeys() {
@@ -54,7 +50,7 @@ export function createIngest(deps: IngestDeps): Area {
     commits,
     wake: deps.wake,
     events: deps.events,
-    check,
+    ...(check === undefined ? {} : { check }),
     ...(deps.tap === undefined ? {} : { tap: deps.tap }),
   })
   // A group still waiting is committed (its requests' connections are gone, but the client may
@@ -64,7 +60,7 @@ export function createIngest(deps: IngestDeps): Area {
     stop: async () => {
       unsubscribe()
       await commits.flush()
-      await check.flush?.()
+      await check?.flush?.()
     },
   }
 }

@@ -4,7 +4,7 @@ import { SourceRegistry } from '../../../src/relay/config/source-registry'
 import { validateRelayOptions } from '../../../src/relay/config/validate'
 import { GroupCommit } from '../../../src/relay/ingest/group-commit'
 import { ingest } from '../../../src/relay/ingest/ingest'
-import { planCheck } from '../../../src/relay/ingest/plan-check'
+import { planCheck } from '../../../src/relay/features/plans/plan-check'
 import { openSqliteStoreWithDb } from '../fixtures/store'
 
 const revenueAs = (type: string) => ({

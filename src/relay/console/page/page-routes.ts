@@ -23,7 +23,7 @@ import type { EndpointView } from '../../store/endpoints'
 import type { DeliveryView } from '../../store/store'
 import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
 import { withProbeTimes } from '../probe-times'
-import { DELIVERY_ID_PATTERN } from '../delivery-id'
+import { STORE_ID_PATTERN } from '../store-id'
 
 /**
  * The operator page (`GET /`), server-rendered HTML with no script: the outbox and rates at a
@@ -153,7 +153,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
     },
     {
       method: 'GET',
-      pattern: new RegExp(`^/ui/deliveries/(${DELIVERY_ID_PATTERN})$`),
+      pattern: new RegExp(`^/ui/deliveries/(${STORE_ID_PATTERN})$`),
       handler: page(async (req, res, [id], url) => {
         const session = await sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
@@ -178,7 +178,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
     },
     {
       method: 'POST',
-      pattern: new RegExp(`^/ui/deliveries/(${DELIVERY_ID_PATTERN})/retry$`),
+      pattern: new RegExp(`^/ui/deliveries/(${STORE_ID_PATTERN})/retry$`),
       handler: page(async (req, res, [id]) => {
         checkSameOrigin(req)
         await postedSession(req, await readForm(req))

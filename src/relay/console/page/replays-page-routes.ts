@@ -3,6 +3,7 @@ import type { Route } from '../../http/route'
 import { log } from '../../log'
 import type { ReplayAction } from '../../store/replays'
 import { queryValues } from '../delivery-filter'
+import { STORE_ID_PATTERN } from '../store-id'
 import { handleChangeReplay, handleStartReplay, readReplayRequest } from '../replays'
 import type { ConsoleKit } from './operation-routes'
 import { REPLAY_FORM_FIELDS, replaysPage, replayStartPage } from './replays-view'
@@ -107,7 +108,7 @@ export function replayPageRoutes(kit: ConsoleKit): Route[] {
     },
     {
       method: 'POST',
-      pattern: /^\/ui\/replays\/(\d{1,15})\/(pause|resume|cancel)$/,
+      pattern: new RegExp(`^/ui/replays/(${STORE_ID_PATTERN})/(pause|resume|cancel)$`),
       handler: page(async (req, res, [id, action]) => {
         checkSameOrigin(req)
         await postedSession(req, await readForm(req))

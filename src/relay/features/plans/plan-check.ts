@@ -1,10 +1,10 @@
-import { compiledPlan, type SchemaCheck } from '../config/plan-compiler'
-import type { SourceTracking } from '../config/plan'
-import type { RoutedSource } from '../config/sources'
-import type { NewViolation, ViolationStore } from '../store/violations'
-import type { CheckFindings, IngestCheck, IngestVerdict } from './ingest-check'
+import { compiledPlan, type SchemaCheck } from '../../config/plan-compiler'
+import type { SourceTracking } from '../../config/plan'
+import type { RoutedSource } from '../../config/sources'
+import type { NewViolation, ViolationStore } from '../../store/violations'
+import type { CheckFindings, IngestCheck, IngestVerdict } from '../../ingest/ingest-check'
 import { findingsOf, withoutPointers } from './plan-mend'
-import { TurnBatch } from './turn-batch'
+import { TurnBatch } from '../../ingest/turn-batch'
 
 /** Why a message a tracking plan blocks writes no delivery: the live stream's `filtered` reason. */
 export const PLAN_BLOCKED = {

@@ -1,5 +1,5 @@
-import type { SchemaError } from '../config/plan-compiler'
-import type { ViolationKind } from '../store/violations'
+import type { SchemaError } from '../../config/plan-compiler'
+import type { ViolationKind } from '../../store/violations'
 
 // How an error of the validator becomes a violation (its kind and path), and how `omit` takes the
 // offending values out of a copy of `properties` or `traits` (docs/plans.md).
