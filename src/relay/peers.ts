@@ -46,9 +46,10 @@ function fromPeer<T>(group: PeerGroup, name: string, load: () => T): T {
   try {
     return load()
   } catch (error) {
-    // The package itself missing; not one of its own files or dependencies (that is a broken install).
+    // The package itself missing; not one of its files or dependencies (that is a broken install).
     const { code, message } = error as { code?: unknown; message?: unknown }
-    if (code !== 'MODULE_NOT_FOUND' || !String(message).startsWith(`Cannot find module '${name}'`)) throw error
+    const itself = String(message).startsWith(`Cannot find module '${name}'`)
+    if (code !== 'MODULE_NOT_FOUND' || !itself) throw error
     throw missingPeer(group, error)
   }
 }
@@ -56,10 +57,11 @@ function fromPeer<T>(group: PeerGroup, name: string, load: () => T): T {
 /** The error for a relay feature whose packages are not installed: what to run. */
 export function missingPeer(group: PeerGroup, cause?: unknown): RelayError {
   const packages = group.packages
-  const named = packages.length === 1 ? `the ${packages[0]} package` : `the ${packages.join(' and ')} packages`
+  const one = packages.length === 1
+  const named = one ? `the ${packages[0]} package` : `the ${packages.join(' and ')} packages`
   return new RelayError(
     'ERR_RELAY_PACKAGE_MISSING',
-    `${group.needs} needs ${named}, which ${packages.length === 1 ? 'is' : 'are'} not installed: ` +
+    `${group.needs} needs ${named}, which ${one ? 'is' : 'are'} not installed: ` +
       `run \`npm install ${packages.join(' ')}\``,
     cause === undefined ? undefined : { cause },
   )

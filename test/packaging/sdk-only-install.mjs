@@ -31,8 +31,13 @@ const npm = (args, cwd) => execFileSync('npm', [...args, '--no-audit', '--no-fun
 
 try {
   const build = process.env['TRACKLET_PACK_BUILD'] === '1' ? [] : ['--ignore-scripts']
-  if (build.length > 0 && !existsSync(join(root, 'dist', 'index.js'))) throw new Error('no dist/: run `npm run build`')
-  const tarball = npm(['pack', '--silent', ...build, '--pack-destination', work], root).trim().split('\n').at(-1)
+  if (build.length > 0 && !existsSync(join(root, 'dist', 'index.js'))) {
+    throw new Error('no dist/ to pack: run `npm run build`')
+  }
+  const tarball = npm(['pack', '--silent', ...build, '--pack-destination', work], root)
+    .trim()
+    .split('\n')
+    .at(-1)
   const project = join(work, 'app')
   mkdirSync(project)
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true }))
@@ -48,9 +53,10 @@ try {
   if (native.length > 0) throw new Error(`native addons were installed: ${native.join(', ')}`)
   const { bytes, packages } = measure(modules)
   const mib = (n) => `${(n / 1024 / 1024).toFixed(1)} MiB`
-  console.log(`SDK-only install: ${mib(bytes)} on disk, ${packages.length} packages (${packages.join(', ')})`)
+  console.log(`SDK-only install: ${mib(bytes)} on disk, ${packages.length} packages`)
+  console.log(`  ${packages.join(', ')}`)
   if (bytes > SDK_INSTALL_LIMIT) {
-    throw new Error(`the SDK-only install takes ${mib(bytes)}, over its ${mib(SDK_INSTALL_LIMIT)}: see src/relay/peers.ts`)
+    throw new Error(`the SDK-only install takes ${mib(bytes)}, over ${mib(SDK_INSTALL_LIMIT)} (src/relay/peers.ts)`)
   }
 
   const check = `
@@ -99,7 +105,8 @@ try {
   )
   const both = () => {
     for (const file of ['use.cjs', 'use.mjs']) {
-      process.stdout.write(execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8' }))
+      const options = { cwd: project, encoding: 'utf8' }
+      process.stdout.write(execFileSync(process.execPath, [file], options))
     }
   }
   both()
@@ -107,14 +114,15 @@ try {
   npm(['install', 'prom-client'], project)
   writeFileSync(
     join(project, 'use.cjs'),
-    `require('./check.cjs').drivers(require('tracklet/relay'), 'require()').catch((e) => { console.error(e); process.exit(1) })`,
+    `require('./check.cjs').drivers(require('tracklet/relay'), 'require()')
+      .catch((e) => { console.error(e); process.exit(1) })`,
   )
   writeFileSync(
     join(project, 'use.mjs'),
-    `import check from './check.cjs'\nawait check.drivers(await import('tracklet/relay'), 'import()')`,
+    "import check from './check.cjs'\nawait check.drivers(await import('tracklet/relay'), 'import()')",
   )
   both()
-  console.log('SDK-only install: ok (small, no native addon, the SDK works, the relay names what to install)')
+  console.log('SDK-only install: ok (small, nothing native, the SDK works, the relay says what to add)')
 } finally {
   rmSync(work, { recursive: true, force: true })
 }
@@ -130,7 +138,8 @@ function measure(dir) {
     const parts = String(entry).split('/')
     const name = parts[0]?.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)
     const nested = parts.lastIndexOf('node_modules')
-    if (parts.at(-1) === 'package.json' && parts.length === name.length + 1 && nested === -1) packages.push(name.join('/'))
+    if (parts.at(-1) === 'package.json' && parts.length === name.length + 1 && nested === -1)
+      packages.push(name.join('/'))
   }
   return { bytes, packages: packages.filter((name) => !name.startsWith('.')).sort() }
 }
