@@ -13,6 +13,9 @@ export default defineConfig({
     // noisy machine, but never assert on wall-clock time.
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    // The tests mostly wait (on servers, child processes, PostgreSQL), so files run three at a time
+    // on any machine: vitest's default, one fewer than the cores, would run them one by one on two.
+    maxWorkers: 3,
     restoreMocks: true,
   },
 })
