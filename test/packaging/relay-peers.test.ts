@@ -31,7 +31,10 @@ describe("the relay's optional peer dependencies", () => {
       expect(line, `README: an npm install line for ${feature} (${group.packages.join(' ')})`).toBeDefined()
     }
     for (const driver of DRIVERS) {
-      expect(lines.some((words) => words.includes(driver) && words.includes('prom-client')), driver).toBe(true)
+      expect(
+        lines.some((words) => words.includes(driver) && words.includes('prom-client')),
+        driver,
+      ).toBe(true)
     }
   })
 })
