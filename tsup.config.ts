@@ -89,8 +89,8 @@ export default defineConfig([
     platform: 'node',
     sourcemap: true,
     banner: { js: '#!/usr/bin/env node' },
-    // The command is a program of its own, which may bundle its own copy of the library: its chunks
-    // go beside it, under cli/, never among the library's dist/chunk-*.js (test/smoke/single-copies.mjs).
+    // The command is a program of its own, which may bundle its own copy of the library: its
+    // chunks go under cli/, never among the library's dist/chunk-*.js (test/smoke/single-copies.mjs).
     esbuildOptions(options) {
       options.chunkNames = 'cli/[name]-[hash]'
     },
