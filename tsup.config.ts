@@ -90,7 +90,7 @@ export default defineConfig([
     sourcemap: true,
     banner: { js: '#!/usr/bin/env node' },
     // The command is a program of its own, which may bundle its own copy of the library: its
-    // chunks go under cli/, never among the library's dist/chunk-*.js (test/smoke/single-copies.mjs).
+    // chunks go under cli/, never among the library's dist/chunk-*.js (test/smoke/single-copies).
     esbuildOptions(options) {
       options.chunkNames = 'cli/[name]-[hash]'
     },
