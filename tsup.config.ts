@@ -89,5 +89,10 @@ export default defineConfig([
     platform: 'node',
     sourcemap: true,
     banner: { js: '#!/usr/bin/env node' },
+    // The command is a program of its own, which may bundle its own copy of the library: its
+    // chunks go under cli/, never among the library's dist/chunk-*.js (test/smoke/single-copies).
+    esbuildOptions(options) {
+      options.chunkNames = 'cli/[name]-[hash]'
+    },
   },
 ])

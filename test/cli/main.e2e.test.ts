@@ -1,27 +1,19 @@
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildCli } from '../support/build-cli'
+import { describe, expect, inject, it } from 'vitest'
 
 // `tracklet --help`, `--version`, `tracklet <command> --help` and bad command lines, run as a user
 // runs them: the built command in its own process.
 
-let cli: Awaited<ReturnType<typeof buildCli>>
-
-beforeAll(async () => {
-  cli = await buildCli()
-})
-
-afterAll(async () => {
-  await cli?.remove()
-})
+/** The command built once for the run (test/support/cli-global-setup.ts). */
+const cliPath = inject('cliPath')
 
 function tracklet(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env }
   delete env['DEBUG']
   delete env['DATABASE_URL']
   return new Promise((resolve) => {
-    execFile(process.execPath, [cli.cliPath, ...args], { env }, (error, stdout, stderr) => {
+    execFile(process.execPath, [cliPath, ...args], { env }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
       resolve({ code, stdout, stderr })
     })

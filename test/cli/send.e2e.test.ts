@@ -2,8 +2,7 @@ import { execFile } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { buildCli } from '../support/build-cli'
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest'
 
 // The real command, built as `npm run build` builds it, run as a user runs it, against a real
 // HTTP receiver: what the platform's cross-library tester does.
@@ -17,7 +16,8 @@ interface Received {
   body: { batch: Array<Record<string, unknown>>; sentAt: string }
 }
 
-let cli: Awaited<ReturnType<typeof buildCli>>
+/** The command built once for the run (test/support/cli-global-setup.ts). */
+const cliPath = inject('cliPath')
 let server: Server
 let endpoint: string
 let received: Received[] = []
@@ -26,7 +26,6 @@ let answerStatus = 200
 let hang = false
 
 beforeAll(async () => {
-  cli = await buildCli()
   server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -51,7 +50,6 @@ beforeAll(async () => {
 afterAll(async () => {
   server?.closeAllConnections()
   server?.close()
-  await cli?.remove()
 })
 
 beforeEach(() => {
@@ -72,7 +70,7 @@ function runCli(
   delete env['TRACKLET_ENDPOINT']
   Object.assign(env, extraEnv)
   return new Promise((resolve) => {
-    execFile(process.execPath, [cli.cliPath, ...command, ...args], { env }, (error, stdout, stderr) => {
+    execFile(process.execPath, [cliPath, ...command, ...args], { env }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
       resolve({ code, stdout, stderr })
     })

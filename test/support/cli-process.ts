@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { afterAll, afterEach, beforeAll } from 'vitest'
-import { buildCli } from './build-cli'
+import { afterEach, inject } from 'vitest'
 import { waitFor } from './wait-for'
 
 // The `tracklet` command in child processes, as operators run it: the one fixture the CLI, process,
@@ -95,28 +94,17 @@ export interface Cli {
 }
 
 /**
- * The built `tracklet` command for the calling test file: built once before its tests (as
- * `npm run build` does, never touching `dist/`) and removed after them; every process a test
- * started and left running is killed (SIGKILL) after it. Call it at the top of the file, after the
- * file's own `afterEach`, so the processes are gone before that runs.
+ * The built `tracklet` command for the calling test file: the one build of the run
+ * (`cli-global-setup.ts`, as `npm run build` builds it, never touching `dist/`); every process a
+ * test started and left running is killed (SIGKILL) after it. Call it at the top of the file, after
+ * the file's own `afterEach`, so the processes are gone before that runs.
  */
 export function useCli(): Cli {
-  let path: string | undefined
-  let remove: (() => Promise<void>) | undefined
-  beforeAll(async () => {
-    ;({ cliPath: path, remove } = await buildCli())
-  }, 60_000)
-  afterAll(async () => {
-    await remove?.()
-  })
   afterEach(() => {
     for (const child of started.splice(0))
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })
-  const built = (): string => {
-    if (path === undefined) throw new Error('useCli(): the command is built in beforeAll; run it from a test')
-    return path
-  }
+  const built = (): string => inject('cliPath')
   const run = (args: readonly string[], env: NodeJS.ProcessEnv = {}): TrackletProcess =>
     startTracklet(built(), args, env, { inherit: true })
   return {

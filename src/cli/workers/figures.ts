@@ -1,7 +1,8 @@
 import type { Worker } from 'node:cluster'
-import { AggregatorRegistry, type Registry } from 'prom-client'
+import type { Registry } from 'prom-client'
 import type { RecentRates } from '../../relay/events/readings'
 import type { MetricsSnapshot } from '../../relay/telemetry/metrics'
+import { promClient } from '../../relay/telemetry/prom-client'
 import type { FiguresKind, GatheredMessage, GatherMessage, ReportedMessage, ReportMessage } from './messages'
 
 /** How long the primary waits for every worker's own figures before answering without the late ones, ms. */
@@ -106,7 +107,7 @@ export class PoolFigures {
           if (last !== undefined) snapshots.push(monotonic(last))
         }
       }
-      const registry = AggregatorRegistry.aggregate(snapshots)
+      const registry = promClient().AggregatorRegistry.aggregate(snapshots)
       return { metrics: { contentType: registry.contentType, text: await registry.metrics() } }
     } catch (error) {
       return { error: (error as Error).message }
@@ -165,7 +166,7 @@ function monotonic(snapshot: MetricsSnapshot): MetricsSnapshot {
 }
 
 async function sum(snapshots: MetricsSnapshot[]): Promise<MetricsSnapshot> {
-  const registry: Registry = AggregatorRegistry.aggregate(snapshots)
+  const registry: Registry = promClient().AggregatorRegistry.aggregate(snapshots)
   return (await registry.getMetricsAsJSON()) as MetricsSnapshot
 }
 

@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module'
 import type { default as Ajv, ErrorObject, Options as AjvOptions, ValidateFunction } from 'ajv'
 import type { JsonSchema, TrackingPlan } from './plan'
+import { RELAY_PEERS, requirePeer } from '../peers'
 
 // Compiles tracking plans with ajv (JSON Schema draft-07), loaded the first time a plan is
 // compiled: a relay without a plan never loads it, and the SDK never imports this module.
@@ -49,11 +49,8 @@ let loaded: { Ajv: AjvClass; addFormats: (ajv: Ajv) => unknown } | undefined
 // synchronous: at start, `--check`, a reload, an API write), yet loaded only when a plan exists.
 function ajvModule(): NonNullable<typeof loaded> {
   if (loaded !== undefined) return loaded
-  // The CommonJS build has __filename; the ES module build (and the sources) have import.meta.url.
-  const here = typeof __filename === 'string' ? __filename : import.meta.url
-  const require = createRequire(here)
-  const ajv = require('ajv') as { default: AjvClass }
-  const formats = require('ajv-formats') as { default: (ajv: Ajv) => unknown }
+  const ajv = requirePeer<{ default: AjvClass }>(RELAY_PEERS.plans, 'ajv')
+  const formats = requirePeer<{ default: (ajv: Ajv) => unknown }>(RELAY_PEERS.plans, 'ajv-formats')
   loaded = { Ajv: ajv.default, addFormats: formats.default }
   return loaded
 }

@@ -5,6 +5,7 @@ import { DESTINATIONS } from '../destinations/index'
 import type { DestinationModule } from '../destinations/destination'
 import { isPlainObject } from '../../shared/validate'
 import { RelayConfigError } from '../errors'
+import { RELAY_PEERS, requirePeer } from '../peers'
 import { LOG_LEVELS, type LogLevel, logLevelFrom } from '../log'
 import type {
   BreakerOptions,
@@ -199,6 +200,8 @@ export function validateRelayOptions(input: unknown, problems = new ConfigProble
       ...(cause === undefined ? {} : { cause }),
     })
   }
+  // Every relay serves /metrics: a missing prom-client is said here, before anything is opened.
+  requirePeer(RELAY_PEERS.metrics, 'prom-client')
   return {
     ...RELAY_DEFAULTS,
     ...given,

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import type { Counter, Histogram, Registry } from 'prom-client'
 import { MESSAGE_TYPES } from '../../shared/message'
 import { LIBRARY_VERSION } from '../../shared/version'
+import { promClient } from './prom-client'
 
 // Issue 20's metrics (the operator's console), kept apart from metrics.ts so that other additions
 // there merge cleanly: how long ingest requests take, what receivers answer, and which build runs.
@@ -25,6 +26,7 @@ export class ConsoleMetrics {
   readonly requests: Counter<'source' | 'destination' | 'status_class'>
 
   constructor(registers: Registry[], routes: readonly { source: string; destination: string }[]) {
+    const { Counter, Gauge, Histogram } = promClient()
     this.#ingestDuration = new Histogram({
       name: 'tracklet_ingest_request_duration_seconds',
       help: 'How long the relay took to answer an ingest request (POST /v1/batch, /v1/track, ...), by the HTTP status it answered, seconds.',

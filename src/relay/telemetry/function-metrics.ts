@@ -1,4 +1,5 @@
-import { Counter, Histogram, type Registry } from 'prom-client'
+import type { Counter, Histogram, Registry } from 'prom-client'
+import { promClient } from './prom-client'
 
 // Functions' series (docs/functions.md), kept apart from metrics.ts so that other additions there
 // merge cleanly.
@@ -12,6 +13,7 @@ export class FunctionMetrics {
   readonly #duration: Histogram
 
   constructor(registers: Registry[]) {
+    const { Counter, Histogram } = promClient()
     this.#calls = new Counter({
       name: 'tracklet_function_calls_total',
       help: "Calls of a destination's function by what they came to: sent, dropped, retry, error, timeout or memory.",

@@ -1,12 +1,4 @@
-import {
-  Counter,
-  collectDefaultMetrics,
-  Gauge,
-  Histogram,
-  type MetricObjectWithValues,
-  type MetricValue,
-  Registry,
-} from 'prom-client'
+import type { Counter, Gauge, Histogram, MetricObjectWithValues, MetricValue, Registry } from 'prom-client'
 import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind, type SettledAttempt } from '../events/kinds'
 import type { RecentRates } from '../events/readings'
 import { FunctionMetrics } from './function-metrics'
@@ -21,6 +13,7 @@ import type { StoreHealth } from './health'
 import { ConsoleMetrics } from './console-metrics'
 import { EventRates } from './rates'
 import { AttemptTally, type AttemptOutcomeLabel } from './attempt-tally'
+import { promClient } from './prom-client'
 
 /** What the metrics read at scrape time besides their own counters. */
 export interface RelayMetricsOptions {
@@ -67,6 +60,7 @@ const WAITING_STATUSES = ['pending', 'failed'] as const
 let processRegistry: Registry | undefined
 function processMetrics(): Registry {
   if (processRegistry === undefined) {
+    const { Registry, collectDefaultMetrics } = promClient()
     processRegistry = new Registry()
     collectDefaultMetrics({ register: processRegistry })
   }
@@ -83,7 +77,7 @@ export class RelayMetrics {
   readonly #options: RelayMetricsOptions
   readonly #now: () => number
   /** This relay's metrics only. */
-  readonly #own = new Registry()
+  readonly #own: Registry = new (promClient().Registry)()
   /** This relay's metrics and the process's, as a scrape shows them. */
   readonly #exposed: Registry
   readonly #ingested: Counter<'source'>
@@ -114,6 +108,7 @@ export class RelayMetrics {
     this.#options = options
     this.#now = options.now ?? Date.now
     this.#rates = new EventRates(RATE_WINDOW_MINUTES * 60_000, this.#now)
+    const { Counter, Gauge, Histogram, Registry } = promClient()
     const registers = [this.#own]
     this.#ingested = new Counter({
       name: 'tracklet_messages_ingested_total',

@@ -1,6 +1,7 @@
-import { Counter, type Registry } from 'prom-client'
+import type { Counter, Registry } from 'prom-client'
 import type { RoutedSource } from '../config/sources'
 import { VIOLATION_KINDS, type Violation } from '../store/violations'
+import { promClient } from './prom-client'
 
 // Tracking plans' series (docs/plans.md), kept apart from metrics.ts so that other
 // additions there merge cleanly.
@@ -10,6 +11,7 @@ export class ViolationMetrics {
   readonly #violations: Counter<'source' | 'kind'>
 
   constructor(registers: Registry[], sources: readonly RoutedSource[]) {
+    const { Counter } = promClient()
     this.#violations = new Counter({
       name: 'tracklet_violations_total',
       help: "Violations of a source's tracking plan found at ingest, by kind: unplanned, required, type, additional or other.",

@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import { RelayError } from '../../errors'
+import { RELAY_PEERS, resolvePeer } from '../../peers'
 import {
   DEFAULT_FUNCTION_MEMORY_MB,
   DEFAULT_FUNCTION_TIMEOUT_MS,
@@ -285,12 +285,9 @@ let paths: { corePath: string; variantPath: string } | undefined
 /** Where QuickJS is installed, resolved from this module (the worker's own cwd could be anywhere). */
 function quickJsPaths(): { corePath: string; variantPath: string } {
   if (paths !== undefined) return paths
-  // The CommonJS build has __filename; the ES module build (and the sources) have import.meta.url.
-  const here = typeof __filename === 'string' ? __filename : import.meta.url
-  const require = createRequire(here)
   paths = {
-    corePath: require.resolve('quickjs-emscripten-core'),
-    variantPath: require.resolve('@jitl/quickjs-wasmfile-release-sync'),
+    corePath: resolvePeer(RELAY_PEERS.functions, 'quickjs-emscripten-core'),
+    variantPath: resolvePeer(RELAY_PEERS.functions, '@jitl/quickjs-wasmfile-release-sync'),
   }
   return paths
 }
