@@ -1,10 +1,20 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { ADMIN_TOKEN, adminGet, basic, post, track, WRITE_KEY } from '../relay/helpers'
+import {
+  ADMIN_TOKEN,
+  admin,
+  adminGet,
+  basic,
+  post,
+  startReceiver,
+  track,
+  WRITE_KEY,
+  waitForDelivery,
+} from '../relay/helpers'
 import { listeningUrl, startTracklet, stopAll, type TrackletProcess, useCli } from '../support/cli-process'
 import { waitFor } from '../support/wait-for'
 
@@ -19,9 +29,19 @@ const dir = mkdtempSync(join(tmpdir(), 'tracklet-relay-limits-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 let files = 0
-function configFile(sources: Record<string, unknown>[]): { path: string; base: Record<string, unknown> } {
+function configFile(
+  sources: Record<string, unknown>[],
+  options: Record<string, unknown> = {},
+): { path: string; base: Record<string, unknown> } {
   const path = join(dir, `relay-${++files}.json`)
-  const base = { port: 0, database: ':memory:', adminToken: ADMIN_TOKEN, allowPrivateNetworks: true, sources }
+  const base = {
+    port: 0,
+    database: ':memory:',
+    adminToken: ADMIN_TOKEN,
+    allowPrivateNetworks: true,
+    sources,
+    ...options,
+  }
   writeFileSync(path, JSON.stringify(base))
   return { path, base }
 }
@@ -101,4 +121,53 @@ describe('a SIGHUP whose config path is not a regular file', () => {
     expect(await stderrLine(run, /config reload refused/)).toMatch(/it is a character device, not a regular file/)
     expect(run.child.exitCode).toBeNull()
   })
+})
+
+// The most the relay process's resident memory may have grown (its peak, VmHWM) while running
+// functions that allocate without end under functionMemory 16: the sandbox's 16 MB of its own,
+// the function's 16 MB, a worker thread and the WebAssembly module (measured: 28 MB here, 49–57 MB
+// in a process running other sandboxes). Before functionMemory held, one such call grew it by
+// 524–777 MB, and up to 2 GB.
+const FUNCTION_MEMORY_MB = 16
+const MOST_GROWTH_MB = 96
+
+describe('functionMemory, as the relay process grows', () => {
+  const peakMb = (pid: number) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
+  const ALLOCATES = 'function onTrack() { const keep = []; for (;;) keep.push(new Uint8Array(1e6)) }'
+
+  it.runIf(process.platform === 'linux')(
+    'bounds a call allocating typed arrays, in a delivery and in POST /v1/functions/test',
+    async () => {
+      const receiver = await startReceiver()
+      try {
+        const config = configFile(
+          [
+            {
+              name: 'web',
+              writeKey: WRITE_KEY,
+              destinations: { Webhooks: { webhooks: [{ url: receiver.url }], function: { code: ALLOCATES } } },
+            },
+          ],
+          { functionMemory: FUNCTION_MEMORY_MB, functionTimeout: 60_000 },
+        )
+        const run = startTracklet(cli.path, ['relay', '--config', config.path])
+        const url = await listeningUrl(run)
+        const pid = run.child.pid!
+        const before = peakMb(pid)
+        const message = track()
+        expect((await post(`${url}/v1/track`, message, { authorization: basic(WRITE_KEY) })).status).toBe(200)
+        const failed = await waitForDelivery(url, 'failed', message['messageId'] as string)
+        expect(failed.lastError).toContain('ERR_FUNCTION_MEMORY')
+        const tested = await post(`${url}/v1/functions/test`, { code: ALLOCATES, events: [track()] }, admin)
+        expect(tested.body.results[0].error).toContain('ERR_FUNCTION_MEMORY')
+        const grown = peakMb(pid) - before
+        console.log(`relay peak RSS grew ${grown.toFixed(0)} MB under functionMemory ${FUNCTION_MEMORY_MB}`)
+        expect(grown).toBeLessThan(MOST_GROWTH_MB)
+        expect(receiver.received).toEqual([])
+      } finally {
+        await receiver.close()
+      }
+    },
+    120_000,
+  )
 })

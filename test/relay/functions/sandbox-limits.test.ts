@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import {
   FUNCTION_ERROR_BYTES,
@@ -108,5 +109,22 @@ describe('the caps, as functions', () => {
     expect(cutToBytes('😀😀', 6)).toBe('😀')
     expect(cutToBytes('aé', 2)).toBe('a')
     expect(cappedErrorText('short')).toBe('short')
+  })
+})
+
+describe('docs/functions.md, "Limits, and where they are kept"', () => {
+  it('says the limits the code keeps', () => {
+    const docs = readFileSync(new URL('../../../docs/functions.md', import.meta.url), 'utf8')
+    const table = docs.slice(docs.indexOf('### Limits, and where they are kept'))
+    const rows = table.split('\n').filter((line) => line.startsWith('| '))
+    const limits = rows.slice(2).map((row) => row.split(' | ')[0]!.slice(2))
+    expect(limits).toEqual([
+      '`functionMemory` (MB, default 64)',
+      '`functionTimeout` (ms, default 1,000)',
+      `${FUNCTION_LOG_LINES} lines, ${FUNCTION_LOG_BYTES / 1024} KB`,
+      `${FUNCTION_ERROR_BYTES / 1024} KB`,
+      `${MAX_MESSAGE_BYTES.toLocaleString('en-US')} bytes`,
+      `${FUNCTION_REPLY_CHARS / 1024} K characters`,
+    ])
   })
 })
