@@ -25,6 +25,7 @@ import {
 import { MAX_RESPONSE_BODY_LIMIT } from '../../webhooks/limits'
 import { BREAKER_DEFAULTS, RELAY_DEFAULTS } from './defaults'
 import { planRule, schemaOf, unplannedRule, violationsRule } from './plan-rules'
+import { sourceNameRule } from './sources'
 import {
   ConfigProblems,
   describeSafely,
@@ -95,7 +96,7 @@ function withHint(problem: string, setting: string): string {
 const DESTINATION_RULES: RulesOf<SourceDestinations> = { Webhooks: webhookSettings }
 
 const SOURCE_RULES: RulesOf<RelaySource> = {
-  name: text,
+  name: sourceNameRule,
   // The write key's value is a secret: its type is described, never the value itself.
   writeKey: secret,
   destinations: objectOf(DESTINATION_RULES, 'a known destination (names are case sensitive)'),
