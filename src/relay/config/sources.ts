@@ -1,4 +1,5 @@
 import { describe } from '../../shared/validate'
+import { DESTINATIONS } from '../destinations/index'
 import type { Rule } from './rules'
 import type { SourceTracking } from './plan'
 
@@ -30,7 +31,7 @@ function shown(value: unknown): string {
 export const WEBHOOKS_DESTINATION = 'Webhooks'
 
 /** Destination names the relay knows; the keys of `sources[].destinations` (case sensitive). */
-export const DESTINATION_NAMES = [WEBHOOKS_DESTINATION] as const
+export const DESTINATION_NAMES: readonly string[] = DESTINATIONS.map((module) => module.name)
 
 /**
  * A configured source as ingest, the admin API and the worker route by it: its name and the
