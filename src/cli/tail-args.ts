@@ -1,4 +1,5 @@
 import type { ParseArgsConfig } from 'node:util'
+import { classifyAddress } from '../relay/net/address'
 import { isHttpUrl, readFlags } from './read-flags'
 
 /** What `tracklet tail` was asked to do. */
@@ -26,9 +27,10 @@ Flags:
   --source S            only this source's events
   --json                one JSON object per event on stdout ({ "kind", "data" }) and nothing
                         else; everything else goes to stderr
-  --forward-to URL      also POST each of the source's messages to this local URL, formatted and
-                        signed by the relay as the source's Webhooks destination sends it (needs
-                        --source; the shared secret never leaves the relay)
+  --forward-to URL      also POST each of the source's messages to this local URL (localhost,
+                        127.0.0.1, [::1]), formatted and signed by the relay as the source's
+                        Webhooks destination sends it (needs --source; the shared secret never
+                        leaves the relay)
   -h, --help            show this help and exit
 
 Exit codes: 0 stopped by SIGINT or SIGTERM, 1 the relay refused or ended the stream, 2 bad arguments.`
@@ -58,8 +60,23 @@ export function parseTailArgs(
   const source = values['source'] as string | undefined
   const forwardTo = values['forward-to'] as string | undefined
   if (forwardTo !== undefined && !isHttpUrl(forwardTo)) return { problem: '--forward-to must be an http(s) URL' }
+  if (forwardTo !== undefined && !isLocalUrl(forwardTo)) {
+    return {
+      problem:
+        '--forward-to must be a local URL (localhost, 127.0.0.1, [::1]): each message, with the data of your ' +
+        'users and a valid signature, would go to another machine',
+    }
+  }
   if (forwardTo !== undefined && source === undefined) {
     return { problem: '--forward-to needs --source: the messages of one source are forwarded' }
   }
   return { relay: relay.replace(/\/+$/, ''), adminToken, source, json: values['json'] === true, forwardTo }
+}
+
+// A URL of this machine: `localhost` (and its subdomains, RFC 6761) or a loopback address. The
+// forwarded messages are real ones, signed; they are for a receiver under development here.
+function isLocalUrl(url: string): boolean {
+  const host = new URL(url).hostname.toLowerCase()
+  if (host === 'localhost' || host.endsWith('.localhost')) return true
+  return classifyAddress(host) === 'loopback'
 }

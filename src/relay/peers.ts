@@ -11,7 +11,7 @@ export const RELAY_PEERS = {
   /** Every relay: `/metrics`, the page's figures and `--workers`' sums. */
   metrics: { needs: 'the relay (its /metrics)', packages: ['prom-client'] },
   /** A source with a tracking plan (JSON Schema draft-07). */
-  plans: { needs: 'a tracking plan', packages: ['ajv', 'ajv-formats'] },
+  plans: { needs: 'a tracking plan', packages: ['ajv', 'ajv-formats', 're2js'] },
   /** A destination with a function (the QuickJS sandbox, WebAssembly: nothing native). */
   functions: {
     needs: 'a destination function',

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { runTail } from '../../src/cli/tail'
+import { parseTailArgs } from '../../src/cli/tail-args'
 import type { Relay } from '../../src/relay/index'
 import { verifySignature } from '../../src/webhooks/index'
 import { ADMIN_TOKEN, post, type Receiver, startReceiver, startRelay, track, waitFor } from '../relay/helpers'
@@ -136,5 +137,35 @@ describe('tracklet tail', () => {
     const bad = tail(['--relay', relay.url, '--admin-token', 'x', '--forward-to', local.url])
     expect(await bad.exited).toBe(2)
     expect(bad.stderr()).toContain('--forward-to needs --source')
+  })
+})
+
+describe('tracklet tail --forward-to', () => {
+  const args = (url: string) => [
+    '--relay',
+    'http://relay.example',
+    '--admin-token',
+    't',
+    '--source',
+    'web',
+    '--forward-to',
+    url,
+  ]
+
+  it.each(['http://hooks.example.com/in', 'https://10.0.0.5/hook', 'http://[2001:db8::1]/', 'http://0.0.0.0:3000/'])(
+    'refuses %s: only a local URL is sent the signed messages',
+    (url) => {
+      expect(parseTailArgs(args(url))).toEqual({ problem: expect.stringContaining('--forward-to must be a local URL') })
+    },
+  )
+
+  it.each([
+    'http://localhost:3000/hook',
+    'http://127.0.0.1:3000/',
+    'http://127.1.2.3/',
+    'http://[::1]:3000/',
+    'http://app.localhost/',
+  ])('takes %s', (url) => {
+    expect(parseTailArgs(args(url))).toMatchObject({ forwardTo: url })
   })
 })

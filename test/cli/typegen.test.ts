@@ -7,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { eventsModule } from '../../src/cli/plan-types'
 import { parseTypegenArgs, runTypegen } from '../../src/cli/typegen'
 import type { TrackingPlan } from '../../src/relay/config/plan'
+import { request } from 'undici'
+import { SOURCE_NAME_RULE } from '../../src/relay/config/sources'
+import { validateRelayOptions } from '../../src/relay/config/validate'
+import { admin, startRelay } from '../relay/helpers'
 import { startHttpReceiver } from '../support/http-receiver'
 
 // `tracklet typegen` (docs/plans.md, "Typed calls"): the event map it prints, compiled by
@@ -189,5 +193,67 @@ describe('tracklet typegen', () => {
     expect(parseTypegenArgs(['--relay', 'http://x', '--source', 'web'], {})).toMatchObject({
       problem: expect.stringContaining('--admin-token'),
     })
+  })
+})
+
+// A source named to end the generated file's comment line (U+2028 is a line terminator to
+// TypeScript, and JSON.stringify leaves it raw): refused as a name, at the API and in the file,
+// and escaped in every text typegen writes whatever it is given.
+const HOSTILE = 'shop\u2028export const pwned = 1; //'
+
+describe('hostile text in the generated code', () => {
+  const plan: TrackingPlan = {
+    events: {
+      [HOSTILE]: {
+        properties: {
+          type: 'object',
+          properties: { 'a\u2029export const also = 2; //': { enum: ['*/ "quoted"\n', 'x\u2028y'] } },
+        },
+      },
+    },
+  }
+  const events = eventsModule(plan, HOSTILE)
+
+  it('escapes U+2028, U+2029, quotes and newlines: still one export, and nothing else compiles in', async () => {
+    expect([...events.matchAll(/^export /gm)]).toHaveLength(1)
+    expect(events).not.toMatch(/[\u2028\u2029]/)
+    const output = await compile(events, {
+      injected: `import { pwned } from './events'\nvoid pwned`,
+      planned: `analytics.track({ userId: '1', event: ${JSON.stringify(HOSTILE).replace('\u2028', '\\u2028')} })`,
+    })
+    expect(output).toMatch(/injected\.ts\(4,\d+\): error TS2305/)
+    expect(output).not.toMatch(/events\.ts\(|planned\.ts\(/)
+  }, 120_000)
+
+  it('refuses the name in the config file and through PUT /v1/sources/:name, naming the field', async () => {
+    expect(() => validateRelayOptions({ sources: [{ name: HOSTILE, writeKey: 'wk' }] })).toThrow(
+      expect.objectContaining({
+        problems: [
+          {
+            field: 'sources[0].name',
+            message: expect.stringContaining(`must be ${SOURCE_NAME_RULE}, got "shop\\u2028export`),
+          },
+        ],
+      }),
+    )
+    const relay = await startRelay('http://127.0.0.1:9/unused')
+    try {
+      const put = (name: string) =>
+        request(`${relay.url}/v1/sources/${encodeURIComponent(name)}`, {
+          method: 'PUT',
+          headers: { ...admin, 'content-type': 'application/json' },
+          body: JSON.stringify({ destinations: {} }),
+        })
+      const refused = await put(HOSTILE)
+      expect(refused.statusCode).toBe(400)
+      expect(await refused.body.json()).toMatchObject({
+        error: { problems: [{ field: 'name', message: expect.stringContaining(SOURCE_NAME_RULE) }] },
+      })
+      const created = await put('shop-eu.v2')
+      expect(created.statusCode).toBe(201)
+      await created.body.dump()
+    } finally {
+      await relay.close()
+    }
   })
 })

@@ -73,7 +73,14 @@ export function fileSourceView(source: RegisteredSource): SourceView {
     name: settings.name,
     provisioned: true,
     enabled: true,
-    writeKeys: [{ id: FILE_WRITE_KEY_ID, prefix: writeKeyPrefix(settings.writeKey), createdAt: null }],
+    writeKeys: [
+      {
+        id: FILE_WRITE_KEY_ID,
+        prefix: writeKeyPrefix(settings.writeKey),
+        // When this relay loaded the key: the file says nothing of when it was made.
+        createdAt: source.keyLoadedAt === undefined ? null : new Date(source.keyLoadedAt).toISOString(),
+      },
+    ],
     destinations: maskSecrets(settings.destinations ?? {}),
     schema: { ...settings.schema, blockedEvents: [...(settings.schema?.blockedEvents ?? [])] },
   }

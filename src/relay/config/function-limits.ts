@@ -12,6 +12,15 @@ export const FUNCTION_LOG_LINES = 20
 /** The bytes (UTF-8) of `console` output kept per call. */
 export const FUNCTION_LOG_BYTES = 4_096
 
+/** The bytes (UTF-8) kept of a failed call's error message, and of its stack: the rest is cut. */
+export const FUNCTION_ERROR_BYTES = 4_096
+
+/**
+ * The most characters the relay reads of one reply from the sandbox (the event, its console lines
+ * and how the call ended); a reply past it is a failed call, never copied out of the sandbox.
+ */
+export const FUNCTION_REPLY_CHARS = 256 * 1024
+
 /** The sandbox's stack, bytes: deep recursion fails as an error instead of overflowing the worker. */
 export const FUNCTION_STACK_BYTES = 512 * 1024
 

@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises'
+import { constants, type Stats } from 'node:fs'
+import { type FileHandle, open } from 'node:fs/promises'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { RelayConfigError } from '../errors'
 import type { RelayOptions } from './options'
@@ -23,12 +24,7 @@ export async function loadRelayConfig(
   path: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<RelayOptions> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (error) {
-    throw new RelayConfigError(path, `cannot read the config file: ${(error as Error).message}`, { cause: error })
-  }
+  const text = await readConfigText(path)
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
@@ -51,6 +47,76 @@ export async function loadRelayConfig(
     return { ...options, database: resolve(dirname(path), database) }
   }
   return options
+}
+
+/** The largest config file the relay reads: a file past it is refused before it is read. */
+export const CONFIG_FILE_MAX_BYTES = 8 * 1024 * 1024
+/** How long reading the config file may take before it is refused (a stalled disk, a mount). */
+export const CONFIG_READ_TIMEOUT_MS = 10_000
+
+// Only a regular file is read, and at most CONFIG_FILE_MAX_BYTES of it, within
+// CONFIG_READ_TIMEOUT_MS: a FIFO nobody writes would hold every later reload (the SIGHUP reloads
+// run one after the other), and `/dev/zero` would fill memory. The file is opened without
+// blocking, so a FIFO is seen as one and refused rather than waited on.
+async function readConfigText(path: string): Promise<string> {
+  const cannotRead = (error: unknown) =>
+    new RelayConfigError(path, `cannot read the config file: ${(error as Error).message}`, { cause: error })
+  let handle: FileHandle
+  try {
+    handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
+  } catch (error) {
+    throw cannotRead(error)
+  }
+  let timer: NodeJS.Timeout | undefined
+  try {
+    const stats = await handle.stat()
+    if (!stats.isFile())
+      throw new RelayConfigError(path, `cannot read the config file: it is ${kindOf(stats)}, not a regular file`)
+    if (stats.size > CONFIG_FILE_MAX_BYTES) throw tooLarge(path)
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new RelayConfigError(path, `cannot read the config file: no answer within ${CONFIG_READ_TIMEOUT_MS} ms`),
+          ),
+        CONFIG_READ_TIMEOUT_MS,
+      )
+      timer.unref()
+    })
+    return await Promise.race([readBounded(handle, path), timeout])
+  } catch (error) {
+    throw error instanceof RelayConfigError ? error : cannotRead(error)
+  } finally {
+    clearTimeout(timer)
+    await handle.close().catch(() => {})
+  }
+}
+
+// Reads to the end, refusing a file that grew past the bound while it was read.
+async function readBounded(handle: FileHandle, path: string): Promise<string> {
+  const chunks: Buffer[] = []
+  let length = 0
+  for (;;) {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(64 * 1024), 0, 64 * 1024, null)
+    if (bytesRead === 0) break
+    chunks.push(buffer.subarray(0, bytesRead))
+    length += bytesRead
+    if (length > CONFIG_FILE_MAX_BYTES) throw tooLarge(path)
+  }
+  return Buffer.concat(chunks, length).toString('utf8')
+}
+
+function tooLarge(path: string): RelayConfigError {
+  return new RelayConfigError(path, `cannot read the config file: it is larger than ${CONFIG_FILE_MAX_BYTES} bytes`)
+}
+
+function kindOf(stats: Stats): string {
+  if (stats.isFIFO()) return 'a FIFO'
+  if (stats.isCharacterDevice()) return 'a character device'
+  if (stats.isBlockDevice()) return 'a block device'
+  if (stats.isSocket()) return 'a socket'
+  if (stats.isDirectory()) return 'a folder'
+  return 'not a file'
 }
 
 // A destination's `function.file` is taken from the config file's folder, as `database` is.

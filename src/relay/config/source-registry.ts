@@ -34,6 +34,11 @@ export interface RegisteredSource {
   enabled: boolean
   /** An API source's revision in the store; `undefined` for the file's. */
   revision: number | undefined
+  /**
+   * A file source's: when this relay loaded its write key (ms since the epoch), listed as the key's
+   * `createdAt`; kept across reloads while the key stays the same. `undefined` for an API source.
+   */
+  keyLoadedAt?: number
   routed: RoutedSource
 }
 
@@ -55,7 +60,7 @@ export class SourceRegistry {
   readonly #live: RoutedSource[] = []
 
   constructor(fileSources: readonly RelaySource[]) {
-    this.#file = fileSources.map(fromFile)
+    this.#file = fileSources.map((source) => fromFile(source, []))
     this.#sources = this.#file
     this.#live.push(...this.routed())
   }
@@ -86,7 +91,7 @@ export class SourceRegistry {
    * nothing changes then.
    */
   replace(fileSources: readonly RelaySource[]): void {
-    const file = fileSources.map(fromFile)
+    const file = fileSources.map((source) => fromFile(source, this.#file))
     refuseClash(file, this.#stored)
     this.#file = file
     this.#changed()
@@ -139,13 +144,16 @@ function refuseClash(file: readonly RegisteredSource[], stored: readonly Registe
   }
 }
 
-function fromFile(source: RelaySource): RegisteredSource {
+function fromFile(source: RelaySource, before: readonly RegisteredSource[]): RegisteredSource {
+  const digest = writeKeyDigest(source.writeKey)
+  const same = before.find((b) => b.settings.name === source.name && b.writeKeyDigests[0] === digest)
   return {
     provisioned: true,
-    writeKeyDigests: [writeKeyDigest(source.writeKey)],
+    writeKeyDigests: [digest],
     settings: source,
     enabled: true,
     revision: undefined,
+    keyLoadedAt: same?.keyLoadedAt ?? Date.now(),
     routed: routedOf(source),
   }
 }

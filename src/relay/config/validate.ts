@@ -21,6 +21,7 @@ import { checkDestinationFunction, functionMemoryRule, functionTimeoutRule, with
 import { MAX_RESPONSE_BODY_LIMIT } from '../../webhooks/limits'
 import { BREAKER_DEFAULTS, RELAY_DEFAULTS } from './defaults'
 import { planRule, schemaOf, unplannedRule, violationsRule } from './plan-rules'
+import { sourceNameRule } from './sources'
 import {
   ConfigProblems,
   describeSafely,
@@ -80,7 +81,7 @@ const DESTINATION_RULES = Object.fromEntries(
 ) as RulesOf<SourceDestinations>
 
 const SOURCE_RULES: RulesOf<RelaySource> = {
-  name: text,
+  name: sourceNameRule,
   // The write key's value is a secret: its type is described, never the value itself.
   writeKey: secret,
   destinations: objectOf(DESTINATION_RULES, 'a known destination (names are case sensitive)'),

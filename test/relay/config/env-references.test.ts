@@ -84,8 +84,8 @@ describe('${NAME} in a config file', () => {
   })
 
   it('takes $${ as a literal ${, and refuses a reference that is not a name', async () => {
-    const literal = { sources: [{ name: 'price $${x}', writeKey: 'k' }] }
-    expect((await loadRelayConfig(writeConfig('literal.json', literal), {})).sources[0]!.name).toBe('price ${x}')
+    const literal = { sources: [{ name: 'web', writeKey: 'price $${x}' }] }
+    expect((await loadRelayConfig(writeConfig('literal.json', literal), {})).sources[0]!.writeKey).toBe('price ${x}')
     const bad = { sources: [{ name: 'web', writeKey: '${WEB WRITE KEY}' }] }
     await expect(loadRelayConfig(writeConfig('bad.json', bad), {})).rejects.toMatchObject({
       field: 'sources[0].writeKey',

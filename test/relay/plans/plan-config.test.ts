@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { compiledPlan, planCompilations } from '../../../src/relay/config/plan-compiler'
+import {
+  compiledPlan,
+  PATTERN_INSTRUCTIONS_PER_SCHEMA,
+  planCompilations,
+} from '../../../src/relay/config/plan-compiler'
 import { validateRelayOptions } from '../../../src/relay/config/validate'
 import { RelayConfigError } from '../../../src/relay/index'
 
@@ -75,5 +79,47 @@ describe('schema.plan in the config', () => {
     expect(compiledPlan(schema.plan!)).toBe(compiled)
     expect(planCompilations()).toBe(before + 1)
     expect(compiled.events.get('Order Completed')!({ email: 'not an email' })).toBe(false)
+  })
+
+  it('runs patterns on a linear-time engine: what V8 would backtrack on is matched at once', () => {
+    const plan = {
+      events: {
+        A: {
+          properties: {
+            type: 'object',
+            properties: { p: { type: 'string', pattern: '^(a+)+$' } },
+            patternProperties: { '^x(y+)+$': { type: 'number' } },
+          },
+        },
+      },
+    }
+    const check = compiledPlan(
+      validateRelayOptions({ sources: [{ ...source, schema: { plan } }] }).sources[0]!.schema!.plan!,
+    ).events.get('A')!
+    // With V8's RegExp each `a` doubles the time: 40 of them would take days.
+    expect(check({ p: `${'a'.repeat(40)}!` })).toBe(false)
+    expect(check({ p: 'aaaa' })).toBe(true)
+    expect(check({ [`x${'y'.repeat(40)}!`]: 'text' })).toBe(true)
+    expect(check({ xyy: 'text' })).toBe(false)
+  })
+
+  it('refuses, at its path, a pattern RE2 cannot run and patterns that would cost too much', () => {
+    const problems = problemsOf({
+      plan: {
+        events: {
+          Lookahead: { properties: { properties: { p: { type: 'string', pattern: '^(?=a)a$' } } } },
+          Counted: { properties: { properties: { p: { type: 'string', pattern: '^[a-z]{1,1000}$' } } } },
+          Fine: { properties: { properties: { p: { type: 'string', pattern: '^[a-z]+@[a-z.]+$' } } } },
+        },
+      },
+    })
+    expect(problems.map((p) => p.field)).toEqual([
+      'sources[0].schema.plan.events["Lookahead"].properties',
+      'sources[0].schema.plan.events["Counted"].properties',
+    ])
+    expect(problems[0]!.message).toContain('"^(?=a)a$"')
+    expect(problems[0]!.message).toMatch(/linear time/)
+    expect(problems[1]!.message).toContain(`more than ${PATTERN_INSTRUCTIONS_PER_SCHEMA}`)
+    expect(problems[1]!.message).toContain('maxLength')
   })
 })

@@ -1,4 +1,10 @@
-import { ANY_TYPE_HANDLER, FUNCTION_LOG_BYTES, FUNCTION_LOG_LINES, HANDLER_BY_TYPE } from '../../config/function-limits'
+import {
+  ANY_TYPE_HANDLER,
+  FUNCTION_ERROR_BYTES,
+  FUNCTION_LOG_BYTES,
+  FUNCTION_LOG_LINES,
+  HANDLER_BY_TYPE,
+} from '../../config/function-limits'
 
 /**
  * The script run in each sandbox before the function's code: the globals a function gets beyond
@@ -13,6 +19,9 @@ const hostSha256 = globalThis.__hostSha256, hostHmac = globalThis.__hostHmac, ho
 delete globalThis.__hostSha256; delete globalThis.__hostHmac; delete globalThis.__hostUrl
 const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: true, configurable: true })
 const OutOfMemory = globalThis.InternalError
+// Taken now: the function's code may replace the globals, and the prelude's own work (its console
+// caps, its replies) must not follow (the relay applies the caps again, outside the sandbox).
+const stringify = JSON.stringify, parse = JSON.parse
 
 class RetryError extends Error { constructor(message) { super(message); this.name = 'RetryError' } }
 class ValidationError extends Error { constructor(message) { super(message); this.name = 'ValidationError' } }
@@ -120,7 +129,7 @@ class URL {
   constructor(url, base) {
     const parsed = hostUrl(String(url), base === undefined ? undefined : String(base))
     if (parsed === undefined) throw new TypeError('Invalid URL: ' + String(url))
-    this.#parts = JSON.parse(parsed)
+    this.#parts = parse(parsed)
     this.searchParams = new URLSearchParams(this.#parts.search)
   }
   static canParse(url, base) { return hostUrl(String(url), base === undefined ? undefined : String(base)) !== undefined }
@@ -153,13 +162,32 @@ let logs = [], logBytes = 0, logsTruncated = false
 const show = (v) => {
   if (typeof v === 'string') return v
   if (v instanceof Error) return v.stack ? v.name + ': ' + v.message + '\\n' + v.stack : v.name + ': ' + v.message
-  try { const j = JSON.stringify(v); return j === undefined ? String(v) : j } catch { return String(v) }
+  try { const j = stringify(v); return j === undefined ? String(v) : j } catch { return String(v) }
+}
+// The longest start of s that fits in max UTF-8 bytes (never half a surrogate pair).
+const cutUtf8 = (s, max) => {
+  let n = 0, i = 0
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    const b = c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c < 0xdc00 && i + 1 < s.length ? 4 : 3
+    if (n + b > max) break
+    n += b
+    if (b === 4) i++
+  }
+  return s.slice(0, i)
 }
 const logAt = (level) => (...args) => {
   if (logsTruncated) return
-  const line = (level === 'log' ? '' : level + ': ') + args.map(show).join(' ')
-  const bytes = utf8Length(line)
-  if (logs.length >= ${FUNCTION_LOG_LINES} || logBytes + bytes > ${FUNCTION_LOG_BYTES}) { logsTruncated = true; return }
+  if (logs.length >= ${FUNCTION_LOG_LINES}) { logsTruncated = true; return }
+  let line = (level === 'log' ? '' : level + ': ') + args.map(show).join(' ')
+  let bytes = utf8Length(line)
+  // The line that crosses the cap is kept up to it, and nothing after it.
+  if (logBytes + bytes > ${FUNCTION_LOG_BYTES}) {
+    logsTruncated = true
+    line = cutUtf8(line, ${FUNCTION_LOG_BYTES} - logBytes)
+    bytes = utf8Length(line)
+    if (line === '') return
+  }
   logs.push(line)
   logBytes += bytes
 }
@@ -172,33 +200,42 @@ const handlerFor = (type) => {
   const any = globalThis.${ANY_TYPE_HANDLER}
   return typeof any === 'function' ? any : undefined
 }
-const reply = (body) => { body.logs = logs; body.logsTruncated = logsTruncated; return JSON.stringify(body) }
+const reply = (body) => { body.logs = logs; body.logsTruncated = logsTruncated; return stringify(body) }
 const done = (value) => {
   if (value === null || value === undefined) return reply({ kind: 'drop' })
   if (typeof value !== 'object' || Array.isArray(value)) {
     return reply({ kind: 'error', message: 'the function returned ' + (Array.isArray(value) ? 'an array' : 'a ' + typeof value) + ', not an event object (or null to drop it)' })
   }
   let json
-  try { json = JSON.stringify(value) } catch (error) { return failed(error) }
+  try { json = stringify(value) } catch (error) { return failed(error) }
   // JSON never holds a raw newline: the reply's JSON, then the event's (see the worker's parseReply).
   return reply({ kind: 'event' }) + '\\n' + json
 }
+// An error's text, cut to FUNCTION_ERROR_BYTES here so that a long one still comes back whole
+// (the relay cuts it again, outside).
+const errorCut = (text) => {
+  text = String(text)
+  const cut = text.length * 3 <= ${FUNCTION_ERROR_BYTES} ? text : cutUtf8(text, ${FUNCTION_ERROR_BYTES})
+  return cut.length === text.length ? text : cut + '… (' + (text.length - cut.length) + ' more characters cut)'
+}
 const failed = (error) => {
-  if (error instanceof RetryError) return reply({ kind: 'retry', message: error.message })
+  if (error instanceof RetryError) return reply({ kind: 'retry', message: errorCut(error.message) })
   if (OutOfMemory !== undefined && error instanceof OutOfMemory && error.message === 'out of memory') {
     return reply({ kind: 'error', code: 'memory', message: 'out of memory' })
   }
-  if (error instanceof Error) return reply({ kind: 'error', message: error.message === '' ? error.name : error.message, stack: error.stack })
-  return reply({ kind: 'error', message: 'the function threw ' + show(error) })
+  if (error instanceof Error) {
+    return reply({ kind: 'error', message: errorCut(error.message === '' ? error.name : error.message), stack: error.stack === undefined ? undefined : errorCut(error.stack) })
+  }
+  return reply({ kind: 'error', message: errorCut('the function threw ' + show(error)) })
 }
-Object.defineProperty(globalThis, '__trackletLogs', { value: () => JSON.stringify({ logs, logsTruncated }) })
+Object.defineProperty(globalThis, '__trackletLogs', { value: () => stringify({ logs, logsTruncated }) })
 Object.defineProperty(globalThis, '__trackletCall', { value:  (eventJson, settingsJson) => {
   logs = []; logBytes = 0; logsTruncated = false
-  const event = JSON.parse(eventJson)
+  const event = parse(eventJson)
   const handler = handlerFor(event.type)
   if (handler === undefined) return reply({ kind: 'pass' })
   let value
-  try { value = handler(event, JSON.parse(settingsJson)) } catch (error) { return failed(error) }
+  try { value = handler(event, parse(settingsJson)) } catch (error) { return failed(error) }
   if (value !== null && typeof value === 'object' && typeof value.then === 'function') return Promise.resolve(value).then(done, failed)
   return done(value)
 } })

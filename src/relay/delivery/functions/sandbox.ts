@@ -7,11 +7,12 @@ import {
   ERR_FUNCTION_COMPILE,
   ERR_FUNCTION_MEMORY,
   ERR_FUNCTION_TIMEOUT,
+  FUNCTION_REPLY_CHARS,
   FUNCTION_STACK_BYTES,
   FUNCTION_WATCHDOG_GRACE_MS,
 } from '../../config/function-limits'
 import { PRELUDE } from './prelude'
-import type { FunctionResult } from './result'
+import { cappedErrorText, cappedLogs, type FunctionResult, oversizedOutput } from './result'
 import { WORKER_SOURCE } from './worker-source'
 
 /** A function's code and the limits it runs under. */
@@ -187,6 +188,7 @@ export class FunctionSandbox {
         timeoutMs,
         memoryBytes: memoryMb * 1024 * 1024,
         stackBytes: FUNCTION_STACK_BYTES,
+        replyChars: FUNCTION_REPLY_CHARS,
       },
       // Nothing of the relay's environment reaches the thread (the sandbox inside has none either).
       env: {},
@@ -244,17 +246,22 @@ export class FunctionSandbox {
   }
 }
 
+// The reply as the relay keeps it: every cap applied here, whatever the sandbox said (result.ts).
 function toResult(reply: Reply['reply'], ms: number, timeoutMs: number, memoryMb: number): FunctionResult {
-  const base = { logs: reply.logs ?? [], logsTruncated: reply.logsTruncated === true, ms }
+  const base = { ...cappedLogs(reply.logs, reply.logsTruncated === true), ms }
   switch (reply.kind) {
     case 'pass':
       return { ...base, kind: 'pass' }
     case 'drop':
       return { ...base, kind: 'drop' }
-    case 'event':
-      return { ...base, kind: 'event', event: JSON.parse(String(reply.json)) }
+    case 'event': {
+      const json = String(reply.json)
+      const oversized = oversizedOutput(json)
+      if (oversized !== undefined) return { ...base, kind: 'error', message: oversized }
+      return { ...base, kind: 'event', event: JSON.parse(json) }
+    }
     case 'retry':
-      return { ...base, kind: 'retry', message: String(reply.message) }
+      return { ...base, kind: 'retry', message: cappedErrorText(String(reply.message)) }
     default: {
       if (reply.code === 'timeout')
         return { ...base, kind: 'error', code: ERR_FUNCTION_TIMEOUT, message: timeoutMessage(timeoutMs) }
@@ -266,8 +273,8 @@ function toResult(reply: Reply['reply'], ms: number, timeoutMs: number, memoryMb
           message: `the function ran out of memory (functionMemory ${memoryMb} MB)`,
         }
       }
-      const stack = typeof reply.stack === 'string' && reply.stack !== '' ? { stack: reply.stack } : {}
-      return { ...base, kind: 'error', message: String(reply.message), ...stack }
+      const stack = typeof reply.stack === 'string' && reply.stack !== '' ? { stack: cappedErrorText(reply.stack) } : {}
+      return { ...base, kind: 'error', message: cappedErrorText(String(reply.message)), ...stack }
     }
   }
 }

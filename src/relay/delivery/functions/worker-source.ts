@@ -12,38 +12,55 @@ const { parentPort, workerData } = require('node:worker_threads')
 const { createHash, createHmac } = require('node:crypto')
 const core = require(workerData.corePath)
 const variant = require(workerData.variantPath)
-const { code, filename, prelude, settings, timeoutMs, memoryBytes, stackBytes } = workerData
+const { code, filename, prelude, settings, timeoutMs, memoryBytes, stackBytes, replyChars } = workerData
 
+// WebAssembly's page, and the memory the prebuilt module starts with (its INITIAL_MEMORY, 16 MB).
+const PAGE = 65536
+const BASE_PAGES = 256
 let deadline = Infinity
-// The prebuilt WebAssembly's own limit bounds each allocation, not their sum (its malloc reports
-// no usable size: quickjs-emscripten #271), so the sandbox's whole memory is watched as well: the
-// interrupt handler, polled as the code runs, stops a call once the module's memory has grown
-// past functionMemory beyond what the loaded function took. WebAssembly memory never shrinks,
-// so that worker is then ended.
-let memoryCeiling = Infinity
-let memoryExceeded = false
 function define(context, name, fn) {
   const handle = context.newFunction(name, fn)
   context.setProp(context.global, name, handle)
   handle.dispose()
 }
+// What the relay reads out of the sandbox is bounded here, before it is copied: an error's text
+// and a reply of at most replyChars characters (the relay cuts each part to its own cap after).
 function errorText(context, handle) {
   const dumped = context.dump(handle)
   handle.dispose()
-  if (dumped !== null && typeof dumped === 'object') return { message: String(dumped.message ?? dumped), name: dumped.name, stack: dumped.stack }
-  return { message: String(dumped) }
+  const cut = (text) => (text === undefined ? undefined : String(text).slice(0, replyChars))
+  if (dumped !== null && typeof dumped === 'object') return { message: cut(dumped.message ?? dumped), name: cut(dumped.name), stack: cut(dumped.stack) }
+  return { message: cut(dumped) }
+}
+// A string handle's text, or undefined when it is longer than replyChars (then never copied out).
+function boundedString(context, handle) {
+  const length = context.getProp(handle, 'length')
+  const chars = context.getNumber(length)
+  length.dispose()
+  return chars > replyChars ? undefined : context.getString(handle)
+}
+function tooLong() {
+  return { kind: 'error', message: 'the function answered more than the relay reads (' + replyChars + ' characters of event and console lines)' }
 }
 
 async function main() {
-  const module = await core.newQuickJSWASMModuleFromVariant(variant.default ?? variant)
+  // The module's memory is made here, with a maximum: the interpreter's own 16 MB and the
+  // function's memoryBytes. QuickJS's own limit bounds each allocation, not their sum (its malloc
+  // reports no usable size: quickjs-emscripten #271), and an interrupt handler is not polled while
+  // one statement allocates (a loop of typed arrays grew this memory to 2 GB); the maximum holds
+  // whatever the code does: malloc fails, and the call ends out of memory. WebAssembly memory never
+  // shrinks, so that worker is then ended.
+  const maximumPages = BASE_PAGES + Math.ceil(memoryBytes / PAGE)
+  const wasmMemory = new WebAssembly.Memory({ initial: BASE_PAGES, maximum: maximumPages })
+  const module = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant.default ?? variant, { wasmMemory }))
   const runtime = module.newRuntime()
   runtime.setMemoryLimit(memoryBytes)
   runtime.setMaxStackSize(stackBytes)
-  const heap = () => module.module.HEAPU8.buffer.byteLength
-  runtime.setInterruptHandler(() => {
-    if (heap() > memoryCeiling) { memoryExceeded = true; return true }
-    return Date.now() > deadline
-  })
+  // Spent: grown to within a few pages of its maximum, where an allocation fails. A call that fails
+  // there failed for want of memory, whatever it threw (QuickJS throws null when it cannot even
+  // make the error).
+  const spent = () => wasmMemory.buffer.byteLength > (maximumPages - 16) * PAGE
+  runtime.setInterruptHandler(() => Date.now() > deadline)
   const context = runtime.newContext()
   define(context, '__hostSha256', (text) => context.newString(createHash('sha256').update(context.getString(text)).digest('hex')))
   define(context, '__hostHmac', (key, text) =>
@@ -69,16 +86,15 @@ async function main() {
   }
   compiled.value.dispose()
   const call = context.getProp(context.global, '__trackletCall')
-  memoryCeiling = heap() + memoryBytes
   const logsOf = context.getProp(context.global, '__trackletLogs')
   // The lines logged before a call that ended outside the sandbox's own catch (interrupted, out of memory).
   const logsSoFar = () => {
     try {
       const got = context.callFunction(logsOf, context.undefined)
       if (got.error) { got.error.dispose(); return { logs: [], logsTruncated: false } }
-      const text = context.getString(got.value)
+      const text = boundedString(context, got.value)
       got.value.dispose()
-      return JSON.parse(text)
+      return text === undefined ? { logs: [], logsTruncated: true } : JSON.parse(text)
     } catch { return { logs: [], logsTruncated: false } }
   }
   // The settings' JSON, one string for the worker's life: each call parses its own copy from it.
@@ -119,7 +135,8 @@ async function main() {
       if (result.error) {
         reply = { kind: 'error', ...errorText(context, result.error) }
       } else if (context.typeof(result.value) === 'string') {
-        reply = parseReply(context.getString(result.value))
+        const text = boundedString(context, result.value)
+        reply = text === undefined ? tooLong() : parseReply(text)
         result.value.dispose()
       } else {
         const jobs = runtime.executePendingJobs()
@@ -129,7 +146,8 @@ async function main() {
         if (reply !== undefined) {
           // set above
         } else if (state.type === 'fulfilled') {
-          reply = parseReply(context.getString(state.value))
+          const text = boundedString(context, state.value)
+          reply = text === undefined ? tooLong() : parseReply(text)
           state.value.dispose()
         } else if (state.type === 'rejected') {
           reply = { kind: 'error', ...errorText(context, state.error) }
@@ -142,12 +160,12 @@ async function main() {
       reply = { kind: 'error', code: 'memory', message: String(error && error.message) }
       fatal = true
     }
-    const overran = !memoryExceeded && Date.now() > deadline
+    const overran = Date.now() > deadline
     deadline = Infinity
     if (reply.logs === undefined) Object.assign(reply, fatal ? { logs: [], logsTruncated: false } : logsSoFar())
     eventHandle.alive && eventHandle.dispose()
     if (overran) { reply = { kind: 'error', code: 'timeout', message: 'interrupted', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
-    else if (memoryExceeded || heap() > memoryCeiling) { reply = { kind: 'error', code: 'memory', message: 'out of memory', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
+    else if (reply.kind === 'error' && spent()) { reply = { kind: 'error', code: 'memory', message: 'out of memory', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
     else if (reply.kind === 'error' && (reply.code === 'memory' || /out of memory/.test(reply.message))) { reply.code = 'memory'; fatal = true }
     return { id, reply, ms: performance.now() - started, fatal }
   }
