@@ -91,8 +91,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 /**
  * The {@link Store} on PostgreSQL (`pg`), shared by any number of relays, on schema 6
  * (`./schema6.ts`). Each method is one statement (one round trip, its own transaction; all in
- * `./statements.ts`) except enqueue (the messages' locks, then the insert, in one transaction), an
- * audience sync (one transaction on one connection) and prune (whole days, then rows: `./partitions.ts`).
+ * `./statements.ts`; enqueue's calls a function that takes the messages' locks, then inserts)
+ * but an audience sync (one transaction on one connection) and prune (whole days, then rows: `./partitions.ts`).
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
@@ -132,7 +132,7 @@ export class PostgresStore implements Store {
 
   async enqueue(deliveries: readonly NewDelivery[]): Promise<number> {
     if (deliveries.length === 0) return 0
-    return transaction(this.#pool, (client) => insertDeliveries(client, deliveries, this.#clock()))
+    return insertDeliveries(this.#pool, deliveries, this.#clock())
   }
 
   async claim(request: ClaimRequest): Promise<DueDelivery[]> {
@@ -357,10 +357,10 @@ function prepared(name: PreparedStatement, values: unknown[]): QueryConfig {
 // The statements whose text is fixed (not made from a filter), which alone can be prepared by name.
 type PreparedStatement = { [K in PostgresStatement]: (typeof SQL)[K] extends string ? K : never }[PostgresStatement]
 
-// Writes new deliveries on a transaction's connection: the messages' locks (so that a relay
-// writing the same new message waits for this transaction, then sees its rows), then one insert.
+// Writes new deliveries in one statement (its own transaction, or the caller's): the messages'
+// locks and the insert are one function call (./enqueue-function.ts).
 async function insertDeliveries(
-  client: PoolClient,
+  client: Pick<PoolClient, 'query'>,
   deliveries: readonly NewDelivery[],
   clock: number | null,
 ): Promise<number> {
@@ -381,9 +381,8 @@ async function insertDeliveries(
     types.push(d.type)
     messages.push(d.json)
   }
-  await client.query(prepared('lockMessages', [sources, destinations, messageIds]))
-  const { rowCount } = await client.query(
+  const { rows } = await client.query<{ written: string }>(
     prepared('enqueue', [sources, destinations, messageIds, types, messages, userIds, events, clock]),
   )
-  return rowCount ?? 0
+  return Number(rows[0]?.written ?? 0)
 }

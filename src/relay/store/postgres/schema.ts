@@ -10,6 +10,7 @@ import { POSTGRES_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
 import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 import { POSTGRES_SESSION_ROLE_STEP } from '../session-role-schema'
 import { POSTGRES_ATTEMPTS_BY_DAY_STEP } from './attempts-by-day'
+import { POSTGRES_ENQUEUE_FUNCTION_STEP } from './enqueue-function'
 import { POSTGRES_SCHEMA6_STEP } from './schema6'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
@@ -174,6 +175,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_SESSION_ROLE_STEP,
   // Schema 6's requests log partitioned by its deliveries' day, dropped with them.
   POSTGRES_ATTEMPTS_BY_DAY_STEP,
+  // Ingest's write in one statement: the messages' locks and the insert in one function.
+  POSTGRES_ENQUEUE_FUNCTION_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant
