@@ -109,7 +109,8 @@ describe('the SQLite store on a file', () => {
     dir = mkdtempSync(join(tmpdir(), 'tracklet-wal-sync-'))
     const file = join(dir, 'relay.db')
     const db = await openSqliteDatabase(file)
-    const store = new SqliteStore(db)
+    // On the relay's thread (the path when the writer thread is gone): the flush can be held here.
+    const store = new SqliteStore(db, Date.now, { writerThread: false })
     const flushes: Flush[] = []
     vi.spyOn(WalSync.prototype, 'durable').mockImplementation(
       () => new Promise<void>((resolve, reject) => flushes.push({ resolve, reject })),
