@@ -109,8 +109,7 @@ describe('the SQLite store on a file', () => {
     dir = mkdtempSync(join(tmpdir(), 'tracklet-wal-sync-'))
     const file = join(dir, 'relay.db')
     const db = await openSqliteDatabase(file)
-    // On the relay's thread (the path when the writer thread is gone): the flush can be held here.
-    const store = new SqliteStore(db, Date.now, { writerThread: false })
+    const store = new SqliteStore(db)
     const flushes: Flush[] = []
     vi.spyOn(WalSync.prototype, 'durable').mockImplementation(
       () => new Promise<void>((resolve, reject) => flushes.push({ resolve, reject })),

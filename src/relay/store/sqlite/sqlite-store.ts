@@ -53,7 +53,6 @@ import { SqliteViolations } from './sqlite-violations'
 import type { ViolationStore } from '../violations'
 import { StatementCache } from './statement-cache'
 import { WalSync } from './wal-sync'
-import { isWriterStopped, SqliteWriter } from './sqlite-writer'
 import {
   ENQUEUE_PARAMS,
   ENQUEUE_ROWS,
@@ -110,28 +109,20 @@ export class SqliteStore implements Store {
   readonly #pruneAll: Transaction<(before: number, limit: number) => number>
   /** Flushes enqueue's commits off the event loop; `undefined` where there is no WAL file to flush. */
   readonly #walSync: WalSync | undefined
-  /** Ingest's writes off the event loop (./sqlite-writer.ts); `undefined` where there is no WAL file. */
-  readonly #writer: SqliteWriter | undefined
   #closed = false
 
   /**
    * A store over `db`, which it owns from now on (and closes). `sharedByProcesses`: other
    * processes use the file at once (`tracklet relay --workers N`), so the leases and probes
    * standing are theirs and are left to run out; otherwise they are this relay's previous run's.
-   * `writerThread: false` (tests of the path it replaces): ingest writes on the calling thread.
    */
-  constructor(
-    db: SqliteDatabase,
-    now: () => number = Date.now,
-    { sharedByProcesses = false, writerThread = true } = {},
-  ) {
+  constructor(db: SqliteDatabase, now: () => number = Date.now, { sharedByProcesses = false } = {}) {
     this.#db = db
     this.#now = now
     const sql = new StatementCache(db)
     this.#sql = sql
     if (!sharedByProcesses) sql.get(SQL.voidLeases).run()
     this.#walSync = WalSync.open(db)
-    this.#writer = this.#walSync === undefined || !writerThread ? undefined : startWriter(db)
     this.circuits = new SqliteCircuits(sql, now, { sharedByProcesses })
     this.sessions = new SqliteSessions(sql)
     this.replays = new SqliteReplays(sql, now)
@@ -211,24 +202,12 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Resolves once the deliveries are on disk. On a file, the writer thread inserts, commits and
-   * flushes the WAL ({@link SqliteWriter}): the relay's thread only binds the values. Should that
-   * thread be gone, the insert runs here and only the flush waits off the event loop
-   * ({@link WalSync}). Without a WAL file, the commit waits (`synchronous = FULL`).
+   * Resolves once the deliveries are on disk. The commit itself does not wait for the disk; the
+   * flush of the WAL that follows waits off the event loop ({@link WalSync}), so the relay goes on
+   * reading requests meanwhile. Without a WAL file, the commit waits (`synchronous = FULL`).
    */
   async enqueue(deliveries: readonly NewDelivery[]): Promise<number> {
     if (deliveries.length === 0) return 0
-    if (this.#writer?.running) {
-      const now = this.#now()
-      const params: unknown[] = new Array(deliveries.length * ENQUEUE_PARAMS)
-      for (let i = 0; i < deliveries.length; i++) enqueueParams(deliveries[i]!, now, params, i * ENQUEUE_PARAMS)
-      try {
-        return await this.#writer.write(params)
-      } catch (error) {
-        // Written again here: a row the thread committed before it stopped is skipped as a duplicate.
-        if (!isWriterStopped(error)) throw error
-      }
-    }
     const wal = this.#walSync
     if (wal === undefined) return this.#enqueueAll(deliveries)
     const inserted = this.#withoutWaitingForDisk(() => this.#enqueueAll(deliveries))
@@ -393,7 +372,6 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    await this.#writer?.close()
     await this.#walSync?.close()
     this.#db.close()
   }
@@ -413,23 +391,5 @@ export class SqliteStore implements Store {
       const chunk = ids.slice(start, start + SQLITE_CHUNK)
       this.#sql.get(sql(chunk.length)).run(...params, ...chunk)
     }
-  }
-}
-
-// The writer thread on the file `db` is open on, with its busy timeout; `undefined` when it
-// cannot start (ingest then writes on the relay's thread, as without a WAL file).
-function startWriter(db: SqliteDatabase): SqliteWriter | undefined {
-  try {
-    const { file } = (db.pragma('database_list') as { name: string; file: string }[]).find((d) => d.name === 'main')!
-    return new SqliteWriter({
-      file,
-      busyTimeout: db.pragma('busy_timeout', { simple: true }) as number,
-      manySql: SQL.enqueue(ENQUEUE_ROWS),
-      oneSql: SQL.enqueue(1),
-      rows: ENQUEUE_ROWS,
-      rowParams: ENQUEUE_PARAMS,
-    })
-  } catch {
-    return undefined
   }
 }
