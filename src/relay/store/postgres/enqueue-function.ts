@@ -1,7 +1,7 @@
-// Ingest's write in one statement (docs/postgres.md, "Ingest in one round trip"): a function that
+// Ingest's write in one statement (docs/postgres.md, "Ingest in one statement"): a function that
 // takes the messages' advisory locks, then looks for each message already written and inserts the
-// rest, so the relay sends one statement with no BEGIN and no COMMIT around it (four round trips
-// a batch before: BEGIN, the locks, the insert, COMMIT).
+// rest. The store still wraps it in BEGIN and COMMIT (the COMMIT is where a synchronous standby's
+// missing confirmation is heard): three round trips a batch, four before (the locks apart).
 //
 // Why a function and not one plain statement: a plain statement reads one snapshot, taken when it
 // starts, so a lock it waits for mid-statement would let the other relay commit a row its look-up

@@ -91,8 +91,10 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 /**
  * The {@link Store} on PostgreSQL (`pg`), shared by any number of relays, on schema 6
  * (`./schema6.ts`). Each method is one statement (one round trip, its own transaction; all in
- * `./statements.ts`; enqueue's calls a function that takes the messages' locks, then inserts)
- * but an audience sync (one transaction on one connection) and prune (whole days, then rows: `./partitions.ts`).
+ * `./statements.ts`) but enqueue (one statement, a function that takes the messages' locks, then
+ * inserts, in a transaction of its own: its COMMIT reports a standby that did not confirm), an
+ * audience sync (one transaction on one connection) and prune (whole days, then rows:
+ * `./partitions.ts`).
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
@@ -132,7 +134,9 @@ export class PostgresStore implements Store {
 
   async enqueue(deliveries: readonly NewDelivery[]): Promise<number> {
     if (deliveries.length === 0) return 0
-    return insertDeliveries(this.#pool, deliveries, this.#clock())
+    // In a transaction of its own (not the statement's implicit one): its COMMIT is where a
+    // synchronous standby's missing confirmation is heard (./pool.ts), before the 2xx.
+    return transaction(this.#pool, (client) => insertDeliveries(client, deliveries, this.#clock()))
   }
 
   async claim(request: ClaimRequest): Promise<DueDelivery[]> {
@@ -357,8 +361,8 @@ function prepared(name: PreparedStatement, values: unknown[]): QueryConfig {
 // The statements whose text is fixed (not made from a filter), which alone can be prepared by name.
 type PreparedStatement = { [K in PostgresStatement]: (typeof SQL)[K] extends string ? K : never }[PostgresStatement]
 
-// Writes new deliveries in one statement (its own transaction, or the caller's): the messages'
-// locks and the insert are one function call (./enqueue-function.ts).
+// Writes new deliveries in one statement, on a transaction's connection: the messages' locks and
+// the insert are one function call (./enqueue-function.ts).
 async function insertDeliveries(
   client: Pick<PoolClient, 'query'>,
   deliveries: readonly NewDelivery[],

@@ -36,8 +36,8 @@ export const MESSAGE_OF = (q: string) =>
 
 export const POSTGRES_STATEMENTS = {
   // The outbox (schema 6: ./schema6.ts).
-  // New deliveries, in one statement and its own transaction (no BEGIN, no COMMIT: one round trip):
-  // the function (./enqueue-function.ts) takes the messages' locks, so that two relays writing the
+  // New deliveries, in one statement (in the store's transaction, whose COMMIT reports a standby
+  // that did not confirm): the function (./enqueue-function.ts) takes the messages' locks, so that two relays writing the
   // same new message take turns, then skips a message already written (same message id, source and
   // destination, not a replay's copy: in any partition) or given twice in the batch; each new
   // delivery is a message row and a queue row, due at once by the database's clock. $1–$7 one
