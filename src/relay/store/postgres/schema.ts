@@ -12,6 +12,7 @@ import { POSTGRES_SESSION_ROLE_STEP } from '../session-role-schema'
 import { POSTGRES_ATTEMPTS_BY_DAY_STEP } from './attempts-by-day'
 import { POSTGRES_ENQUEUE_FUNCTION_STEP } from './enqueue-function'
 import { POSTGRES_SCHEMA6_STEP } from './schema6'
+import { POSTGRES_SUPPRESSIONS_STEP } from './suppressions-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -175,6 +176,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_SESSION_ROLE_STEP,
   // Schema 6's requests log partitioned by its deliveries' day, dropped with them.
   POSTGRES_ATTEMPTS_BY_DAY_STEP,
+  // Suppressed users (docs/privacy.md).
+  POSTGRES_SUPPRESSIONS_STEP,
   // Ingest's write in one statement: the messages' locks and the insert in one function.
   POSTGRES_ENQUEUE_FUNCTION_STEP,
 ]
