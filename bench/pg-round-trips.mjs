@@ -11,6 +11,8 @@ const KINDS = [
   ['release', 'SET lease_until = NULL, lease_owner = NULL\n  WHERE id = ANY'],
   ['nextDue', 'SELECT least('],
   ['enqueue', 'INSERT INTO queue (id, created_at, source, destination, status, next_attempt_at'],
+  // Ingest's write as one function call (schema 7 on): its statements run inside the function.
+  ['enqueue', 'tracklet_enqueue('],
   ['prune', 'WITH gone AS'],
 ]
 /** The kinds that deliver (the rest is ingest and housekeeping). */

@@ -23,10 +23,9 @@ describe('enqueue on PostgreSQL, racing another relay', () => {
     const other = new pg.Client({ connectionString: url })
     await other.connect()
     try {
-      // The other relay's ingest has written m1 and not yet committed (its statements, under its
+      // The other relay's ingest has written m1 and not yet committed (its statement took its
       // lock on m1's key): this relay's look could not see it.
       await other.query('BEGIN')
-      await other.query(SQL.lockMessages, [['web'], ['Webhooks'], ['m1']])
       await other.query(SQL.enqueue, [
         ['web'],
         ['Webhooks'],
@@ -38,7 +37,9 @@ describe('enqueue on PostgreSQL, racing another relay', () => {
         null,
       ])
       const written = store.enqueue([delivery('m1'), delivery('m2')])
-      // This relay waits on m1's lock for the other transaction's end, then sees its row.
+      // This relay waits on m1's lock for the other transaction's end, then sees its row: its
+      // look-up runs after the lock, on a snapshot of its own (one taken when the statement began
+      // would miss it, and write m1 twice).
       await waitFor(async () => {
         const [row] = await sql<{ waiting: number }>(
           url,

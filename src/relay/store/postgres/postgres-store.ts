@@ -92,8 +92,10 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 /**
  * The {@link Store} on PostgreSQL (`pg`), shared by any number of relays, on schema 6
  * (`./schema6.ts`). Each method is one statement (one round trip, its own transaction; all in
- * `./statements.ts`) except enqueue (the messages' locks, then the insert, in one transaction), an
- * audience sync (one transaction on one connection) and prune (whole days, then rows: `./partitions.ts`).
+ * `./statements.ts`) but enqueue (one statement, a function that takes the messages' locks, then
+ * inserts, in a transaction of its own: its COMMIT reports a standby that did not confirm), an
+ * audience sync (one transaction on one connection) and prune (whole days, then rows:
+ * `./partitions.ts`).
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
@@ -135,6 +137,8 @@ export class PostgresStore implements Store {
 
   async enqueue(deliveries: readonly NewDelivery[]): Promise<number> {
     if (deliveries.length === 0) return 0
+    // In a transaction of its own (not the statement's implicit one): its COMMIT is where a
+    // synchronous standby's missing confirmation is heard (./pool.ts), before the 2xx.
     return transaction(this.#pool, (client) => insertDeliveries(client, deliveries, this.#clock()))
   }
 
@@ -360,10 +364,10 @@ function prepared(name: PreparedStatement, values: unknown[]): QueryConfig {
 // The statements whose text is fixed (not made from a filter), which alone can be prepared by name.
 type PreparedStatement = { [K in PostgresStatement]: (typeof SQL)[K] extends string ? K : never }[PostgresStatement]
 
-// Writes new deliveries on a transaction's connection: the messages' locks (so that a relay
-// writing the same new message waits for this transaction, then sees its rows), then one insert.
+// Writes new deliveries in one statement, on a transaction's connection: the messages' locks and
+// the insert are one function call (./enqueue-function.ts).
 async function insertDeliveries(
-  client: PoolClient,
+  client: Pick<PoolClient, 'query'>,
   deliveries: readonly NewDelivery[],
   clock: number | null,
 ): Promise<number> {
@@ -384,9 +388,8 @@ async function insertDeliveries(
     types.push(d.type)
     messages.push(d.json)
   }
-  await client.query(prepared('lockMessages', [sources, destinations, messageIds]))
-  const { rowCount } = await client.query(
+  const { rows } = await client.query<{ written: string }>(
     prepared('enqueue', [sources, destinations, messageIds, types, messages, userIds, events, clock]),
   )
-  return rowCount ?? 0
+  return Number(rows[0]?.written ?? 0)
 }

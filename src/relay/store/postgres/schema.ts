@@ -10,6 +10,7 @@ import { POSTGRES_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
 import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 import { POSTGRES_SESSION_ROLE_STEP } from '../session-role-schema'
 import { POSTGRES_ATTEMPTS_BY_DAY_STEP } from './attempts-by-day'
+import { POSTGRES_ENQUEUE_FUNCTION_STEP } from './enqueue-function'
 import { POSTGRES_SCHEMA6_STEP } from './schema6'
 import { POSTGRES_SUPPRESSIONS_STEP } from './suppressions-schema'
 
@@ -177,6 +178,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_ATTEMPTS_BY_DAY_STEP,
   // Suppressed users (docs/privacy.md).
   POSTGRES_SUPPRESSIONS_STEP,
+  // Ingest's write in one statement: the messages' locks and the insert in one function.
+  POSTGRES_ENQUEUE_FUNCTION_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -1,6 +1,6 @@
 import type { FilterField } from '../filter'
 import { deadLetters, newestByStatus, parameterCount, statusIs, where } from './filter-sql'
-import { DELIVERY_IDS, MESSAGE_KEY_OF } from './schema6'
+import { ENQUEUE_FUNCTION } from './enqueue-function'
 
 export { filterValues, where } from './filter-sql'
 
@@ -34,43 +34,16 @@ const NOW = '(SELECT now FROM clock)'
 export const MESSAGE_OF = (q: string) =>
   `(SELECT message FROM messages m WHERE m.id = ${q}.id AND m.created_at = ${q}.created_at)`
 
-// The new deliveries of enqueue: one array parameter per column ($1–$7).
-const NEW_DELIVERIES = 'unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])'
-
-// A message's route and id as one advisory lock key (lockMessages).
-const LOCK_KEY = 'hashtextextended(json_build_array(s, d, m)::text, 28)'
-
 export const POSTGRES_STATEMENTS = {
   // The outbox (schema 6: ./schema6.ts).
-  // Due at once by the database's clock: a relay whose clock is ahead would otherwise write them due later.
-  // A message already written (same message id, source and destination, not a replay's copy: in
-  // any partition), or given twice in the batch, is skipped. No unique index can say so across
-  // partitions: the store takes lockMessages first, in the same transaction, so that two relays
-  // writing the same new message take turns and the second sees the first's row. Each delivery is
-  // a message row and a queue row, numbered in the batch's order.
-  enqueue: `
-  WITH ${CLOCK('$8')}, given AS (
-    SELECT *, row_number() OVER (PARTITION BY m, s, d ORDER BY n) AS copy
-    FROM ${NEW_DELIVERIES} WITH ORDINALITY AS u (s, d, m, t, j, user_id, event, n)
-  ), fresh AS (
-    SELECT nextval('${DELIVERY_IDS}') AS id, picked.* FROM (
-      SELECT * FROM given
-      WHERE copy = 1
-        AND NOT EXISTS (SELECT 1 FROM messages x
-          WHERE ${MESSAGE_KEY_OF('x.message_id')} = ${MESSAGE_KEY_OF('m')} AND x.message_id = m AND x.source = s
-            AND x.destination = d AND x.replay_id IS NULL)
-      ORDER BY n) picked
-  ), written AS (
-    INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event)
-    SELECT id, clock.now, s, d, m, t, j, user_id, event FROM fresh, clock
-  )
-  INSERT INTO queue (id, created_at, source, destination, status, next_attempt_at, updated_at)
-  SELECT id, clock.now, s, d, 'pending', clock.now, clock.now FROM fresh, clock`,
-  // Relays writing the same new message take turns (enqueue): a transaction lock per message key,
-  // taken in one order so that two batches never wait on each other. $1 sources, $2 destinations, $3 message ids.
-  lockMessages: `
-  SELECT count(pg_advisory_xact_lock(k)) FROM (
-    SELECT DISTINCT ${LOCK_KEY} AS k FROM unnest($1::text[], $2::text[], $3::text[]) AS u (s, d, m) ORDER BY 1) keys`,
+  // New deliveries, in one statement (in the store's transaction, whose COMMIT reports a standby
+  // that did not confirm): the function (./enqueue-function.ts) takes the messages' locks, so that two relays writing the
+  // same new message take turns, then skips a message already written (same message id, source and
+  // destination, not a replay's copy: in any partition) or given twice in the batch; each new
+  // delivery is a message row and a queue row, due at once by the database's clock. $1–$7 one
+  // array per column, $8 clock. Returns how many were written.
+  enqueue: `SELECT ${ENQUEUE_FUNCTION}($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+    $7::text[], $8::bigint) AS written`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
   // statement; from then on the lease (lease_until) keeps other relays off. $1 source, $2 clock,
@@ -350,11 +323,7 @@ export const POSTGRES_STATEMENTS = {
 } as const
 
 /** The statements only PostgreSQL has (see the comment above them), left out when the dialects are compared. */
-export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = [
-  'lockMessages',
-  'lockAudience',
-  'databaseNow',
-]
+export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = ['lockAudience', 'databaseNow']
 
 /** A statement's name. */
 export type PostgresStatement = keyof typeof POSTGRES_STATEMENTS
