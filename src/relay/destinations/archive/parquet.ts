@@ -1,0 +1,44 @@
+import { loadPackage } from './load-package'
+import type { ArchiveRecord } from './record'
+
+/** The Parquet file's columns beside `message` (the whole record as JSON text). */
+export const PARQUET_COLUMNS = ['messageId', 'type', 'event', 'userId', 'anonymousId', 'timestamp', 'receivedAt']
+const TIMES = new Set(['timestamp', 'receivedAt'])
+
+const PURPOSE = 'the archive\'s "parquet" format'
+const writer = () => loadPackage('hyparquet-writer', PURPOSE, () => import('hyparquet-writer'))
+const reader = () => loadPackage('hyparquet', PURPOSE, () => import('hyparquet'))
+
+/** A Parquet file (Snappy): the named columns, times as timestamps, and `message` as JSON. */
+export async function encodeParquet(records: readonly ArchiveRecord[]): Promise<Uint8Array> {
+  const { parquetWriteBuffer } = await writer()
+  const columnData = [
+    ...PARQUET_COLUMNS.map((name) =>
+      TIMES.has(name)
+        ? { name, type: 'TIMESTAMP' as const, data: records.map((record) => timeOf(record[name])) }
+        : { name, type: 'STRING' as const, data: records.map((record) => textOf(record[name])) },
+    ),
+    { name: 'message', type: 'JSON' as const, data: records.map((record) => JSON.stringify(record)) },
+  ]
+  return new Uint8Array(parquetWriteBuffer({ columnData, createdBy: 'tracklet archive' }))
+}
+
+/** The records of a Parquet file written by {@link encodeParquet} (read from `message`). */
+export async function decodeParquet(body: Uint8Array): Promise<ArchiveRecord[]> {
+  const { parquetReadObjects } = await reader()
+  const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer
+  const rows = await parquetReadObjects({ file, columns: ['message'] })
+  return rows.map((row) => {
+    const message = row['message']
+    return (typeof message === 'string' ? JSON.parse(message) : message) as ArchiveRecord
+  })
+}
+
+function textOf(value: unknown): string | null {
+  return typeof value === 'string' ? value : null
+}
+
+function timeOf(value: unknown): Date | null {
+  const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN
+  return Number.isFinite(ms) ? new Date(ms) : null
+}
