@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs/promises'
 import { basename, dirname, join, relative, sep } from 'node:path'
-import { parseKey, temporaryName } from './layout'
+import { DATE_FOLDER, parseKey, temporaryName } from './layout'
 import { type ArchiveStore, ArchiveStoreError, type FileMeta, type StoredFile } from './store'
 
 /** The file-system calls the store makes that can fail for want of room; injectable for tests. */
@@ -67,6 +67,17 @@ export class FileStore implements ArchiveStore {
       await handle.sync()
     } finally {
       await handle.close()
+    }
+  }
+
+  async earliestDate(sourceFolder: string): Promise<string | undefined> {
+    try {
+      const entries = await fs.readdir(join(this.#root, ...sourceFolder.split('/')), { withFileTypes: true })
+      const dates = entries.map((entry) => DATE_FOLDER.exec(entry.isDirectory() ? entry.name : '')?.[1])
+      return dates.filter((date) => date !== undefined).sort()[0]
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw storeError(error, sourceFolder)
     }
   }
 

@@ -27,6 +27,7 @@ export interface FileName {
 }
 
 const HOUR_MS = 3_600_000
+const DAY_MS = 24 * HOUR_MS
 
 /** The UTC hour of an ISO 8601 time (or epoch ms). */
 export function hourOf(time: string | number): Hour {
@@ -55,9 +56,14 @@ export function hourFolder(prefix: string, source: string, { date, hour }: Hour)
   return join(prefix, `source=${escapeSegment(source)}`, `date=${date}`, `hour=${hour}`)
 }
 
+/** The folder of a source, under the prefix. */
+export function sourceFolder(prefix: string, source: string): string {
+  return join(prefix, `source=${escapeSegment(source)}`)
+}
+
 /** The folder of a source's day, under the prefix. */
 export function dateFolder(prefix: string, source: string, date: string): string {
-  return join(prefix, `source=${escapeSegment(source)}`, `date=${date}`)
+  return join(sourceFolder(prefix, source), `date=${date}`)
 }
 
 /** A file's name: the relay and the outbox ids make it unique across relays and workers. */
@@ -98,11 +104,14 @@ export function parseKey(key: string): (FileName & Hour & { source: string }) | 
   }
 }
 
+/** A day's folder name, `date=YYYY-MM-DD`, with the day. */
+export const DATE_FOLDER = /^date=(\d{4}-\d{2}-\d{2})$/
+
 /** The days (`YYYY-MM-DD`, UTC) a window of receipt touches, oldest first. */
 export function datesOf(since: number, until: number): string[] {
   const dates: string[] = []
-  for (let day = Math.floor(since / 86_400_000); day * 86_400_000 <= until; day++) {
-    dates.push(new Date(day * 86_400_000).toISOString().slice(0, 10))
+  for (let day = Math.floor(since / DAY_MS); day * DAY_MS <= until; day++) {
+    dates.push(new Date(day * DAY_MS).toISOString().slice(0, 10))
   }
   return dates
 }

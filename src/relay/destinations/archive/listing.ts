@@ -1,5 +1,5 @@
 import { decodeFile } from './codec'
-import { dateFolder, datesOf, hourInWindow, parseKey } from './layout'
+import { dateFolder, datesOf, hourInWindow, parseKey, sourceFolder } from './layout'
 import type { ArchiveStore, FileMeta } from './store'
 
 /** One file of a listing: `first`/`last` the earliest and latest `receivedAt` in it, ISO 8601. */
@@ -29,7 +29,11 @@ export async function listArchive(
   { source, since, until }: ArchiveWindow,
 ): Promise<{ files: ListedFile[] }> {
   const found = []
-  for (const date of datesOf(since, until)) {
+  // From the source's earliest day, not the window's start: a window may reach back years.
+  const earliest = await store.earliestDate(sourceFolder(prefix, source))
+  const start = earliest === undefined ? until + 1 : Math.max(since, Date.parse(`${earliest}T00:00:00.000Z`))
+  // Nothing is received in the future: a window open to the far future ends today.
+  for (const date of datesOf(start, Math.min(until, Date.now() + 86_400_000))) {
     for (const file of await store.list(dateFolder(prefix, source, date))) {
       const parts = parseKey(file.key)
       if (parts && parts.source === source && hourInWindow(parts, since, until)) found.push(file)

@@ -18,7 +18,8 @@ export async function encodeParquet(records: readonly ArchiveRecord[]): Promise<
         ? { name, type: 'TIMESTAMP' as const, data: records.map((record) => timeOf(record[name])) }
         : { name, type: 'STRING' as const, data: records.map((record) => textOf(record[name])) },
     ),
-    { name: 'message', type: 'JSON' as const, data: records.map((record) => JSON.stringify(record)) },
+    // The writer serialises a JSON column's values itself.
+    { name: 'message', type: 'JSON' as const, data: [...records] },
   ]
   return new Uint8Array(parquetWriteBuffer({ columnData, createdBy: 'tracklet archive' }))
 }

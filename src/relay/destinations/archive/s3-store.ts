@@ -3,7 +3,7 @@ import { S3Client } from './s3-client'
 import { completeBody, parseListing, tagText } from './s3-xml'
 import type { S3Location } from './settings'
 import { type ArchiveStore, ArchiveStoreError, type FileMeta, type StoredFile } from './store'
-import { parseKey } from './layout'
+import { DATE_FOLDER, parseKey } from './layout'
 
 /** Files above this size go up as a multipart upload in parts of this size (S3's minimum is 5 MiB). */
 export const S3_PART_BYTES = 8 * 1024 * 1024
@@ -65,19 +65,34 @@ export class S3Store implements ArchiveStore {
     }
   }
 
+  async earliestDate(sourceFolder: string): Promise<string | undefined> {
+    // Keys list in order, and `date=YYYY-MM-DD` orders by day: the first key is of the earliest.
+    const query = `list-type=2&max-keys=1&prefix=${encodeURIComponent(`${sourceFolder}/`)}`
+    const answer = await this.#client.send('GET', this.#client.url('', query), `list ${sourceFolder}`)
+    const [first] = parseListing(answer.body.toString('utf8')).objects
+    return first && DATE_FOLDER.exec(first.key.slice(sourceFolder.length + 1).split('/')[0]!)?.[1]
+  }
+
   async list(folder: string): Promise<StoredFile[]> {
     const files: StoredFile[] = []
+    for await (const page of this.#pages(`${folder}/`)) {
+      for (const object of page.objects) if (parseKey(object.key)) files.push(object)
+    }
+    return files.sort((a, b) => (a.key < b.key ? -1 : 1))
+  }
+
+  /** The pages of a ListObjectsV2 of a prefix. */
+  async *#pages(prefix: string): AsyncGenerator<ReturnType<typeof parseListing>> {
     let token: string | undefined
     do {
-      const query = `list-type=2&prefix=${encodeURIComponent(`${folder}/`)}${
-        token === undefined ? '' : `&continuation-token=${encodeURIComponent(token)}`
-      }`
-      const answer = await this.#client.send('GET', this.#client.url('', query), `list ${folder}`)
-      const page = parseListing(answer.body.toString('utf8'))
-      for (const object of page.objects) if (parseKey(object.key)) files.push(object)
+      const next = token === undefined ? '' : `&continuation-token=${encodeURIComponent(token)}`
+      const query = `list-type=2&prefix=${encodeURIComponent(prefix)}${next}`
+      const page = parseListing(
+        (await this.#client.send('GET', this.#client.url('', query), `list ${prefix}`)).body.toString('utf8'),
+      )
+      yield page
       token = page.next
     } while (token !== undefined)
-    return files.sort((a, b) => (a.key < b.key ? -1 : 1))
   }
 
   async meta(key: string): Promise<FileMeta | undefined> {

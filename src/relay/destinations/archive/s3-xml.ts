@@ -28,7 +28,10 @@ export function tagText(xml: string, tag: string): string | undefined {
 }
 
 /** A ListObjectsV2 page: its objects and the token of the next page, if any. */
-export function parseListing(xml: string): { objects: { key: string; bytes: number }[]; next?: string } {
+export function parseListing(xml: string): {
+  objects: { key: string; bytes: number }[]
+  next?: string
+} {
   const objects = tagTexts(xml, 'Contents').map((contents) => ({
     key: tagText(contents, 'Key') ?? '',
     bytes: Number(tagText(contents, 'Size') ?? 0),

@@ -22,6 +22,11 @@ export interface ArchiveStore {
    * @throws {ArchiveStoreError} with the reason (a full disk, a store that is down or refuses).
    */
   put(key: string, body: Uint8Array, meta: FileMeta): Promise<void>
+  /**
+   * The earliest day (`YYYY-MM-DD`) of a source's folder, or `undefined` when it has none: a
+   * window that reaches back years is listed from there, not from its start.
+   */
+  earliestDate(sourceFolder: string): Promise<string | undefined>
   /** Every archive file under a folder (its sub-folders included); none for a missing folder. */
   list(folder: string): Promise<StoredFile[]>
   /** The meta kept with a file, or `undefined` when none was kept (the reader then counts). */
