@@ -1,13 +1,15 @@
 import { promisify } from 'node:util'
 import { gunzip, gzip } from 'node:zlib'
-import type { ArchiveRecord } from './record'
+import { type ArchiveRecord, archiveLine } from './record'
+import type { OutboundMessage } from './types'
 
 const gzipAsync = promisify(gzip)
 const gunzipAsync = promisify(gunzip)
 
 /** Gzipped NDJSON: one record a line (JSON escapes every newline inside a value). */
-export async function encodeNdjson(records: readonly ArchiveRecord[]): Promise<Uint8Array> {
-  const text = records.map((record) => `${JSON.stringify(record)}\n`).join('')
+export async function encodeNdjson(batch: readonly OutboundMessage[]): Promise<Uint8Array> {
+  let text = ''
+  for (const one of batch) text += `${archiveLine(one)}\n`
   // zlib's thread pool, not the event loop: a file of 100,000 messages is tens of megabytes.
   return gzipAsync(text)
 }

@@ -1,5 +1,6 @@
 import { loadPackage } from './load-package'
-import type { ArchiveRecord } from './record'
+import { type ArchiveRecord, archiveRecord } from './record'
+import type { OutboundMessage } from './types'
 
 /** The Parquet file's columns beside `message` (the whole record as JSON text). */
 export const PARQUET_COLUMNS = ['messageId', 'type', 'event', 'userId', 'anonymousId', 'timestamp', 'receivedAt']
@@ -10,8 +11,9 @@ const writer = () => loadPackage('hyparquet-writer', PURPOSE, () => import('hypa
 const reader = () => loadPackage('hyparquet', PURPOSE, () => import('hyparquet'))
 
 /** A Parquet file (Snappy): the named columns, times as timestamps, and `message` as JSON. */
-export async function encodeParquet(records: readonly ArchiveRecord[]): Promise<Uint8Array> {
+export async function encodeParquet(batch: readonly OutboundMessage[]): Promise<Uint8Array> {
   const { parquetWriteBuffer } = await writer()
+  const records = batch.map(archiveRecord)
   const columnData = [
     ...PARQUET_COLUMNS.map((name) =>
       TIMES.has(name)
@@ -19,7 +21,7 @@ export async function encodeParquet(records: readonly ArchiveRecord[]): Promise<
         : { name, type: 'STRING' as const, data: records.map((record) => textOf(record[name])) },
     ),
     // The writer serialises a JSON column's values itself.
-    { name: 'message', type: 'JSON' as const, data: [...records] },
+    { name: 'message', type: 'JSON' as const, data: records },
   ]
   return new Uint8Array(parquetWriteBuffer({ columnData, createdBy: 'tracklet archive' }))
 }

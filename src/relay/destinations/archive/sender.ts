@@ -1,7 +1,6 @@
 import { RETRY_WINDOW_MS, type RetryState, nextAttemptAt } from '../../../webhooks/index'
 import { encodeFile } from './codec'
 import { type Hour, fileKey, hourOf } from './layout'
-import { archiveRecord, type ArchiveRecord } from './record'
 import { type ArchiveSettings, archiveTarget } from './settings'
 import { type ArchiveStore, ArchiveStoreError, type FileMeta } from './store'
 import type { DestinationSender, MessageOutcome, OutboundMessage, RetryPolicy } from './types'
@@ -71,11 +70,9 @@ export class ArchiveSender implements DestinationSender {
 
   async #write(hour: Hour, batch: readonly OutboundMessage[]): Promise<MessageOutcome> {
     const target = this.targets[0]!
-    let records: ArchiveRecord[]
     let body: Uint8Array
     try {
-      records = batch.map(archiveRecord)
-      body = await encodeFile(this.#settings.format, records)
+      body = await encodeFile(this.#settings.format, batch)
     } catch (error) {
       // A message that cannot be written never will be: retrying would not help.
       return { kind: 'failed', retryable: false, error: `the archive could not encode: ${message(error)}`, target }
@@ -85,7 +82,7 @@ export class ArchiveSender implements DestinationSender {
     const name = { relay: this.#options.relayId, first: ids.min, last: ids.max, format: this.#settings.format }
     const key = fileKey(this.#options.prefix, this.#options.source, hour, name)
     const meta: FileMeta = {
-      messages: records.length,
+      messages: batch.length,
       first: new Date(times.min).toISOString(),
       last: new Date(times.max).toISOString(),
     }
@@ -106,20 +103,22 @@ export class ArchiveSender implements DestinationSender {
 
 /** The batch's indexes by hour of receipt, in the order hours first appear; those with no time. */
 function byHour(batch: readonly OutboundMessage[]): { hours: Map<Hour, number[]>; invalid: number[] } {
-  const byName = new Map<string, { hour: Hour; indexes: number[] }>()
+  // Keyed by the hour's number since the epoch: one Date.parse a message, one Hour a group.
+  const groups = new Map<number, number[]>()
   const invalid: number[] = []
   batch.forEach((one, index) => {
-    if (!Number.isFinite(Date.parse(one.receivedAt))) {
+    const ms = Date.parse(one.receivedAt)
+    if (!Number.isFinite(ms)) {
       invalid.push(index)
       return
     }
-    const hour = hourOf(one.receivedAt)
-    const name = `${hour.date}T${hour.hour}`
-    const group = byName.get(name) ?? { hour, indexes: [] }
-    group.indexes.push(index)
-    byName.set(name, group)
+    const hour = Math.floor(ms / 3_600_000)
+    const group = groups.get(hour)
+    if (group) group.push(index)
+    else groups.set(hour, [index])
   })
-  return { hours: new Map([...byName.values()].map(({ hour, indexes }) => [hour, indexes])), invalid }
+  const hours = new Map([...groups].map(([hour, indexes]) => [hourOf(hour * 3_600_000), indexes]))
+  return { hours, invalid }
 }
 
 /** The least and greatest of numbers (a loop: a spread of 100,000 arguments overflows the stack). */
