@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { build } from 'esbuild'
 import type { OutboundMessage } from '../../../src/relay/destinations/archive/types'
 
 /** A tracked message as the relay hands it to the archive: outbox id `id`, received at `receivedAt`. */
@@ -53,4 +54,27 @@ export async function startS3(bucket = 'archive'): Promise<{ endpoint: string; s
       await folder.remove()
     },
   }
+}
+
+/**
+ * The archive's module bundled from src/ into a file a child process can import (its packages
+ * left external, found from the repository's node_modules): for tests that kill a writer.
+ */
+export async function bundleArchive(): Promise<string> {
+  const root = fileURLToPath(new URL('../../..', import.meta.url))
+  const outfile = join(root, 'node_modules', '.cache', 'tracklet-tests', `archive-${process.pid}.mjs`)
+  await build({
+    stdin: {
+      contents: "export { Archive } from './src/relay/destinations/archive/module'",
+      resolveDir: root,
+      loader: 'ts',
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    outfile,
+    logLevel: 'error',
+  })
+  return outfile
 }
