@@ -7,6 +7,7 @@ describe('an archive record', () => {
     const cases = [
       outbound(1, '2026-03-01T00:00:00.000Z'),
       outbound(2, '2026-03-01T00:00:00.000Z', { receivedAt: 'what the client said', text: 'a\nb\u2028"' }),
+      outbound(4, '2026-03-01T00:00:00.000Z', { receivedAt: '2026-03-01T00:00:00.000Z' }),
       { ...outbound(3, '2026-03-01T00:00:00.000Z'), message: { type: 'delete', userId: 'u', timestamp: 't' } },
     ] as const
     for (const one of cases) {
@@ -14,6 +15,6 @@ describe('an archive record', () => {
       expect(record.receivedAt).toBe('2026-03-01T00:00:00.000Z')
       expect(JSON.parse(archiveLine(one as Parameters<typeof archiveLine>[0]))).toEqual(record)
     }
-    expect(archiveRecord(cases[2] as Parameters<typeof archiveRecord>[0]).messageId).toBe('delivery-3')
+    expect(archiveRecord(cases[3] as Parameters<typeof archiveRecord>[0]).messageId).toBe('delivery-3')
   })
 })
