@@ -128,7 +128,8 @@ async function archive(archiveModule, dir, format) {
       Array.from({ length: Math.min(FILE, N - i) }, (_, j) => ({
         deliveryId: i + j + 1,
         source: 'bench',
-        message: message(i + j),
+        // As stored: the relay's ingest puts its receivedAt in every message.
+        message: { ...message(i + j), receivedAt },
         receivedAt,
       })),
     )
