@@ -9,7 +9,7 @@ export function encodeFile(format: ArchiveFormat, batch: readonly OutboundMessag
   return format === 'parquet' ? encodeParquet(batch) : encodeNdjson(batch)
 }
 
-/** A file's records, by its format. */
-export function decodeFile(format: ArchiveFormat, body: Uint8Array): Promise<ArchiveRecord[]> {
+/** A file's records, by its format, one at a time. */
+export function decodeFile(format: ArchiveFormat, body: Uint8Array): AsyncGenerator<ArchiveRecord> {
   return format === 'parquet' ? decodeParquet(body) : decodeNdjson(body)
 }

@@ -53,7 +53,15 @@ export async function listArchive(
 
 /** A file's meta read from the file itself, for one written without it. */
 async function count(store: ArchiveStore, key: string): Promise<FileMeta> {
-  const records = await decodeFile(parseKey(key)!.format, await store.read(key))
-  const times = records.map((record) => new Date(record.receivedAt).toISOString()).sort()
-  return { messages: records.length, first: times[0] ?? '', last: times.at(-1) ?? '' }
+  let messages = 0
+  let first = Number.POSITIVE_INFINITY
+  let last = Number.NEGATIVE_INFINITY
+  for await (const record of decodeFile(parseKey(key)!.format, await store.read(key))) {
+    const at = Date.parse(record.receivedAt)
+    messages++
+    first = Math.min(first, at)
+    last = Math.max(last, at)
+  }
+  const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : '')
+  return { messages, first: iso(first), last: iso(last) }
 }

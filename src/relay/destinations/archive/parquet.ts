@@ -27,14 +27,14 @@ export async function encodeParquet(batch: readonly OutboundMessage[]): Promise<
 }
 
 /** The records of a Parquet file written by {@link encodeParquet} (read from `message`). */
-export async function decodeParquet(body: Uint8Array): Promise<ArchiveRecord[]> {
+export async function* decodeParquet(body: Uint8Array): AsyncGenerator<ArchiveRecord> {
   const { parquetReadObjects } = await reader()
   const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer
   const rows = await parquetReadObjects({ file, columns: ['message'] })
-  return rows.map((row) => {
+  for (const row of rows) {
     const message = row['message']
-    return (typeof message === 'string' ? JSON.parse(message) : message) as ArchiveRecord
-  })
+    yield (typeof message === 'string' ? JSON.parse(message) : message) as ArchiveRecord
+  }
 }
 
 function textOf(value: unknown): string | null {

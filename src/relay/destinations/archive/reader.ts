@@ -26,7 +26,7 @@ export async function* readArchive(
       hour = `${parts.date}T${parts.hour}`
       ids = new Set()
     }
-    for (const record of await decodeFile(parts.format, await store.read(file.key))) {
+    for await (const record of decodeFile(parts.format, await store.read(file.key))) {
       const at = Date.parse(record.receivedAt)
       if (at < window.since || at > window.until || ids.has(record.messageId)) continue
       ids.add(record.messageId)
