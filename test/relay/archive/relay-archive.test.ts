@@ -50,6 +50,9 @@ describe('a relay archiving to a folder, on the embedded default (SQLite)', () =
       return settled.length === 25 ? body.deliveries : undefined
     }, '25 archive deliveries delivered')
     expect(new Set(log.map((d: { destination: string }) => d.destination))).toEqual(new Set(['Archive']))
+    // The endpoints view shows the archive like a receiver: its place, never a secret.
+    const { body: endpoints } = await adminGet(`${url}/v1/endpoints`)
+    expect(JSON.stringify(endpoints)).toContain(`file://${root}`)
 
     const window = { source: 'web', since: Date.now() - 3_600_000, until: Date.now() + 60_000 }
     const records = []
