@@ -54,9 +54,13 @@ describe('the archive in a folder', () => {
     const first = 'source=web/date=2026-03-01/hour=07/r1-7-9.ndjson.gz'
     const second = 'source=web/date=2026-03-01/hour=08/r1-8-8.ndjson.gz'
     expect(outcomes).toEqual([
-      { kind: 'delivered', target: sender.targets[0], detail: { file: first } },
-      { kind: 'delivered', target: sender.targets[0], detail: { file: second } },
-      { kind: 'delivered', target: sender.targets[0], detail: { file: first } },
+      { kind: 'delivered', target: sender.targets[0], detail: { file: first, messages: 2, bytes: expect.any(Number) } },
+      {
+        kind: 'delivered',
+        target: sender.targets[0],
+        detail: { file: second, messages: 1, bytes: expect.any(Number) },
+      },
+      { kind: 'delivered', target: sender.targets[0], detail: { file: first, messages: 2, bytes: expect.any(Number) } },
     ])
     const root = join(folder.path, 'archive')
     // Nothing but the files and their hidden meta: no temporary file is left behind.

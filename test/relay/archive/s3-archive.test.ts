@@ -44,12 +44,20 @@ describe('the archive in an S3-compatible bucket (s3rver)', () => {
       {
         kind: 'delivered',
         target: 's3://archive/raw/events',
-        detail: { file: 'raw/events/source=web/date=2026-03-01/hour=10/r1-1-1.ndjson.gz' },
+        detail: {
+          file: 'raw/events/source=web/date=2026-03-01/hour=10/r1-1-1.ndjson.gz',
+          messages: 1,
+          bytes: expect.any(Number),
+        },
       },
       {
         kind: 'delivered',
         target: 's3://archive/raw/events',
-        detail: { file: 'raw/events/source=web/date=2026-03-01/hour=11/r1-2-2.ndjson.gz' },
+        detail: {
+          file: 'raw/events/source=web/date=2026-03-01/hour=11/r1-2-2.ndjson.gz',
+          messages: 1,
+          bytes: expect.any(Number),
+        },
       },
     ])
     const store = new S3Store(settings.location as S3Location)

@@ -93,7 +93,8 @@ export class ArchiveSender implements DestinationSender {
       return { kind: 'failed', retryable, error: message(error), target }
     }
     this.#options.onFile?.({ ...meta, source: this.#options.source, key, bytes: body.byteLength })
-    return { kind: 'delivered', target, detail: { file: key } }
+    // The file's size and count travel with each outcome: what a metrics reader counts.
+    return { kind: 'delivered', target, detail: { file: key, messages: batch.length, bytes: body.byteLength } }
   }
 
   async close(): Promise<void> {
