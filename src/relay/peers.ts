@@ -17,6 +17,10 @@ export const RELAY_PEERS = {
     needs: 'a destination function',
     packages: ['quickjs-emscripten-core', '@jitl/quickjs-wasmfile-release-sync'],
   },
+  /** An archive to an S3-compatible store (`s3://`): AWS Signature V4. */
+  s3Archive: { needs: 'an "s3://" archive', packages: ['aws4fetch'] },
+  /** An archive in Parquet files (`format: "parquet"`), written and read back for replays. */
+  parquetArchive: { needs: 'a Parquet archive', packages: ['hyparquet', 'hyparquet-writer'] },
 } as const satisfies Record<string, PeerGroup>
 
 /** Packages a relay feature needs together, and what needs them (for the error). */
