@@ -29,6 +29,9 @@ export const WAREHOUSE_LIMITS = Object.freeze({
   maxBatch: Object.freeze({ min: 1, max: 50_000 }),
 })
 
+// The password as an environment reference, as the docs write it.
+const EXAMPLE_URL = `postgres://loader:$${'{'}WH_PASSWORD}@wh:5432/analytics`
+
 const url: Rule<string> = (value, field, problems) => {
   if (typeof value !== 'string') {
     problems.add(field, `must be a postgres:// URL, got ${describeSafely(value)}`)
@@ -41,10 +44,7 @@ const url: Rule<string> = (value, field, problems) => {
     // The value is not shown: it may hold the password.
   }
   if (parsed === undefined || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')) {
-    problems.add(
-      field,
-      'must be a postgres:// (or postgresql://) URL such as postgres://loader:${WH_PASSWORD}@wh:5432/analytics',
-    )
+    problems.add(field, `must be a postgres:// (or postgresql://) URL such as ${EXAMPLE_URL}`)
     return undefined
   }
   return value

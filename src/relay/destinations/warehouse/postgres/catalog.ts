@@ -84,8 +84,8 @@ export class PostgresCatalog {
     ])
     const read = new Map<string, Map<string, KnownColumn>>()
     for (const row of result.rows) {
-      let columns = read.get(row.table)
-      if (columns === undefined) read.set(row.table, (columns = new Map()))
+      const columns = read.get(row.table) ?? new Map<string, KnownColumn>()
+      read.set(row.table, columns)
       columns.set(row.column, { type: columnTypeOf(row.type), sqlType: row.type })
     }
     return read

@@ -63,7 +63,7 @@ export class PostgresLoader {
     if (pending.length === 0) return outcomes
     try {
       const done = await this.#attempt(pending.map((entry) => entry.rows))
-      pending.forEach((entry, at) => (outcomes[entry.index] = done[at]!))
+      for (const [at, entry] of pending.entries()) outcomes[entry.index] = done[at]!
     } catch (error) {
       const failure = error as LoadFailure
       if (failure.kind !== 'data' || pending.length === 1) {
