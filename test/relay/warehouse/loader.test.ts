@@ -105,7 +105,10 @@ describe('the PostgreSQL warehouse', () => {
     const hostile = [
       message('track', { event: 'x"; DROP TABLE web.tracks; --', properties: { 'a"; DROP TABLE y; --': 1 } }),
       message('track', { event: 'select', properties: { user: 'me', select: 'all', 'from"': 2, xmin: 3 } }),
-      message('track', { event: 'line\u2028break', properties: { 'k\u2028ey': 'v\u2028', "it's": "o'k" } }),
+      message('track', {
+        event: 'line\u2028break',
+        properties: { 'k\u2028ey': 'v\u2028', "it's": "o'k", q: 'a"b\\c{},', nil: 'NULL' },
+      }),
       message('track', { event: 'nul\u0000name?', properties: { 'nul\u0000key': 'fine' } }),
       message('track', {
         event: `${'e'.repeat(200)}1`,
@@ -154,7 +157,13 @@ describe('the PostgreSQL warehouse', () => {
     })
     expect(await columnsOf(schema, 'x_drop_table_web_tracks')).toHaveProperty('a_drop_table_y', 'bigint')
     const [odd] = await sql(url, `SELECT * FROM ${schema}.line_break`)
-    expect(odd).toMatchObject({ event_text: 'line\u2028break', k_ey: 'v\u2028', it_s: "o'k" })
+    expect(odd).toMatchObject({
+      event_text: 'line\u2028break',
+      k_ey: 'v\u2028',
+      it_s: "o'k",
+      q: 'a"b\\c{},',
+      nil: 'NULL',
+    })
     const [tracksEvent] = await sql(url, `SELECT * FROM ${schema}.tracks_event`)
     expect(tracksEvent).toMatchObject({
       event: 'tracks_event',

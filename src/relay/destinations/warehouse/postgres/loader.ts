@@ -5,7 +5,7 @@ import { rowsOf, type TableRow } from '../schema/rows'
 import type { MessageOutcome, OutboundMessage } from '../types'
 import type { PostgresCatalog } from './catalog'
 import { type FailureKind, failureKind } from './failures'
-import { type InsertColumn, insertRows, POSTGRES_RESERVED_COLUMNS } from './sql'
+import { arrayLiteral, type InsertColumn, insertRows, POSTGRES_RESERVED_COLUMNS } from './sql'
 
 /** What the loader needs besides its pool and catalog. */
 export interface LoaderOptions {
@@ -137,11 +137,12 @@ export class PostgresLoader {
     const mode = rows[0]!.mode
     const written = mode === 'upsert' ? mergeUpserts(rows) : rows
     const known = this.#catalog.known(table)!
-    const present = new Set(written.flatMap((row) => [...row.values.keys()]))
+    const present = new Set<string>()
+    for (const row of written) for (const name of row.values.keys()) present.add(name)
     const columns: InsertColumn[] = [...known]
       .filter(([name]) => present.has(name))
       .map(([name, column]) => ({ name, sqlType: column.sqlType }))
-    const values = columns.map((column) => written.map((row) => row.values.get(column.name) ?? null))
+    const values = columns.map((column) => arrayLiteral(written.map((row) => row.values.get(column.name) ?? null)))
     await client.query(insertRows(this.#options.schema, table, columns, mode), values)
   }
 

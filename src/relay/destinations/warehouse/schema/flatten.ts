@@ -6,15 +6,17 @@ import { identifierOf, joinedIdentifier } from './names'
  * value (loaded as JSON text); `null` and `undefined` add nothing. A later field whose name
  * meets an earlier one's (`orderTotal` and `order_total`) replaces it.
  *
- * @param prefix the identifiers before the object's own (`['context']`), or none.
+ * @param prefix the identifier before the object's own fields (`context`), or `''`.
  */
-export function flattenInto(into: Map<string, unknown>, fields: unknown, prefix: readonly string[] = []): void {
+export function flattenInto(into: Map<string, unknown>, fields: unknown, prefix = ''): void {
   if (!isPlainObject(fields)) return
-  for (const [key, value] of Object.entries(fields)) {
+  for (const key in fields) {
+    if (!Object.hasOwn(fields, key)) continue
+    const value = fields[key]
     if (value === null || value === undefined) continue
-    const path = [...prefix, identifierOf(key)]
-    if (isPlainObject(value)) flattenInto(into, value, path)
-    else into.set(joinedIdentifier(path), value)
+    const name = prefix === '' ? identifierOf(key) : joinedIdentifier(prefix, identifierOf(key))
+    if (isPlainObject(value)) flattenInto(into, value, name)
+    else into.set(name, value)
   }
 }
 

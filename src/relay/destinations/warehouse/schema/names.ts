@@ -32,6 +32,20 @@ export const EVENT_SUFFIX = '_event'
  * hash of what was sent.
  */
 export function identifierOf(text: string): string {
+  const known = IDENTIFIERS.get(text)
+  if (known !== undefined) return known
+  if (IDENTIFIERS.size >= MEMO_LIMIT) IDENTIFIERS.clear()
+  const name = computeIdentifier(text)
+  IDENTIFIERS.set(text, name)
+  return name
+}
+
+// The same few keys come in every message, and the rule's regular expressions are most of a
+// load's CPU (bench/warehouse.mjs): names already made are kept, up to a bound.
+const MEMO_LIMIT = 10_000
+const IDENTIFIERS = new Map<string, string>()
+
+function computeIdentifier(text: string): string {
   const words = text
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
@@ -45,11 +59,11 @@ export function identifierOf(text: string): string {
 }
 
 /**
- * Joins the identifiers of a path (`context`, `page`, `url` → `context_page_url`), cutting the
+ * Joins two identifiers of a path (`context_page`, `url` → `context_page_url`), cutting the
  * whole to {@link MAX_IDENTIFIER_BYTES} bytes.
  */
-export function joinedIdentifier(parts: readonly string[]): string {
-  return cut(parts.join('_'))
+export function joinedIdentifier(head: string, tail: string): string {
+  return cut(`${head}_${tail}`)
 }
 
 /** The table of a track event: its name as an identifier, `_event` added when it is a standard table's. */

@@ -49,6 +49,10 @@ const BY_TABLE: Readonly<Record<string, readonly StandardColumn[]>> = {
   tracks: EVENT,
 }
 
+const STANDARD_NAMES = new Map(
+  Object.entries(BY_TABLE).map(([table, columns]) => [table, new Set(columns.map((column) => column.name))]),
+)
+
 /** The standard columns of `table` (an event's table has those of `tracks`). */
 export function standardColumnsOf(table: string): readonly StandardColumn[] {
   return BY_TABLE[table] ?? EVENT
@@ -86,14 +90,14 @@ export function rowsOf(message: DeliverableMessage, at: RowContext, reservedColu
   const row = (table: string, extra: Record<string, unknown>, fields: Map<string, unknown>, mode = 'insert') => {
     const values = new Map(common)
     for (const [name, value] of Object.entries(extra)) values.set(name, value)
-    const standard = new Set(standardColumnsOf(table).map((column) => column.name))
+    const standard = STANDARD_NAMES.get(table) ?? STANDARD_NAMES.get('tracks')!
     for (const [name, value] of fields) {
       values.set(standard.has(name) || reservedColumns.has(name) ? `_${name}` : name, value)
     }
     return { table, mode, values } as TableRow
   }
   const context = new Map<string, unknown>()
-  flattenInto(context, message.context, ['context'])
+  flattenInto(context, message.context, 'context')
   const own = (fields: unknown) => {
     const flat = new Map<string, unknown>()
     flattenInto(flat, fields)
