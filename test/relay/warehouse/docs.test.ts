@@ -59,11 +59,12 @@ describe('docs/warehouse.md', () => {
   })
 
   it('shows names as the rule makes them', () => {
-    for (const [given, made] of [
+    const examples: [string, string][] = [
       ['orderTotal', 'order_total'],
       ['Order Completed!', 'order_completed'],
       ['1st', '_1st'],
-    ]) {
+    ]
+    for (const [given, made] of examples) {
       expect(doc).toContain(`\`${given}\` → \`${made}\``)
       expect(identifierOf(given)).toBe(made)
     }
