@@ -97,6 +97,15 @@ describe('warehouse rows', () => {
     expect(played!.values.get('event')).toBe('played')
   })
 
+  it('takes receivedAt and sentAt from the message when the batch gives none', () => {
+    const stamped = message('alias', { previousId: 'p', receivedAt: '2026-01-01T00:00:09Z', sentAt: 'nope' })
+    const [row] = rowsOf(stamped, { loadedAt: AT.loadedAt }, new Set())
+    expect(row!.values.get('received_at')).toBe('2026-01-01T00:00:09Z')
+    expect(row!.values.get('sent_at')).toBeUndefined()
+    const [bare] = rowsOf(message('alias', { previousId: 'p' }), { loadedAt: AT.loadedAt }, new Set())
+    expect(bare!.values.get('received_at')).toBe(AT.loadedAt)
+  })
+
   it('writes no users row for an anonymous identify, and none at all for a delete', () => {
     const anonymous = message('identify', { userId: undefined, anonymousId: 'a1', traits: { x: 1 } } as never)
     expect(rowsOf(anonymous, AT, new Set()).map((row) => row.table)).toEqual(['identifies'])

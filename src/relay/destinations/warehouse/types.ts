@@ -9,8 +9,8 @@ export interface OutboundMessage {
   readonly deliveryId: number
   readonly source: string
   readonly message: DeliverableMessage
-  /** When the relay received it, ISO 8601. */
-  readonly receivedAt: string
+  /** When the relay received it, ISO 8601 (else the message's own `receivedAt`, which ingest sets). */
+  readonly receivedAt?: string | undefined
   /** The batch's `sentAt`, when the client sent one. */
   readonly sentAt?: string | undefined
 }

@@ -60,9 +60,9 @@ export function standardColumnsOf(table: string): readonly StandardColumn[] {
 
 /** What the loader knows of a message besides the message itself. */
 export interface RowContext {
-  /** When the relay received it, ISO 8601. */
-  readonly receivedAt: string
-  /** The batch's `sentAt`, when the client sent one. */
+  /** When the relay received it, ISO 8601; else the message's own `receivedAt` (ingest sets it). */
+  readonly receivedAt?: string | undefined
+  /** The batch's `sentAt`, when the client sent one; else the message's own `sentAt`. */
   readonly sentAt?: string | undefined
   /** The load's time, ISO 8601 (`uuid_ts`). */
   readonly loadedAt: string
@@ -79,8 +79,8 @@ export function rowsOf(message: DeliverableMessage, at: RowContext, reservedColu
   if (message.type === 'delete') return []
   const common = new Map<string, unknown>([
     ['id', message.messageId],
-    ['received_at', at.receivedAt],
-    ['sent_at', timestampOr(at.sentAt, undefined)],
+    ['received_at', timestampOr(at.receivedAt ?? message['receivedAt'], at.loadedAt)],
+    ['sent_at', timestampOr(at.sentAt ?? message['sentAt'], undefined)],
     ['timestamp', message.timestamp],
     ['original_timestamp', timestampOr(message['originalTimestamp'], message.timestamp)],
     ['uuid_ts', at.loadedAt],
