@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { DDL_LOCK_TIMEOUT_MS } from '../../../src/relay/destinations/warehouse/postgres/catalog'
 import { identifierOf, MAX_IDENTIFIER_BYTES } from '../../../src/relay/destinations/warehouse/schema/names'
 import { standardColumnsOf } from '../../../src/relay/destinations/warehouse/schema/rows'
 import { SQL_TYPES } from '../../../src/relay/destinations/warehouse/postgres/sql'
@@ -69,5 +70,6 @@ describe('docs/warehouse.md', () => {
       expect(identifierOf(given)).toBe(made)
     }
     expect(doc).toContain(`at most ${MAX_IDENTIFIER_BYTES} bytes`)
+    expect(doc).toContain(`waits at most ${DDL_LOCK_TIMEOUT_MS / 1000} s for a reader`)
   })
 })

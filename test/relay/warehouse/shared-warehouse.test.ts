@@ -73,6 +73,24 @@ describe('a warehouse shared and out of reach', () => {
     expect(await sql(url, 'SELECT count(*)::int AS n FROM web.tracks WHERE event = $1', ['same'])).toEqual([{ n: 2 }])
   })
 
+  it('gives up a new column when a reader holds the table, rather than queueing every query behind it', async () => {
+    const sender = open()
+    await sender.sendBatch(outbound([message('track', { event: 'Read', properties: { a: 1 } })]))
+    const reader = new pg.Client({ connectionString: url })
+    await reader.connect()
+    try {
+      await reader.query('BEGIN')
+      await reader.query('SELECT count(*) FROM web.read')
+      const batch = outbound([message('track', { event: 'Read', properties: { b: 'new' } })])
+      const held = await sender.sendBatch(batch)
+      expect(held[0]).toMatchObject({ kind: 'failed', retryable: true, error: expect.stringContaining('lock timeout') })
+      await reader.query('COMMIT')
+      expect((await sender.sendBatch(batch))[0]!.kind).toBe('delivered')
+    } finally {
+      await reader.end()
+    }
+  })
+
   it('works with a role that has only CONNECT on the database and USAGE and CREATE on its schema', async () => {
     const database = new URL(url).pathname.slice(1)
     const role = `loader_${database}`

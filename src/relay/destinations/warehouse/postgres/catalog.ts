@@ -4,6 +4,14 @@ import type { ColumnType } from '../schema/values'
 import { isRaceLost } from './failures'
 import { addColumns, columnTypeOf, createSchema, createTable, READ_COLUMNS, SCHEMA_EXISTS } from './sql'
 
+/**
+ * The longest a schema change waits for its table's lock, ms. `ALTER TABLE` needs the table to
+ * itself: while it waits (behind a dashboard's long query, say), every other query of the table
+ * queues behind it. Past this it gives up, and the load is retried later (a lock not available
+ * is the warehouse's fault, not the data's).
+ */
+export const DDL_LOCK_TIMEOUT_MS = 5000
+
 /** A column as the warehouse has it: its kind, and its type as PostgreSQL spells it. */
 export interface KnownColumn {
   readonly type: ColumnType
@@ -51,7 +59,7 @@ export class PostgresCatalog {
     const creates = changes.filter((change) => change.create)
     if (creates.length > 0) await this.#ensureSchema()
     for (const change of creates) {
-      await this.#pool.query(createTable(this.#schema, change.table, change.add)).catch(ignoreRaceLost)
+      await this.#change(createTable(this.#schema, change.table, change.add)).catch(ignoreRaceLost)
     }
     const names = changes.map((change) => change.table)
     let read = await this.#query(names)
@@ -60,7 +68,7 @@ export class PostgresCatalog {
       const have = read.get(change.table)
       const missing = new Map([...change.add].filter(([column]) => have?.has(column) !== true))
       if (missing.size === 0) continue
-      await this.#pool.query(addColumns(this.#schema, change.table, missing))
+      await this.#change(addColumns(this.#schema, change.table, missing))
       altered = true
     }
     if (altered) read = await this.#query(names)
@@ -70,6 +78,26 @@ export class PostgresCatalog {
   /** Drops what is cached: the next load reads the schema again (a table or column was not there). */
   forget(): void {
     this.#tables = undefined
+  }
+
+  /** Runs one schema change in a transaction of its own, waiting at most {@link DDL_LOCK_TIMEOUT_MS} for locks. */
+  async #change(statement: string): Promise<void> {
+    const client = await this.#pool.connect()
+    client.on('error', ignoreError)
+    let failed: unknown
+    try {
+      await client.query('BEGIN')
+      await client.query(`SET LOCAL lock_timeout = ${DDL_LOCK_TIMEOUT_MS}`)
+      await client.query(statement)
+      await client.query('COMMIT')
+    } catch (error) {
+      failed = error
+      await client.query('ROLLBACK').catch(() => {})
+      throw error
+    } finally {
+      client.off('error', ignoreError)
+      client.release(failed !== undefined)
+    }
   }
 
   async #read(): Promise<Map<string, Map<string, KnownColumn>>> {
@@ -95,7 +123,7 @@ export class PostgresCatalog {
   // when the schema exists, and a loader's role may have rights on its schema only.
   async #ensureSchema(): Promise<void> {
     const found = await this.#pool.query(SCHEMA_EXISTS, [this.#schema])
-    if (found.rowCount === 0) await this.#pool.query(createSchema(this.#schema)).catch(ignoreRaceLost)
+    if (found.rowCount === 0) await this.#change(createSchema(this.#schema)).catch(ignoreRaceLost)
   }
 }
 
@@ -106,3 +134,6 @@ function typesOf(columns: ReadonlyMap<string, KnownColumn>): TableColumns {
 function ignoreRaceLost(error: unknown): void {
   if (!isRaceLost(error)) throw error
 }
+
+// The statement it belongs to fails with the same error, and that is where it is handled.
+function ignoreError(): void {}
