@@ -2,7 +2,8 @@
 // them (a batch loads when its first message has waited `loadEvery`, or at `maxBatch`), and each
 // message's time from arrival to its batch's commit is recorded. Prints p50, p95 and the worst
 // beside `loadEvery`; the aim is p95 within `loadEvery` + 10 s.
-// Usage: node bench/warehouse-freshness.mjs [--rate 500] [--seconds 30] [--load-every 5000] [--max-batch 10000]
+// Usage: node bench/warehouse-freshness.mjs [--rate 500] [--seconds 30] [--load-every 5000]
+//   [--max-batch 10000]
 import { parseArgs } from 'node:util'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
 import { loadWarehouse } from './warehouse-bundle.mjs'

@@ -2,7 +2,8 @@
 // side on one PostgreSQL server (its default durability): rows/s, the loader's CPU per row (its
 // process) and the server's CPU per row. A third candidate, COPY into a temporary staging table
 // then INSERT … ON CONFLICT, is the other way to load idempotently (docs/warehouse.md says which
-// was taken, with these figures). Usage: node bench/warehouse.mjs [--messages 40000] [--batch 10000]
+// was taken, with these figures).
+// Usage: node bench/warehouse.mjs [--messages 40000] [--batch 10000] [--rounds 2]
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'

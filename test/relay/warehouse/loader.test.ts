@@ -120,7 +120,7 @@ describe('the PostgreSQL warehouse', () => {
       message('track', { event: '!!!', properties: { '': 'empty key' } }),
     ]
     const outcomes = await sender.sendBatch(outbound(hostile))
-    // The NUL is in the event's name as sent (event_text), which no text can hold: that one alone fails.
+    // The NUL is in the event's name as sent (event_text), which no text can hold: it fails alone.
     expect(outcomes.map((o) => o.kind)).toEqual([
       'delivered',
       'delivered',

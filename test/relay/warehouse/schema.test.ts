@@ -79,7 +79,7 @@ describe('warehouse types', () => {
 })
 
 describe('warehouse rows', () => {
-  it("writes a track into tracks and its event's table, prefixing fields named like standard or reserved columns", () => {
+  it("writes a track into tracks and its event's table, prefixing fields named like standard columns", () => {
     const track = message('track', {
       event: 'Played',
       properties: { id: 'x', event: 'y', xmin: 1 },

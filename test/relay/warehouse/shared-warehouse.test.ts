@@ -60,7 +60,8 @@ describe('a warehouse shared and out of reach', () => {
       await waitFor(async () => {
         const [row] = await sql<{ n: number }>(
           url,
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
         )
         return row!.n >= 2 ? true : undefined
       }, 'both loaders waiting on the uncommitted CREATE')

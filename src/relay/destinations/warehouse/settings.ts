@@ -18,7 +18,7 @@ export interface WarehouseSettings {
   readonly maxBatch: number
 }
 
-/** What a setting left out means. docs/warehouse.md's table of settings is checked against these. */
+/** What a setting left out means (docs/warehouse.md's table of settings is checked against it). */
 export const WAREHOUSE_DEFAULTS = Object.freeze({ loadEvery: 30_000, maxBatch: 10_000 })
 
 /** The bounds of the numeric settings (inclusive). */
@@ -52,10 +52,9 @@ const url: Rule<string> = (value, field, problems) => {
 
 const schema: Rule<string> = (value, field, problems) => {
   if (typeof value === 'string' && isIdentifier(value)) return value
-  problems.add(
-    field,
-    `must be a schema name of lower-case letters, digits and _ (not starting with a digit), at most ${MAX_IDENTIFIER_BYTES} bytes, got ${typeof value === 'string' ? JSON.stringify(value) : describeSafely(value)}`,
-  )
+  const got = typeof value === 'string' ? JSON.stringify(value) : describeSafely(value)
+  const rule = 'lower-case letters, digits and _ (not starting with a digit)'
+  problems.add(field, `must be a schema name of ${rule}, at most ${MAX_IDENTIFIER_BYTES} bytes, got ${got}`)
   return undefined
 }
 

@@ -9,7 +9,7 @@ export interface OutboundMessage {
   readonly deliveryId: number
   readonly source: string
   readonly message: DeliverableMessage
-  /** When the relay received it, ISO 8601 (else the message's own `receivedAt`, which ingest sets). */
+  /** When the relay received it, ISO 8601 (else the message's own `receivedAt`, set by ingest). */
   readonly receivedAt?: string | undefined
   /** The batch's `sentAt`, when the client sent one. */
   readonly sentAt?: string | undefined
@@ -25,7 +25,7 @@ export type MessageOutcome =
     }
   | {
       readonly kind: 'failed'
-      /** `true`: the warehouse was down or refused (retried); `false`: the message itself is at fault. */
+      /** `true`: the warehouse was down or refused (retried); `false`: the message is at fault. */
       readonly retryable: boolean
       readonly error: string
       readonly target?: string

@@ -75,12 +75,12 @@ export class PostgresCatalog {
     for (const name of names) tables.set(name, read.get(name) ?? new Map())
   }
 
-  /** Drops what is cached: the next load reads the schema again (a table or column was not there). */
+  /** Drops what is cached: the next load reads the schema again (a table or column was gone). */
   forget(): void {
     this.#tables = undefined
   }
 
-  /** Runs one schema change in a transaction of its own, waiting at most {@link DDL_LOCK_TIMEOUT_MS} for locks. */
+  /** Runs a schema change in its own transaction, waiting at most DDL_LOCK_TIMEOUT_MS for locks. */
   async #change(statement: string): Promise<void> {
     const client = await this.#pool.connect()
     client.on('error', ignoreError)

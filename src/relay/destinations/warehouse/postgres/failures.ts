@@ -31,6 +31,6 @@ export function failureKind(error: unknown): FailureKind {
 /** Whether creating a schema or table failed only because another loader made it first. */
 export function isRaceLost(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
-  // 42P06 schema exists, 42P07 table exists, 23505 the catalog's unique index (two CREATEs at once).
+  // 42P06 schema exists, 42P07 table exists, 23505 the catalog's unique index (two CREATEs).
   return code === '42P06' || code === '42P07' || code === '23505'
 }

@@ -27,7 +27,7 @@ export const POSTGRES_RESERVED_COLUMNS: ReadonlySet<string> = new Set([
   'ctid',
 ])
 
-/** The kind of column a type (as `format_type` writes it) is; `other` for types the loader never makes. */
+/** The kind of a column's type (as `format_type` writes it); `other` for types never made here. */
 export function columnTypeOf(sqlType: string): ColumnType {
   switch (sqlType) {
     case 'text':
@@ -54,7 +54,7 @@ function table(schema: string, name: string): string {
   return `${quote(schema)}.${quote(name)}`
 }
 
-/** Whether the schema exists (`$1`: its name): checked first, since creating it needs more rights. */
+/** Whether the schema exists (`$1`: its name): checked first, as creating it needs more rights. */
 export const SCHEMA_EXISTS = 'SELECT 1 FROM pg_namespace WHERE nspname = $1'
 
 export function createSchema(schema: string): string {
@@ -116,7 +116,8 @@ export function insertRows(
     .filter((column) => column.name !== 'id')
     .map(({ name: column }) => {
       const [mine, theirs] = [`EXCLUDED.${quote(column)}`, `t.${quote(column)}`]
-      return `${quote(column)} = CASE WHEN ${newer} THEN COALESCE(${mine}, ${theirs}) ELSE COALESCE(${theirs}, ${mine}) END`
+      const value = `CASE WHEN ${newer} THEN COALESCE(${mine}, ${theirs}) ELSE COALESCE(${theirs}, ${mine}) END`
+      return `${quote(column)} = ${value}`
     })
   return sets.length === 0 ? `${head} DO NOTHING` : `${head} DO UPDATE SET ${sets.join(', ')}`
 }

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto'
 // identifier the loader writes comes out of `identifierOf`, so it holds only `[a-z0-9_]`, and a
 // dialect quotes it besides (reserved words such as `select` or `user` stay as they are).
 
-/** The longest identifier, bytes: PostgreSQL's limit (ClickHouse allows more; one rule serves both). */
+/** The longest identifier, bytes: PostgreSQL's (ClickHouse allows more; one rule serves both). */
 export const MAX_IDENTIFIER_BYTES = 63
 
 // A cut name keeps this many hex digits of the whole name's hash, so two long names never meet.
@@ -66,7 +66,7 @@ export function joinedIdentifier(head: string, tail: string): string {
   return cut(`${head}_${tail}`)
 }
 
-/** The table of a track event: its name as an identifier, `_event` added when it is a standard table's. */
+/** A track event's table: its name as an identifier, plus `_event` when a standard table has it. */
 export function eventTableOf(event: string): string {
   const name = identifierOf(event)
   return STANDARD_TABLES.includes(name) ? `${name}${EVENT_SUFFIX}` : name
@@ -77,7 +77,7 @@ export function schemaNameOf(source: string): string {
   return identifierOf(source)
 }
 
-/** Whether `name` is already an identifier as {@link identifierOf} makes them (for a `schema` setting). */
+/** Whether `name` is an identifier as {@link identifierOf} makes them (for a `schema` setting). */
 export function isIdentifier(name: string): boolean {
   return /^[a-z_][a-z0-9_]*$/.test(name) && name.length <= MAX_IDENTIFIER_BYTES
 }

@@ -4,7 +4,7 @@ import { flattenInto } from './flatten'
 import { eventTableOf } from './names'
 import type { ColumnType } from './values'
 
-/** One row a message writes: into which table, and its values by column (standard and flattened). */
+/** One row a message writes: its table, and its values by column (standard and flattened). */
 export interface TableRow {
   readonly table: string
   /**

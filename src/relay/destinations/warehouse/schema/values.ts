@@ -11,7 +11,7 @@ export type ColumnType = 'text' | 'bigint' | 'double' | 'boolean' | 'timestamp' 
 /** A value as it is loaded: text, a number, a boolean, or `null`. */
 export type LoadValue = string | number | boolean | null
 
-/** What a value becomes in a column of a given type: loaded as `value`, or a conflict (stored as `NULL`). */
+/** A value in a column of a given type: loaded as `value`, or a conflict (stored as `NULL`). */
 export type Coerced = { ok: true; value: LoadValue } | { ok: false }
 
 // The range of a 64-bit signed integer, as numbers: an integer past it is no `bigint`.
