@@ -133,8 +133,9 @@ export function arrayLiteral(values: readonly LoadValue[]): string {
     if (i > 0) text += ','
     const value = values[i]
     if (value === null || value === undefined) text += 'NULL'
-    else if (typeof value === 'string') text += `"${value.replace(/["\\]/g, '\\$&')}"`
-    else text += String(value)
+    else if (typeof value !== 'string') text += String(value)
+    else if (value.indexOf('"') === -1 && value.indexOf('\\') === -1) text += `"${value}"`
+    else text += `"${value.replace(/["\\]/g, '\\$&')}"`
   }
   return `${text}}`
 }

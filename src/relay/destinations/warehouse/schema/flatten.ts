@@ -1,22 +1,21 @@
 import { identifierOf, joinedIdentifier } from './names'
 
 /**
- * Adds an object's fields to `into`, flattened with `_` (`{ page: { url } }` under `context` →
- * `context_page_url`), each key as an identifier. Nested objects are followed; arrays are one
- * value (loaded as JSON text); `null` and `undefined` add nothing. A later field whose name
- * meets an earlier one's (`orderTotal` and `order_total`) replaces it.
+ * Hands each of an object's fields to `add`, flattened with `_` (`{ page: { url } }` under
+ * `context` → `context_page_url`), each key as an identifier. Nested objects are followed;
+ * arrays are one value (loaded as JSON text); `null` and `undefined` add nothing.
  *
  * @param prefix the identifier before the object's own fields (`context`), or `''`.
  */
-export function flattenInto(into: Map<string, unknown>, fields: unknown, prefix = ''): void {
+export function flatten(fields: unknown, prefix: string, add: (name: string, value: unknown) => void): void {
   if (!isPlainObject(fields)) return
   for (const key in fields) {
     if (!Object.hasOwn(fields, key)) continue
     const value = fields[key]
     if (value === null || value === undefined) continue
     const name = prefix === '' ? identifierOf(key) : joinedIdentifier(prefix, identifierOf(key))
-    if (isPlainObject(value)) flattenInto(into, value, name)
-    else into.set(name, value)
+    if (isPlainObject(value)) flatten(value, name, add)
+    else add(name, value)
   }
 }
 

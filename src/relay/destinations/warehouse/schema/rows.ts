@@ -1,6 +1,6 @@
 import type { DeliverableMessage } from '../../../../shared/message'
 import { isIsoTimestamp } from '../../../../shared/timestamp'
-import { flattenInto } from './flatten'
+import { flatten } from './flatten'
 import { eventTableOf } from './names'
 import type { ColumnType } from './values'
 
@@ -87,47 +87,44 @@ export function rowsOf(message: DeliverableMessage, at: RowContext, reservedColu
     ['user_id', message.userId],
     ['anonymous_id', message.anonymousId],
   ])
-  const row = (table: string, extra: Record<string, unknown>, fields: Map<string, unknown>, mode = 'insert') => {
+  const context = new Map<string, unknown>()
+  flatten(message.context, 'context', (name, value) => context.set(name, value))
+  // A row: the common columns, `extra` (its own standard ones), then `fields` flattened and the
+  // context's (a later field whose name meets an earlier one's replaces it).
+  const row = (table: string, extra: Record<string, unknown>, fields: unknown, withContext = true): TableRow => {
     const values = new Map(common)
-    for (const [name, value] of Object.entries(extra)) values.set(name, value)
+    for (const name in extra) values.set(name, extra[name])
     const standard = STANDARD_NAMES.get(table) ?? STANDARD_NAMES.get('tracks')!
-    for (const [name, value] of fields) {
+    const add = (name: string, value: unknown) => {
       values.set(standard.has(name) || reservedColumns.has(name) ? `_${name}` : name, value)
     }
-    return { table, mode, values } as TableRow
-  }
-  const context = new Map<string, unknown>()
-  flattenInto(context, message.context, 'context')
-  const own = (fields: unknown) => {
-    const flat = new Map<string, unknown>()
-    flattenInto(flat, fields)
-    for (const [name, value] of context) flat.set(name, value)
-    return flat
+    flatten(fields, '', add)
+    if (withContext) for (const [name, value] of context) add(name, value)
+    return { table, mode: UPSERTED.has(table) ? 'upsert' : 'insert', values }
   }
   switch (message.type) {
     case 'track': {
       const event = String(message.event)
       const names = { event: eventTableOf(event), event_text: event }
-      return [row('tracks', names, context), row(names.event, names, own(message.properties))]
+      return [row('tracks', names, undefined), row(names.event, names, message.properties)]
     }
     case 'identify': {
-      const rows = [row('identifies', {}, own(message.traits))]
-      if (message.userId !== undefined) {
-        const traits = new Map<string, unknown>()
-        flattenInto(traits, message.traits)
-        rows.push(row('users', { id: message.userId }, traits, 'upsert'))
-      }
+      const rows = [row('identifies', {}, message.traits)]
+      if (message.userId !== undefined) rows.push(row('users', { id: message.userId }, message.traits, false))
       return rows
     }
     case 'page':
     case 'screen':
-      return [row(`${message.type}s`, { name: message.name, category: message.category }, own(message.properties))]
+      return [row(`${message.type}s`, { name: message.name, category: message.category }, message.properties)]
     case 'group':
-      return [row('groups', { id: message.groupId, group_id: message.groupId }, own(message.traits), 'upsert')]
+      return [row('groups', { id: message.groupId, group_id: message.groupId }, message.traits)]
     case 'alias':
-      return [row('aliases', { previous_id: message.previousId }, context)]
+      return [row('aliases', { previous_id: message.previousId }, undefined)]
   }
 }
+
+// One row per user and per group, merged with the latest values; every other table, one per message.
+const UPSERTED = new Set(['users', 'groups'])
 
 function timestampOr(value: unknown, otherwise: string | undefined): string | undefined {
   return typeof value === 'string' && isIsoTimestamp(value) ? value : otherwise
