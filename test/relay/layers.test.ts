@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const SRC = join(ROOT, 'src')
 const AREAS = ['ingest', 'delivery', 'console', 'telemetry']
-const LAYERS = ['store', 'config', 'http', 'net', 'events']
+const LAYERS = ['store', 'config', 'destinations', 'http', 'net', 'events']
 
 /** Every TypeScript file under `src/`, by its path from the repository root. */
 function sourceFiles(folder = SRC): string[] {

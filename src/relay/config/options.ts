@@ -8,6 +8,8 @@ import type { TrackingPlan, UnplannedAction, ViolationAction } from './plan'
 export interface SourceDestinations {
   /** The Webhooks destination's settings (see `tracklet/webhooks`); absent means the source does not use it. */
   Webhooks?: WebhookSettings & DestinationFunction
+  /** Any other destination's settings, as its module checks them (`src/relay/destinations/`). */
+  [destination: string]: object | undefined
 }
 
 /** One source: an application that sends with its own write key. */

@@ -1,9 +1,11 @@
+import { DESTINATIONS } from '../destinations/index'
+import { withoutFunction } from './function-settings'
 import type { ResolvedRelayOptions } from './options'
 
 /**
  * Every secret in a relay's configuration, for the log to clean its lines of: the admin and
- * metrics tokens, write keys, webhook signing secrets, static webhook header values (they often
- * carry an API key) and the database URL's password.
+ * metrics tokens, write keys, each destination's secrets (as its module names them: the webhook
+ * signing secrets and static header values) and the database URL's password.
  */
 export function secretsOf(options: ResolvedRelayOptions): string[] {
   const found: (string | undefined)[] = [
@@ -16,11 +18,10 @@ export function secretsOf(options: ResolvedRelayOptions): string[] {
   ]
   for (const source of options.sources) {
     found.push(source.writeKey)
-    const webhooks = source.destinations?.Webhooks
-    if (webhooks === undefined) continue
-    found.push(webhooks.sharedSecret)
-    if (typeof webhooks.standardWebhooks === 'object') found.push(...webhooks.standardWebhooks.secrets)
-    for (const entry of webhooks.webhooks ?? []) found.push(...Object.values(entry.headers ?? {}))
+    for (const module of DESTINATIONS) {
+      const settings = source.destinations?.[module.name]
+      if (settings !== undefined) found.push(...module.secrets(withoutFunction(settings)))
+    }
   }
   return found.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0)
 }

@@ -1,10 +1,11 @@
+import { DESTINATIONS } from '../destinations/index'
 import type { SourceTracking } from './plan'
 
 /** The Webhooks destination's name: the key in `sources[].destinations` and in `integrations`. */
 export const WEBHOOKS_DESTINATION = 'Webhooks'
 
 /** Destination names the relay knows; the keys of `sources[].destinations` (case sensitive). */
-export const DESTINATION_NAMES = [WEBHOOKS_DESTINATION] as const
+export const DESTINATION_NAMES: readonly string[] = DESTINATIONS.map((module) => module.name)
 
 /**
  * A configured source as ingest, the admin API and the worker route by it: its name and the

@@ -1,7 +1,7 @@
 import { alertsRule } from './alerts-option'
 import { MAX_TIMEOUT_MS } from '../../webhooks/limits'
-import { WebhookConfigError, WebhookDestination, type WebhookSettings } from '../../webhooks/index'
-import { didYouMean } from '../../shared/nearest-name'
+import { DESTINATIONS } from '../destinations/index'
+import type { DestinationModule } from '../destinations/destination'
 import { isPlainObject } from '../../shared/validate'
 import { RelayConfigError } from '../errors'
 import { LOG_LEVELS, type LogLevel, logLevelFrom } from '../log'
@@ -15,13 +15,7 @@ import type {
 } from './options'
 import { databaseValue } from './database-value'
 import { SECRETS_KEY_ENV, secretsKeyRule } from './secrets-key'
-import {
-  checkDestinationFunction,
-  type DestinationFunction,
-  functionMemoryRule,
-  functionTimeoutRule,
-  withoutFunction,
-} from './function-settings'
+import { checkDestinationFunction, functionMemoryRule, functionTimeoutRule, withoutFunction } from './function-settings'
 import { MAX_RESPONSE_BODY_LIMIT } from '../../webhooks/limits'
 import { BREAKER_DEFAULTS, RELAY_DEFAULTS } from './defaults'
 import { planRule, schemaOf, unplannedRule, violationsRule } from './plan-rules'
@@ -56,43 +50,30 @@ const SCHEMA_RULES: RulesOf<SourceSchema> = {
   violations: violationsRule,
 }
 
-// The Webhooks destination checks its own settings, with the very function it is built with: a
-// setting it would refuse at start is refused here, when the config is read (a CRLF or reserved
-// header, a bad URL). Its path is reported under the source's.
-const webhookSettings: Rule<WebhookSettings & DestinationFunction> = (value, field, problems) => {
-  if (!isPlainObject(value)) {
-    problems.add(field, `must be an object of settings, got ${describeSafely(value)}`)
-    return undefined
+// Each destination checks its own settings (destinations/<name>/), under the source's path; the
+// function's keys are the relay's, checked here alike for every destination.
+function destinationRule(module: DestinationModule): Rule<Record<string, unknown>> {
+  return (value, field, problems) => {
+    if (!isPlainObject(value)) {
+      problems.add(field, `must be an object of settings, got ${describeSafely(value)}`)
+      return undefined
+    }
+    const fn = checkDestinationFunction(value, field, problems)
+    try {
+      const settings = module.parseSettings(withoutFunction(value), field)
+      return { ...(settings as Record<string, unknown>), ...fn }
+    } catch (error) {
+      if (!(error instanceof RelayConfigError)) throw error
+      // The destination's own error (a WebhookConfigError) stays the cause.
+      for (const problem of error.problems) problems.add(problem.field, problem.message, error.cause ?? error)
+      return undefined
+    }
   }
-  // The function's keys are the relay's, checked here; the destination is given the rest.
-  const fn = checkDestinationFunction(value, field, problems)
-  try {
-    // Building one is cheap and sends nothing: its constructor is the settings' validation.
-    new WebhookDestination(withoutFunction(value) as unknown as WebhookSettings)
-  } catch (error) {
-    if (!(error instanceof WebhookConfigError)) throw error
-    const prefix = `Invalid webhook setting ${error.setting}: `
-    const problem = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
-    problems.add(
-      error.setting === 'settings' ? field : `${field}.${error.setting}`,
-      withHint(problem, error.setting),
-      error,
-    )
-    return undefined
-  }
-  // A deep copy, so later changes to the caller's objects never reach the running relay.
-  return { ...(structuredClone(withoutFunction(value)) as unknown as WebhookSettings), ...fn }
 }
 
-// The destination lists the keys it allows in its own message ("allowed: url, headers"); the
-// nearest of them is named as everywhere else in the config.
-function withHint(problem: string, setting: string): string {
-  const allowed = /is not a known setting; allowed: (.+)$/.exec(problem)?.[1]
-  if (allowed === undefined) return problem
-  return `${problem}${didYouMean(setting.split('.').at(-1)!, allowed.split(', '))}`
-}
-
-const DESTINATION_RULES: RulesOf<SourceDestinations> = { Webhooks: webhookSettings }
+const DESTINATION_RULES = Object.fromEntries(
+  DESTINATIONS.map((module) => [module.name, destinationRule(module)]),
+) as RulesOf<SourceDestinations>
 
 const SOURCE_RULES: RulesOf<RelaySource> = {
   name: text,

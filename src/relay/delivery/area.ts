@@ -1,10 +1,13 @@
 import type { Agent } from 'undici'
-import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination } from '../../webhooks/index'
 import type { Area } from '../area'
 import type { RelaySource, ResolvedRelayOptions } from '../config/options'
 import type { SourceRegistry } from '../config/source-registry'
 import type { PreparedFunctions } from '../config/reload'
 import { withoutFunction } from '../config/function-settings'
+import { DESTINATIONS } from '../destinations/index'
+import type { DestinationModule, DestinationSender } from '../destinations/destination'
+import { WEBHOOK_RETRIES } from '../destinations/webhooks/index'
+import { newLeaseOwner } from './leases'
 import { WEBHOOKS_DESTINATION } from '../config/sources'
 import { RelayConfigError } from '../errors'
 import { log, plural } from '../log'
@@ -14,7 +17,6 @@ import type { CircuitStore } from '../store/circuits'
 import type { Store } from '../store/store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
 import { chainSteps, type DeliveryStep, runStep } from './delivery-step'
-import type { Destination } from './destination'
 import type { FunctionObserver } from './functions/load'
 import { ReloadableFunctions } from './functions/reloadable'
 import { outcomeLabel } from './functions/result'
@@ -52,6 +54,8 @@ export interface DeliveryDeps {
    * options' sources, fixed.
    */
   sources?: SourceRegistry
+  /** The destinations the relay knows. @default DESTINATIONS (`destinations/index.ts`) */
+  destinations?: readonly DestinationModule[]
 }
 
 /** Delivery's area: its routes (none) and stop, and what the others ask of it. */
@@ -100,9 +104,15 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     sourcesNow().map((s) => s.name),
   )
   const agent = guardedAgent({ allowPrivateNetworks: options.allowPrivateNetworks })
-  let destinations: Map<string, Map<string, Destination>>
+  const build: Builder = {
+    modules: deps.destinations ?? DESTINATIONS,
+    relayId: newLeaseOwner(),
+    agent,
+    limits: { timeout: options.webhookTimeout, responseBodyLimit: options.responseBodyLimit },
+  }
+  let destinations: Map<string, Map<string, DestinationSender>>
   try {
-    destinations = buildDestinations(sourcesNow(), options, agent)
+    destinations = buildDestinations(sourcesNow(), build)
   } catch (error) {
     void agent.close()
     throw error
@@ -110,8 +120,8 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   const { events } = deps
   // Each call of a destination's function, told to metrics through the events channel.
   const calls = new FunctionCallLog()
-  const observeFunction: FunctionObserver = (source, result) => {
-    calls.record(source, WEBHOOKS_DESTINATION, result, Date.now())
+  const observeFunction: FunctionObserver = (source, result, destination) => {
+    calls.record(source, destination, result, Date.now())
     if (events.listened) events.publish({ type: 'function', source, outcome: outcomeLabel(result), ms: result.ms })
   }
   const functions = await ReloadableFunctions.load(options, observeFunction).catch(async (error: unknown) => {
@@ -132,7 +142,8 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   const lane = {
     store,
     destinations,
-    retries: { schedule: nextAttemptAt, window: RETRY_WINDOW_MS },
+    // The rule of a delivery whose destination is gone; each sender judges its own by its own.
+    retries: WEBHOOK_RETRIES,
     concurrency: options.concurrency,
     leaseTimeout: options.leaseTimeout,
     step,
@@ -161,8 +172,11 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   // A source added, changed or removed (the admin API, a reload): the maps the worker and the
   // console hold are updated in place, so the next attempt uses the settings of its moment.
   const unsubscribe = deps.sources?.onChange(() => {
-    const fresh = buildDestinations(sourcesNow(), options, agent)
+    const fresh = buildDestinations(sourcesNow(), build)
+    const stale = [...destinations.values()].flatMap((named) => [...named.values()])
     replaceEntries(destinations, fresh)
+    // Attempts under way keep the sender they hold; a destination's close lets it finish them.
+    for (const sender of stale) void sender.close()
     replaceEntries(webhooks, routesByUrl(fresh))
     worker.sourcesChanged()
     replays.sourcesChanged()
@@ -217,6 +231,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     stop: async () => {
       unsubscribe?.()
       clearInterval(poll)
+      for (const named of destinations.values()) for (const sender of named.values()) await sender.close()
       await functions.close()
       await agent.destroy()
       await retention.stop()
@@ -241,31 +256,32 @@ function replaceEntries<K, V>(target: Map<K, V>, source: ReadonlyMap<K, V>): voi
   for (const [key, value] of source) target.set(key, value)
 }
 
-// One Webhooks destination per source, built again when the sources change; its settings errors
-// are configuration errors.
+/** What each source's destinations are built with. */
+interface Builder {
+  modules: readonly DestinationModule[]
+  relayId: string
+  agent: Agent
+  limits: { timeout: number; responseBodyLimit: number }
+}
+
+// Each source's destinations, by the modules' names, built again when the sources change; a
+// module's refusal is a configuration error at the destination's path.
 function buildDestinations(
   sources: readonly RelaySource[],
-  options: ResolvedRelayOptions,
-  agent: Agent,
-): Map<string, Map<string, Destination>> {
-  const bySource = new Map<string, Map<string, Destination>>()
+  build: Builder,
+): Map<string, Map<string, DestinationSender>> {
+  const bySource = new Map<string, Map<string, DestinationSender>>()
   sources.forEach((source, index) => {
-    const destinations = new Map<string, Destination>()
-    const settings = source.destinations?.Webhooks
-    if (settings !== undefined) {
+    const destinations = new Map<string, DestinationSender>()
+    for (const module of build.modules) {
+      const settings = source.destinations?.[module.name]
+      if (settings === undefined) continue
+      const context = { source: source.name, relayId: build.relayId, agent: build.agent, limits: build.limits }
       try {
-        destinations.set(
-          WEBHOOKS_DESTINATION,
-          new WebhookDestination(withoutFunction(settings), {
-            timeout: options.webhookTimeout,
-            dispatcher: agent,
-            responseBodyLimit: options.responseBodyLimit,
-          }),
-        )
+        destinations.set(module.name, module.create(withoutFunction(settings), context))
       } catch (error) {
-        throw new RelayConfigError(`sources[${index}].destinations.Webhooks`, (error as Error).message, {
-          cause: error,
-        })
+        const field = `sources[${index}].destinations.${module.name}`
+        throw new RelayConfigError(field, (error as Error).message, { cause: error })
       }
     }
     bySource.set(source.name, destinations)

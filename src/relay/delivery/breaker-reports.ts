@@ -3,7 +3,7 @@ import { validRetryAfter } from '../../shared/retry'
 import type { DeliveryAttempt } from '../../webhooks/index'
 import { log } from '../log'
 import { BatchedWriter, eachInTurn } from './batched-writer'
-import { describeRequest } from './failure-text'
+import { describeRequest } from '../destinations/failure-text'
 
 /** Failed and answered requests to one URL not yet written to the store. */
 export interface Unreported {

@@ -2,9 +2,8 @@ import { redactUrl } from '../../shared/redact-url'
 import { type LogFields, log, logTime } from '../log'
 import type { AttemptOutcome, DueDelivery } from '../store/store'
 import { validRetryAfter } from '../../shared/retry'
-import { decideNextStep } from '../../webhooks/index'
-import type { AttemptResult, RetryPolicy } from './destination'
-import { describeFailure } from './failure-text'
+import { type AttemptResult, type RetryPolicy, requestsOf } from './destination'
+import { describeRequests } from '../destinations/failure-text'
 
 /** One settled attempt, as {@link outcomeOf} judges it. */
 export interface SettledInput {
@@ -52,8 +51,9 @@ export function outcomeOf({ delivery, at, attempt, skipped, retries, now }: Sett
     logGivenUp(delivery, 'not-retryable', attempt.error)
     return { id: delivery.id, at, requests: [], next: { status: 'failed', error } }
   }
-  const { result } = attempt
-  if (result.ok) {
+  const { outcome } = attempt
+  const requests = outcome.requests ?? []
+  if (outcome.kind === 'delivered') {
     // One line per message: debug only (at info it would be most of the log, and cost CPU).
     if (log.isLevelEnabled('debug')) {
       log.debug(`delivery ${delivery.id} of source ${delivery.source} delivered`, {
@@ -62,42 +62,41 @@ export function outcomeOf({ delivery, at, attempt, skipped, retries, now }: Sett
       })
     }
     // The common case, built directly (no intermediate object to spread).
-    return { id: delivery.id, at, requests: result.attempts, next: { status: 'delivered' } }
+    return { id: delivery.id, at, requests, next: { status: 'delivered' } }
   }
-  const base = { id: delivery.id, at, requests: result.attempts }
+  const base = { id: delivery.id, at, requests }
   // The stored error (admin-only) keeps whole URLs; the log shows them without query strings.
-  // URLs the breaker left out are named with why, after those that were tried.
-  const error = [describeFailure(result), ...skipped.map((s) => `skipped ${s}`)].join('; ')
-  const logged = describeFailure(result, redactUrl)
-  if (result.retryAfterMs !== undefined && validRetryAfter(result.retryAfterMs) === undefined) {
+  // Targets the breaker left out are named with why, after those that were tried.
+  const error = [outcome.error, ...skipped.map((s) => `skipped ${s}`)].join('; ')
+  const logged = requests.length > 0 ? describeRequests(requests, redactUrl) : outcome.error
+  if (outcome.retryAfterMs !== undefined && validRetryAfter(outcome.retryAfterMs) === undefined) {
     log.warn(
-      `delivery ${delivery.id} of source ${delivery.source}: ignoring a Retry-After of ${result.retryAfterMs} ms (not a finite number ≥ 0)`,
+      `delivery ${delivery.id} of source ${delivery.source}: ignoring a Retry-After of ${outcome.retryAfterMs} ms (not a finite number ≥ 0)`,
       { event: 'retry-after-ignored', ...fieldsOf(delivery) },
     )
   }
-  const decision = decideNextStep(
-    { result, attempt: delivery.attempts + 1, firstAttemptAt: delivery.firstAttemptAt ?? at, now: now() },
-    retries.schedule,
-  )
-  switch (decision.kind) {
-    case 'delivered':
-      // decideNextStep answers this only for an ok result, handled above.
-      return { ...base, next: { status: 'delivered' } }
-    case 'retry':
-      if (log.isLevelEnabled('debug')) {
-        log.debug(
-          `delivery ${delivery.id} of source ${delivery.source} failed (${logged}); next attempt at ${logTime(decision.at)}`,
-          { event: 'retry-scheduled', ...fieldsOf(delivery), nextAttemptAt: logTime(decision.at) },
-        )
-      }
-      return { ...base, next: { status: 'pending', nextAttemptAt: decision.at, error } }
-    case 'give-up':
-      logGivenUp(delivery, decision.why, logged)
-      if (decision.why === 'window-spent') {
-        return { ...base, next: { status: 'failed', error: `retry window spent; last error: ${error}` } }
-      }
-      return { ...base, next: { status: 'failed', error } }
+  if (!outcome.retryable) {
+    logGivenUp(delivery, 'not-retryable', logged)
+    return { ...base, next: { status: 'failed', error } }
   }
+  const retryAfterMs = validRetryAfter(outcome.retryAfterMs)
+  const nextAt = retries.schedule({
+    attempt: delivery.attempts + 1,
+    firstAttemptAt: delivery.firstAttemptAt ?? at,
+    now: now(),
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  })
+  if (nextAt === undefined) {
+    logGivenUp(delivery, 'window-spent', logged)
+    return { ...base, next: { status: 'failed', error: `retry window spent; last error: ${error}` } }
+  }
+  if (log.isLevelEnabled('debug')) {
+    log.debug(
+      `delivery ${delivery.id} of source ${delivery.source} failed (${logged}); next attempt at ${logTime(nextAt)}`,
+      { event: 'retry-scheduled', ...fieldsOf(delivery), nextAttemptAt: logTime(nextAt) },
+    )
+  }
+  return { ...base, next: { status: 'pending', nextAttemptAt: nextAt, error } }
 }
 
 function logGivenUp(delivery: DueDelivery, why: 'not-retryable' | 'window-spent', logged: string): void {
@@ -119,7 +118,7 @@ export function judgedOutcome(input: SettledInput): AttemptOutcome {
     return outcomeOf(input)
   } catch (error) {
     const { attempt } = input
-    return crashedOutcome(input.delivery, input.at, error, attempt.kind === 'sent' ? attempt.result.attempts : [])
+    return crashedOutcome(input.delivery, input.at, error, requestsOf(attempt))
   }
 }
 

@@ -1,4 +1,8 @@
+import { redactUrl } from '../../shared/redact-url'
+import { log } from '../log'
 import type { Route } from '../store/circuits'
+import type { Plan } from './breaker'
+import type { Sending } from './worker-options'
 import type { DueDelivery } from '../store/store'
 import type { Lane } from './lane'
 
@@ -60,4 +64,18 @@ async function probeCandidate(
   }
   host.leases.hold([delivery.id])
   return { lane, delivery }
+}
+
+/** What the probe of `url` sends, as the breaker planned it for `found`'s delivery; logged. */
+export function probeSending(plan: Plan, url: string, found: { lane: Lane; delivery: DueDelivery }): Sending {
+  // The probe's URL is always in the plan, so it is always a send.
+  const { urls, skipped } = plan as Extract<Plan, { kind: 'send' }>
+  const { lane, delivery } = found
+  log.info(`probing ${redactUrl(url)} with delivery ${delivery.id} of source ${lane.source}`, {
+    event: 'probe',
+    url,
+    source: lane.source,
+    deliveryId: delivery.id,
+  })
+  return { urls, skipped, probe: url }
 }

@@ -3,7 +3,7 @@ import { log } from '../log'
 import type { Circuit, CircuitStore, Route } from '../store/circuits'
 import { type BreakerPolicy, nextProbeAt, probeDelay } from './breaker-policy'
 import type { DeliveryAttempt } from '../../webhooks/index'
-import { describeRequest } from './failure-text'
+import { describeRequest } from '../destinations/failure-text'
 import { clampTimerDelay } from '../../shared/retry'
 
 /** What the prober needs from the breaker and the worker. */

@@ -1,8 +1,7 @@
-import { SEND_STORED, type SendsStored } from '../../webhooks/stored'
 import { log } from '../log'
 import type { ReplayDue, ReplayStore } from '../store/replays'
 import type { ClaimRequest, Store } from '../store/store'
-import type { Destination } from './destination'
+import type { DestinationSender } from './destination'
 import type { DeliveryStep } from './delivery-step'
 import { nextBackoff } from './timing'
 import { Worker, type WorkerOptions } from './worker'
@@ -76,7 +75,7 @@ export function createReplayLane(options: ReplayLaneOptions): ReplayLane {
  * asked to send there alone). Each key runs the destination's function.
  */
 class ReplayTargets {
-  readonly destinations = new Map<string, Map<string, Destination>>()
+  readonly destinations = new Map<string, Map<string, DestinationSender>>()
   readonly #live: WorkerOptions['destinations']
 
   constructor(live: WorkerOptions['destinations']) {
@@ -118,27 +117,23 @@ function stepByTarget(step: DeliveryStep | undefined): DeliveryStep | undefined 
   return { of: (source, key) => step.of(source, key.split(' ')[0]!) }
 }
 
-// `destination`, sending to `url` alone. A URL no longer among the destination's (its settings
-// changed since the replay started) is a delivery it can never send: the attempt says so.
-function toOneUrl(destination: Destination, url: string): Destination {
-  const check = () => {
-    if (!(destination.urls ?? []).includes(url)) throw new Error(`${url} is no longer one of the destination's URLs`)
-  }
-  const stored = (destination as Partial<SendsStored>)[SEND_STORED]
-  const one: Destination & Partial<SendsStored> = {
-    urls: [url],
-    send: async (message) => {
-      check()
-      return destination.send(message, { urls: [url] })
+// `destination`, sending to `url` alone. A URL no longer among the destination's targets (its
+// settings changed since the replay started) is a delivery it can never send: the attempt says so.
+function toOneUrl(destination: DestinationSender, url: string): DestinationSender {
+  return {
+    targets: [url],
+    batching: destination.batching,
+    retries: destination.retries,
+    sendBatch: async (batch) => {
+      if (!destination.targets.includes(url)) {
+        const error = `the destination threw: ${url} is no longer one of the destination's URLs`
+        return batch.map(() => ({ kind: 'failed', retryable: false, error }))
+      }
+      return destination.sendBatch(batch, { targets: [url] })
     },
+    // The live destination's: closed with it.
+    close: async () => {},
   }
-  if (stored !== undefined) {
-    one[SEND_STORED] = async (message) => {
-      check()
-      return stored.call(destination, message, { urls: [url] })
-    }
-  }
-  return one
 }
 
 /**

@@ -1,22 +1,26 @@
-import { SEND_STORED, type SendsStored } from '../../webhooks/stored'
+import type { DestinationSender, MessageOutcome, OutboundMessage } from '../destinations/destination'
 import type { DueDelivery } from '../store/store'
 import { type RouteStep, runStep, type StepVerdict } from './delivery-step'
-import type { AttemptResult, Destination } from './destination'
+import type { AttemptResult } from './destination'
+
+/** Sends one message of a delivery: alone, or gathered into a batch of its route. */
+export type SendOne = (message: OutboundMessage) => Promise<MessageOutcome>
 
 /**
- * Makes one attempt of `delivery` through `destination`, to `urls` only when the breaker left some
- * of the destination's URLs out. When `step` is given (the worker ran none before: a probe), it
- * runs first on the stored message: what it chooses is what is formatted and sent. Never
- * rejects: a destination that is gone or throws is an `unsent` result (no request was made;
- * retrying would not change that).
+ * Makes one attempt of `delivery` through `sender`, to `targets` only when the breaker left some
+ * of the sender's targets out. When `step` is given (the worker ran none before: a probe), it runs
+ * first on the stored message: what it chooses is what is sent. `send` gathers the message into
+ * a batch; without it, the message is a batch of its own. Never rejects: a destination that is
+ * gone is an `unsent` result (nothing was sent; retrying would not change that).
  */
 export async function sendAttempt(
-  destination: Destination | undefined,
+  sender: DestinationSender | undefined,
   delivery: DueDelivery,
-  urls: readonly string[] | undefined,
+  targets: readonly string[] | undefined,
   step?: RouteStep,
+  send?: SendOne,
 ): Promise<AttemptResult> {
-  if (destination === undefined) {
+  if (sender === undefined) {
     return { kind: 'unsent', error: `the source no longer has the ${delivery.destination} destination` }
   }
   let message = delivery.message
@@ -27,8 +31,25 @@ export async function sendAttempt(
     message = verdict.message
     logs = verdict.logs
   }
-  const sent = await send(destination, message, urls)
+  const outbound = { deliveryId: delivery.id, source: delivery.source, message }
+  const outcome = await (send ?? alone(sender, targets))(outbound)
+  const sent: AttemptResult = { kind: 'sent', outcome }
   return logs === undefined || logs.length === 0 ? sent : { ...sent, logs }
+}
+
+/** Sends a message as a batch of one, to `targets` when they are fewer than the sender's. */
+export function alone(sender: DestinationSender, targets: readonly string[] | undefined): SendOne {
+  const subset = targets !== undefined && targets.length < sender.targets.length
+  return async (message) => {
+    try {
+      const outcomes = await (subset ? sender.sendBatch([message], { targets }) : sender.sendBatch([message]))
+      return outcomes[0] ?? { kind: 'failed', retryable: true, error: 'the destination answered no outcome' }
+    } catch (error) {
+      // The contract says never; a sender that throws cannot send the message, and retrying
+      // would not change that.
+      return { kind: 'failed', retryable: false, error: `the destination threw: ${(error as Error).message}` }
+    }
+  }
 }
 
 /** The attempt's result when a step ended it before any request. */
@@ -41,28 +62,5 @@ export function unsentBy(verdict: Exclude<StepVerdict, { kind: 'send' }>): Attem
       return { kind: 'function-retry', error: verdict.error, ...logs }
     case 'failed':
       return { kind: 'unsent', error: verdict.error, ...logs }
-  }
-}
-
-async function send(
-  destination: Destination,
-  message: DueDelivery['message'],
-  urls: readonly string[] | undefined,
-): Promise<AttemptResult> {
-  try {
-    const subset = urls !== undefined && urls.length < (destination.urls?.length ?? 0)
-    const options = subset ? { urls } : undefined
-    // The message was validated at ingest: the Webhooks destination formats it without checking it again.
-    const sendStored = (destination as Partial<SendsStored>)[SEND_STORED]
-    const result = await (sendStored !== undefined
-      ? sendStored.call(destination, message, options)
-      : subset
-        ? destination.send(message, options)
-        : destination.send(message))
-    return { kind: 'sent', result }
-  } catch (error) {
-    // A destination reports delivery failures in its result; it throws only for a message it
-    // can never send (one it cannot format), which retrying would not change.
-    return { kind: 'unsent', error: `the destination threw: ${(error as Error).message}` }
   }
 }

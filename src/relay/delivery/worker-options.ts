@@ -3,7 +3,7 @@ import type { SettledAttempt } from '../events/kinds'
 import type { Store } from '../store/store'
 import type { BreakerConfig } from './breaker'
 import type { DeliveryStep } from './delivery-step'
-import type { Destination, RetryPolicy } from './destination'
+import type { DestinationSender, RetryPolicy } from './destination'
 
 /**
  * What the worker asks of the store: its claims, leases and outcomes (the live outbox's, or a
@@ -14,9 +14,12 @@ export type WorkerStore = Pick<Store, 'claim' | 'nextDueIn' | 'renew' | 'release
 /** What the worker needs: the store, each source's destinations by name, and the retry rule. */
 export interface WorkerOptions {
   store: WorkerStore
-  /** Source name → destination name → destination. */
-  destinations: ReadonlyMap<string, ReadonlyMap<string, Destination>>
-  /** When a failed delivery goes again, and the window it is retried in. */
+  /** Source name → destination name → its sender. */
+  destinations: ReadonlyMap<string, ReadonlyMap<string, DestinationSender>>
+  /**
+   * The retry rule of a delivery whose destination is gone, and the window the breaker keeps to;
+   * each sender's own rule judges its attempts.
+   */
   retries: RetryPolicy
   /** Deliveries in flight at once, per source. */
   concurrency: number
@@ -40,8 +43,8 @@ export interface WorkerOptions {
 export function routesByUrl(destinations: WorkerOptions['destinations']): Map<string, Route[]> {
   const routes = new Map<string, Route[]>()
   for (const [source, named] of destinations) {
-    for (const [destination, { urls = [] }] of named) {
-      for (const url of new Set(urls)) routes.set(url, [...(routes.get(url) ?? []), { source, destination }])
+    for (const [destination, { targets }] of named) {
+      for (const url of new Set(targets)) routes.set(url, [...(routes.get(url) ?? []), { source, destination }])
     }
   }
   return routes

@@ -1,27 +1,25 @@
-import { redactUrl } from '../../shared/redact-url'
-import { clampTimerDelay } from '../../shared/retry'
-import { log } from '../log'
 import type { Route } from '../store/circuits'
 import type { AttemptOutcome, DueDelivery } from '../store/store'
 import { Breaker, type CircuitSnapshot, type Plan } from './breaker'
-import type { AttemptResult, RetryPolicy } from './destination'
+import { type AttemptResult, breakerRequestsOf, type RetryPolicy } from './destination'
 import { tellObserver } from './attempt-observer'
 import { withConsole } from './functions/attempt-console'
 import { IdleSignal } from './idle'
-import { type ProbeCandidateHost, probeDelivery } from './probe-candidate'
+import { type ProbeCandidateHost, probeDelivery, probeSending } from './probe-candidate'
 import { Lane } from './lane'
 import { Leases, newLeaseOwner } from './leases'
 import { crashedOutcome, expiredOutcome, judgedOutcome } from './outcome'
 import { outcomeWriter } from './outcome-writer'
 import { type RouteStep, runStep } from './delivery-step'
-import { sendAttempt, unsentBy } from './send'
+import { alone, sendAttempt, unsentBy } from './send'
+import { Gathering } from './gathering'
+import { type ClaimHost, claimDue } from './claim'
 import type { SettledAttempt } from '../events/kinds'
 import { routesByUrl, type Sending, type WorkerOptions, type WorkerStore } from './worker-options'
+import type { DestinationSender } from '../destinations/destination'
+import type { SendOne } from './send'
 
 export type { SettledAttempt, WorkerOptions }
-
-// Due deliveries are claimed at least this many at a time: one round trip feeds many attempts.
-const CLAIM_CHUNK = 128
 
 /**
  * Claims due deliveries from the store and attempts them, bounded per source ({@link Lane});
@@ -64,6 +62,9 @@ export class Worker {
   /** Each URL's routes (the deliveries that go there), for the breaker. */
   readonly #routes: Map<string, readonly Route[]>
   readonly #probeHost: ProbeCandidateHost
+  readonly #claimHost: ClaimHost
+  /** The batches being gathered, for destinations that send several messages at once. */
+  readonly #gathering = new Gathering()
 
   constructor(options: WorkerOptions) {
     this.#store = options.store
@@ -93,6 +94,12 @@ export class Worker {
       },
       settled: () => this.#idle.check(),
     })
+    this.#claimHost = {
+      ...{ store: this.#store, owner: this.#owner, leaseTimeout: this.#leaseTimeout, leases: this.#leases },
+      concurrency: this.#concurrency,
+      stopping: () => this.#stopping,
+      freshen: () => this.#breaker?.freshen() ?? Promise.resolve(),
+    }
     this.#probeHost = {
       ...{ routes: this.#routes, lanes: this.#lanes, leases: this.#leases, stopping: () => this.#stopping },
       claimProbe: (url) => this.#breaker!.claimProbe(url),
@@ -163,6 +170,8 @@ export class Worker {
     const waiting: number[] = []
     for (const lane of this.#lanes.values()) for (const delivery of lane.stop()) waiting.push(delivery.id)
     await this.#leases.release(waiting)
+    // Batches still gathering go now: their deliveries are in flight.
+    this.#gathering.flushAll()
     let timer: NodeJS.Timeout | undefined
     await Promise.race([this.idle(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))])
     clearTimeout(timer)
@@ -192,49 +201,13 @@ export class Worker {
 
   async #claim(lane: Lane): Promise<void> {
     lane.claim()
-    const wanted = Math.max(CLAIM_CHUNK, 2 * this.#concurrency) - lane.buffer.length
-    const pump = () => this.#schedulePump(lane)
-    let sleep: Parameters<Lane['endClaim']>[0]
-    try {
-      const due = await this.#store.claim({
-        source: lane.source,
-        limit: wanted,
-        owner: this.#owner,
-        // A length, not an end: the store judges leases by its own clock (on PostgreSQL, the
-        // database's), so this relay's clock being off never takes or keeps work it should not.
-        leaseMs: this.#leaseTimeout,
-      })
-      lane.claimSucceeded()
-      if (this.#stopping) {
-        await this.#leases.release(due.map((d) => d.id))
-      } else {
-        this.#leases.hold(due.map((d) => d.id))
-        lane.buffer.push(...due)
-        if (due.length > 0) await this.#breaker?.freshen()
-        if (due.length === wanted) lane.claimAgain()
-        else {
-          // Counts what became due since the claim too (then 0 or less: claimed again at once), so
-          // nothing is missed between the two statements, which read the clock at two instants.
-          const wait = await this.#store.nextDueIn(lane.source)
-          // A timer may fire a millisecond early: the pump then finds nothing due and sleeps again.
-          if (wait !== undefined && !this.#stopping) {
-            sleep = { ms: clampTimerDelay(wait), why: 'next-due', pump }
-          }
-        }
-      }
-    } catch (error) {
-      const ms = lane.claimFailed()
-      log.error(
-        `could not claim deliveries of source ${lane.source}: ${(error as Error).message}; claiming again in ${ms} ms`,
-        { event: 'claim-failed', source: lane.source },
-      )
-      if (!this.#stopping) sleep = { ms, why: 'backing-off', pump }
-    }
+    const sleep = await claimDue(lane, this.#claimHost, () => this.#schedulePump(lane))
     const again = lane.endClaim(sleep)
     this.#startAttempts(lane)
     if (again) this.#schedulePump(lane)
     this.#idle.check()
   }
+
   // Starts what the lane's slots allow. With a breaker, each delivery goes where the circuits and
   // the per-URL limits let it: one that must wait for a URL keeps its place, and the others pass.
   #startAttempts(lane: Lane): void {
@@ -242,9 +215,18 @@ export class Worker {
     const destinations = this.#destinations.get(lane.source)?.size ?? 0
     let waiting: Set<string> | undefined
     let index = 0
-    while (!this.#stopping && lane.running < this.#concurrency && index < lane.buffer.length) {
+    while (!this.#stopping && index < lane.buffer.length) {
       const delivery = lane.buffer[index]!
-      if (waiting?.has(delivery.destination)) {
+      // A batch of its route is gathering: the delivery joins it, planned and counted with it,
+      // whether or not the lane has a free slot.
+      const batch = this.#gathering.open(delivery, this.#prepared.has(delivery) ? undefined : this.#step)
+      if (batch !== undefined) {
+        lane.buffer.splice(index, 1)
+        this.#join(lane, delivery, batch)
+        continue
+      }
+      if (lane.running >= this.#concurrency && !this.#gathering.gathering) break
+      if (waiting?.has(delivery.destination) || lane.running >= this.#concurrency) {
         index++
         continue
       }
@@ -276,6 +258,17 @@ export class Worker {
         this.#queueOutcome(lane, expiredOutcome(delivery, this.#now(), plan.error))
       }
     }
+  }
+
+  // Joins a gathering batch, holding no slot of its own: the batch's first delivery holds it.
+  #join(lane: Lane, delivery: DueDelivery, send: SendOne): void {
+    this.#gathering.joined(+1)
+    this.#attempt(lane, delivery, undefined, send)
+      .catch((error: unknown) => this.#settle(lane, crashedOutcome(delivery, this.#now(), error), false))
+      .finally(() => {
+        this.#gathering.joined(-1)
+        this.#idle.check()
+      })
   }
 
   #start(lane: Lane, delivery: DueDelivery, sending: Sending | undefined): void {
@@ -317,8 +310,12 @@ export class Worker {
     return ready
   }
 
+  #senderOf(delivery: DueDelivery): DestinationSender | undefined {
+    return this.#destinations.get(delivery.source)?.get(delivery.destination)
+  }
+
   #urlsOf(delivery: DueDelivery): readonly string[] {
-    return this.#destinations.get(delivery.source)?.get(delivery.destination)?.urls ?? []
+    return this.#senderOf(delivery)?.targets ?? []
   }
 
   // A URL's circuit or slots changed: the lanes that send there look at their waiting deliveries.
@@ -332,53 +329,58 @@ export class Worker {
   // This relay holds the URL's probe: send a delivery there, after its step (see probeDelivery).
   async #probe(url: string): Promise<boolean> {
     const found = await probeDelivery(url, this.#probeHost)
-    if (found !== undefined) this.#startProbe(found.lane, found.delivery, url)
-    return found !== undefined
+    if (found === undefined) return false
+    const plan = this.#breaker!.plan(this.#urlsOf(found.delivery), found.delivery.firstAttemptAt, this.#now(), url)
+    this.#start(found.lane, found.delivery, probeSending(plan, url, found))
+    return true
   }
 
-  #startProbe(lane: Lane, delivery: DueDelivery, url: string): void {
-    const plan = this.#breaker!.plan(this.#urlsOf(delivery), delivery.firstAttemptAt, this.#now(), url)
-    // The probe's URL is always in the plan, so it is always a send.
-    const { urls, skipped } = plan as Extract<Plan, { kind: 'send' }>
-    log.info(`probing ${redactUrl(url)} with delivery ${delivery.id} of source ${lane.source}`, {
-      event: 'probe',
-      url,
-      source: lane.source,
-      deliveryId: delivery.id,
-    })
-    this.#start(lane, delivery, { urls, skipped, probe: url })
-  }
-
-  async #attempt(lane: Lane, delivery: DueDelivery, sending: Sending | undefined): Promise<void> {
+  // `joined`: the delivery joins a gathering batch through it (holding no slot of its own).
+  async #attempt(lane: Lane, delivery: DueDelivery, sending: Sending | undefined, joined?: SendOne): Promise<void> {
     const at = this.#now()
-    const destination = this.#destinations.get(delivery.source)?.get(delivery.destination)
+    const sender = this.#senderOf(delivery)
     let attempt: AttemptResult | undefined
     try {
       // A delivery not run through its step yet (a step added since it was planned) runs it here.
       const step = this.#prepared.has(delivery) ? undefined : this.#step?.of(delivery.source, delivery.destination)
-      attempt = await sendAttempt(destination, delivery, sending?.urls, step)
+      // A probe goes alone; another delivery opens a batch its route's next deliveries join.
+      const send =
+        joined ??
+        (sender === undefined || sending?.probe !== undefined
+          ? undefined
+          : (this.#gathering.start(delivery, sender, sending?.urls) ?? alone(sender, sending?.urls)))
+      attempt = await sendAttempt(sender, delivery, sending?.urls, step, send)
       const logs = this.#prepared.get(delivery)
       if (logs !== undefined) attempt = { ...attempt, logs }
     } finally {
-      // Frees the URLs' slots and counts each answer towards its circuit, even if the attempt broke.
-      const requests = attempt?.kind === 'sent' ? attempt.result.attempts : []
-      if (sending !== undefined) this.#breaker!.settle(sending.urls, requests, sending.probe)
+      // Frees the targets' slots and counts each answer towards its circuit, even if the attempt broke.
+      if (sending !== undefined) {
+        this.#breaker!.settle(sending.urls, breakerRequestsOf(attempt, sending.urls), sending.probe)
+      }
     }
-    this.#finish(lane, delivery, at, attempt, sending?.skipped ?? [])
+    this.#finish(lane, delivery, at, attempt, sending?.skipped ?? [], joined === undefined)
   }
 
   // Judges a settled attempt, tells the observer, and queues its outcome.
-  #finish(lane: Lane, delivery: DueDelivery, at: number, attempt: AttemptResult, skipped: readonly string[]): void {
-    const judged = judgedOutcome({ delivery, at, attempt, skipped, retries: this.#retries, now: this.#now })
+  #finish(
+    lane: Lane,
+    delivery: DueDelivery,
+    at: number,
+    attempt: AttemptResult,
+    skipped: readonly string[],
+    holdsSlot = true,
+  ): void {
+    const retries = this.#senderOf(delivery)?.retries ?? this.#retries
+    const judged = judgedOutcome({ delivery, at, attempt, skipped, retries, now: this.#now })
     const outcome = withConsole(judged, attempt.logs, this.#now() - at)
     tellObserver(this.#observe, delivery, outcome, this.#now() - at)
-    this.#settle(lane, outcome)
+    this.#settle(lane, outcome, holdsSlot)
   }
 
   // Frees the attempt's slot and queues its outcome; the delivery stays held until that is written.
-  #settle(lane: Lane, outcome: AttemptOutcome): void {
+  #settle(lane: Lane, outcome: AttemptOutcome, holdsSlot = true): void {
     if (this.#closed) return
-    lane.running--
+    if (holdsSlot) lane.running--
     this.#queueOutcome(lane, outcome)
     this.#schedulePump(lane)
   }
@@ -388,7 +390,7 @@ export class Worker {
   }
 
   #isIdle(): boolean {
-    if (this.#outcomes.busy || this.#breaker?.busy) return false
+    if (this.#outcomes.busy || this.#breaker?.busy || this.#gathering.busy) return false
     for (const lane of this.#lanes.values()) {
       if (lane.running > 0 || lane.busy) return false
     }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { Destination } from '../../../src/relay/delivery/destination'
+import type { SendsOne as Destination } from '../../../src/relay/destinations/webhooks/sender'
 import { type DeliveryAttempt, RETRY_WINDOW_MS } from '../../../src/webhooks/index'
 import { breakerSetup, T0 } from './breaker-helpers'
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { chainSteps, type DeliveryStep, type StepVerdict } from '../../../src/relay/delivery/delivery-step'
-import type { Destination } from '../../../src/relay/delivery/destination'
+import type { SendsOne as Destination } from '../../../src/relay/destinations/webhooks/sender'
 import type { Store } from '../../../src/relay/store/store'
 import type { DeliverableMessage } from '../../../src/shared/message'
 import { openTestStore, STORE_KINDS } from '../../support/stores'

@@ -1,27 +1,46 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import type { Destination, RetryPolicy } from '../../../src/relay/delivery/destination'
+import type { DestinationSender, MessageOutcome, RetryPolicy } from '../../../src/relay/destinations/destination'
+import { DESTINATIONS } from '../../../src/relay/destinations/index'
+import { webhooks, WEBHOOK_RETRIES } from '../../../src/relay/destinations/webhooks/index'
 import { RelayConfigError } from '../../../src/relay/index'
 import { validateRelayOptions } from '../../../src/relay/config/validate'
-import {
-  type DeliveryResult,
-  nextAttemptAt,
-  RETRY_WINDOW_MS,
-  type RetryState,
-  WebhookDestination,
-} from '../../../src/webhooks/index'
+import { type RetryState, WebhookDestination } from '../../../src/webhooks/index'
 import { MAX_TIMEOUT_MS } from '../../../src/webhooks/limits'
 
 const sources = [
   { name: 'web', writeKey: 'wk', destinations: { Webhooks: { webhooks: [{ url: 'https://a.example/' }] } } },
 ]
 
-describe('the boundary between the relay and the Webhooks destination', () => {
-  it('is typed by the destination’s own types: its result, its requests and the retry state', () => {
-    expectTypeOf<WebhookDestination>().toMatchTypeOf<Destination>()
-    expectTypeOf<ReturnType<Destination['send']>>().toEqualTypeOf<Promise<DeliveryResult>>()
+describe('the boundary between the relay and its destinations', () => {
+  it('is typed by the interface: a batch in, one outcome per message out, the retry state', () => {
+    expectTypeOf<ReturnType<DestinationSender['sendBatch']>>().toEqualTypeOf<Promise<readonly MessageOutcome[]>>()
     expectTypeOf<Parameters<RetryPolicy['schedule']>[0]>().toEqualTypeOf<RetryState>()
-    const platform: RetryPolicy = { schedule: nextAttemptAt, window: RETRY_WINDOW_MS }
-    expect(platform.window).toBe(4 * 60 * 60 * 1000)
+    expect(WEBHOOK_RETRIES.window).toBe(4 * 60 * 60 * 1000)
+  })
+
+  it('lists Webhooks as a module whose URLs are its targets, one message at a time', () => {
+    expect(DESTINATIONS.map((d) => d.name)).toContain('Webhooks')
+    const settings = webhooks.parseSettings({ webhooks: [{ url: 'https://a.example/' }] }, 'here')
+    const sender = webhooks.create(settings, {
+      source: 'web',
+      relayId: 'r1',
+      agent: undefined as never,
+      limits: { timeout: 1000, responseBodyLimit: 0 },
+    })
+    expect(sender.targets).toEqual(['https://a.example/'])
+    expect(sender.batching).toEqual({ maxMessages: 1, maxWaitMs: 0 })
+    expect(sender.retries).toBe(WEBHOOK_RETRIES)
+  })
+
+  it("names the Webhooks module's problems by their path, and its secrets", () => {
+    expect(() => webhooks.parseSettings({ webhooks: [{ url: 'ftp://a.example/' }] }, 'sources[0].x')).toThrow(
+      expect.objectContaining({ field: 'sources[0].x.webhooks[0].url' }),
+    )
+    const settings = webhooks.parseSettings(
+      { webhooks: [{ url: 'https://a.example/', headers: { 'X-Key': 'k3y' } }], sharedSecret: 's3cret' },
+      'here',
+    )
+    expect(webhooks.secrets(settings).sort()).toEqual(['k3y', 's3cret'])
   })
 
   it('has one webhook timeout: the relay takes the default and the maximum the destination takes', () => {

@@ -1,6 +1,6 @@
 import { format } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Destination } from '../../../src/relay/delivery/destination'
+import type { SendsOne as Destination } from '../../../src/relay/destinations/webhooks/sender'
 import { log, useLogLevel } from '../../../src/relay/log'
 import { openSqliteStore, type SqliteStore } from '../../../src/relay/store/sqlite/sqlite-store'
 import type { DeliveryResult } from '../../../src/webhooks/index'

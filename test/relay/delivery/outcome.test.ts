@@ -1,18 +1,20 @@
 import { describe, expect, it } from 'vitest'
 import type { AttemptResult } from '../../../src/relay/delivery/destination'
 import { expiredOutcome, judgedOutcome, outcomeOf } from '../../../src/relay/delivery/outcome'
+import { outcomeOf as outcomeOfResult } from '../../../src/relay/destinations/webhooks/sender'
 import { RETRY_WINDOW_MS } from '../../../src/webhooks/index'
 import { dueDelivery, T0 } from '../fixtures/deliveries'
 import { retries } from '../fixtures/worker'
 
+// A Webhooks attempt's result, as the Webhooks module turns it into the message's outcome.
 const sent = (status: number, retryAfterMs?: number): AttemptResult => ({
   kind: 'sent',
-  result: {
+  outcome: outcomeOfResult({
     ok: status < 300,
     retryable: status === 429 || status >= 500,
     attempts: [{ url: 'https://a.example/', status, ms: 3 }],
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-  },
+  }),
 })
 const input = (
   attempt: AttemptResult,

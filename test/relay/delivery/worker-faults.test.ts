@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Destination } from '../../../src/relay/delivery/destination'
+import type { SendsOne as Destination } from '../../../src/relay/destinations/webhooks/sender'
 import type { AttemptOutcome, Store } from '../../../src/relay/store/store'
 import { type DeliveryResult, nextAttemptAt, type RetryState } from '../../../src/webhooks/index'
 import { openTestStore, STORE_KINDS, type StoreKind } from '../../support/stores'

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { DeliveryStep } from '../../../src/relay/delivery/delivery-step'
-import type { Destination } from '../../../src/relay/delivery/destination'
+import type { SendsOne as Destination } from '../../../src/relay/destinations/webhooks/sender'
 import { openSqliteStore } from '../../../src/relay/store/sqlite/sqlite-store'
 import { T0 } from '../delivery/breaker-helpers'
 import { delivery } from '../delivery/breaker-helpers'

@@ -1,7 +1,7 @@
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createRelay } from '../../../src/relay/index'
-import type { Destination } from '../../../src/relay/delivery/destination'
+import type { SendsOne as Destination } from '../../../src/relay/destinations/webhooks/sender'
 import type { Worker } from '../../../src/relay/delivery/worker'
 import { openPostgresStore } from '../../../src/relay/store/postgres/postgres-store'
 import type { Store } from '../../../src/relay/store/store'

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import type { ResolvedRelayOptions } from '../../config/options'
 import { WEBHOOKS_DESTINATION } from '../../config/sources'
+import type { DestinationFunction } from '../../config/function-settings'
 import { RelayConfigError } from '../../errors'
 import { log } from '../../log'
 import type { FunctionResult } from './result'
@@ -8,7 +9,7 @@ import { FunctionCompileError, FunctionSandbox, type FunctionSpec } from './sand
 import type { FunctionCaller } from './step'
 
 /** Told of every call of a function (metrics). Must not throw. */
-export type FunctionObserver = (source: string, result: FunctionResult) => void
+export type FunctionObserver = (source: string, result: FunctionResult, destination: string) => void
 
 /** Source name → destination name → its function; with `close()` to end every sandbox. */
 export interface LoadedFunctions {
@@ -31,34 +32,39 @@ export async function loadFunctions(
   const problems: { field: string; message: string }[] = []
   const bySource = new Map<string, Map<string, FunctionCaller>>()
   await Promise.all(
-    options.sources.map(async (source, index) => {
-      const settings = source.destinations?.Webhooks
-      const fn = settings?.function
-      if (settings === undefined || fn === undefined) return
-      const field = `sources[${index}].destinations.Webhooks.function.${'file' in fn ? 'file' : 'code'}`
-      let code: string
-      try {
-        code = 'file' in fn ? await readFile(fn.file, 'utf8') : fn.code
-      } catch (error) {
-        problems.push({ field, message: `cannot read the function's file: ${(error as Error).message}` })
-        return
-      }
-      try {
-        const sandbox = await FunctionSandbox.start({
-          code,
-          filename: 'file' in fn ? fn.file : field,
-          settings: settings.functionSettings ?? {},
-          timeoutMs: options.functionTimeout,
-          memoryMb: options.functionMemory,
-        })
-        sandboxes.push(sandbox)
-        const caller: FunctionCaller = observe === undefined ? sandbox : observed(sandbox, source.name, observe)
-        bySource.set(source.name, new Map([[WEBHOOKS_DESTINATION, caller]]))
-      } catch (error) {
-        if (!(error instanceof FunctionCompileError)) throw error
-        problems.push({ field, message: error.message })
-      }
-    }),
+    options.sources.flatMap((source, index) =>
+      Object.entries(source.destinations ?? {}).map(async ([destination, given]) => {
+        const settings = given as DestinationFunction | undefined
+        const fn = settings?.function
+        if (settings === undefined || fn === undefined) return
+        const path = `sources[${index}].destinations.${destination}`
+        const field = `${path}.function.${'file' in fn ? 'file' : 'code'}`
+        let code: string
+        try {
+          code = 'file' in fn ? await readFile(fn.file, 'utf8') : fn.code
+        } catch (error) {
+          problems.push({ field, message: `cannot read the function's file: ${(error as Error).message}` })
+          return
+        }
+        try {
+          const sandbox = await FunctionSandbox.start({
+            code,
+            filename: 'file' in fn ? fn.file : field,
+            settings: settings.functionSettings ?? {},
+            timeoutMs: options.functionTimeout,
+            memoryMb: options.functionMemory,
+          })
+          sandboxes.push(sandbox)
+          const caller: FunctionCaller =
+            observe === undefined ? sandbox : observed(sandbox, source.name, destination, observe)
+          const named = bySource.get(source.name) ?? new Map<string, FunctionCaller>()
+          bySource.set(source.name, named.set(destination, caller))
+        } catch (error) {
+          if (!(error instanceof FunctionCompileError)) throw error
+          problems.push({ field, message: error.message })
+        }
+      }),
+    ),
   )
   const close = async () => {
     await Promise.all(sandboxes.map((sandbox) => sandbox.close()))
@@ -81,16 +87,22 @@ export async function loadSourceFunction(
   observe?: FunctionObserver,
 ): Promise<LoadedFunctions> {
   const sandbox = await FunctionSandbox.start(spec)
-  const caller: FunctionCaller = observe === undefined ? sandbox : observed(sandbox, source, observe)
+  const caller: FunctionCaller =
+    observe === undefined ? sandbox : observed(sandbox, source, WEBHOOKS_DESTINATION, observe)
   return { bySource: new Map([[source, new Map([[WEBHOOKS_DESTINATION, caller]])]]), close: () => sandbox.close() }
 }
 
-function observed(sandbox: FunctionSandbox, source: string, observe: FunctionObserver): FunctionCaller {
+function observed(
+  sandbox: FunctionSandbox,
+  source: string,
+  destination: string,
+  observe: FunctionObserver,
+): FunctionCaller {
   return {
     call: async (message) => {
       const result = await sandbox.call(message)
       try {
-        observe(source, result)
+        observe(source, result, destination)
       } catch (error) {
         log.error(`an observer of function calls threw: ${(error as Error).message}`, { event: 'internal-error' })
       }

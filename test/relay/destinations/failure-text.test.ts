@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { describeFailure, describeRequest } from '../../../src/relay/delivery/failure-text'
+import { describeFailure, describeRequest } from '../../../src/relay/destinations/failure-text'
 
 describe('the text of a failure', () => {
   it('names each request by its error, or its status', () => {

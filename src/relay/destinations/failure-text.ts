@@ -10,6 +10,14 @@ export function describeRequest(request: DeliveryAttempt): string {
  * `showUrl` decides how each URL appears (whole by default).
  */
 export function describeFailure(result: DeliveryResult, showUrl: (url: string) => string = (url) => url): string {
-  if (result.attempts.length === 0) return 'no request was made'
-  return result.attempts.map((a) => `${showUrl(a.url)}: ${describeRequest(a)}`).join('; ')
+  return describeRequests(result.attempts, showUrl)
+}
+
+/** {@link describeFailure} of the requests alone. */
+export function describeRequests(
+  requests: readonly DeliveryAttempt[],
+  showUrl: (url: string) => string = (url) => url,
+): string {
+  if (requests.length === 0) return 'no request was made'
+  return requests.map((a) => `${showUrl(a.url)}: ${describeRequest(a)}`).join('; ')
 }
