@@ -57,8 +57,8 @@ try {
       item: {
         deliveryId: i,
         source: 'web',
-        receivedAt,
         message: {
+          receivedAt,
           type: 'track',
           messageId: `f-${i}`,
           timestamp: receivedAt,

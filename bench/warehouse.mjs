@@ -93,9 +93,9 @@ function batchOf(from, to, tag) {
     batch.push({
       deliveryId: i,
       source: 'bench',
-      receivedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60)).toISOString(),
-      sentAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60)).toISOString(),
       message: {
+        receivedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60)).toISOString(),
+        sentAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60)).toISOString(),
         type: 'track',
         messageId: `${tag}-${i}`,
         timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60)).toISOString(),
@@ -150,7 +150,7 @@ function prepare(batch, columns) {
   const byTable = new Map()
   const loadedAt = new Date().toISOString()
   for (const item of batch) {
-    const at = { receivedAt: item.receivedAt, sentAt: item.sentAt, loadedAt }
+    const at = { loadedAt }
     for (const row of wh.rowsOf(item.message, at, wh.POSTGRES_RESERVED_COLUMNS)) {
       const coerced = wh.coerceRow(row, columns.get(row.table))
       if (!byTable.has(row.table)) byTable.set(row.table, [])

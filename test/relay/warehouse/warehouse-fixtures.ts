@@ -17,14 +17,15 @@ export function message(type: Message['type'], fields: Partial<Message> = {}): M
   } as Message
 }
 
-/** `messages` as a batch handed to the warehouse. */
+/**
+ * `messages` as a batch handed to the warehouse, each stamped as ingest stamps them
+ * (`receivedAt`), with the client's `sentAt`.
+ */
 export function outbound(messages: readonly DeliverableMessage[], source = 'web'): OutboundMessage[] {
   return messages.map((message, index) => ({
     deliveryId: index + 1,
     source,
-    message,
-    receivedAt: '2026-01-02T03:04:06.000Z',
-    sentAt: '2026-01-02T03:04:05.900Z',
+    message: { receivedAt: '2026-01-02T03:04:06.000Z', sentAt: '2026-01-02T03:04:05.900Z', ...message },
   }))
 }
 

@@ -49,7 +49,7 @@ export function createWarehouseSender(settings: WarehouseSettings, context: Ware
         const now = context.now
         return {
           pool,
-          loader: new PostgresLoader(pool, catalog, { url: settings.url, schema, target, ...(now && { now }) }),
+          loader: new PostgresLoader(pool, catalog, { url: settings.url, schema, ...(now && { now }) }),
         }
       },
     )
@@ -66,7 +66,7 @@ export function createWarehouseSender(settings: WarehouseSettings, context: Ware
           // pg missing, or a URL pg cannot use: every message waits for the operator.
           opened = undefined
           const reason = error instanceof Error ? error.message : String(error)
-          return batch.map(() => ({ kind: 'failed', retryable: true, error: reason, target }) as const)
+          return batch.map(() => ({ kind: 'failed', retryable: true, error: reason }) as const)
         }
       }
       const result = loading.then(run)

@@ -13,11 +13,11 @@ export interface LoaderOptions {
   readonly url: string
   /** The schema's name, an identifier. */
   readonly schema: string
-  /** The target outcomes name (no password). */
-  readonly target: string
   /** The clock of `uuid_ts`. */
   readonly now?: () => Date
 }
+
+const DELIVERED: MessageOutcome = Object.freeze({ kind: 'delivered' })
 
 /** A statement that failed, with how its failure is taken (failures.ts). */
 class LoadFailure extends Error {
@@ -51,11 +51,8 @@ export class PostgresLoader {
     const outcomes: MessageOutcome[] = new Array(batch.length)
     const pending: { index: number; rows: TableRow[] }[] = []
     batch.forEach((item, index) => {
-      const rows = rowsOf(
-        item.message,
-        { receivedAt: item.receivedAt, sentAt: item.sentAt, loadedAt },
-        POSTGRES_RESERVED_COLUMNS,
-      )
+      // received_at comes from the message itself: ingest stamps `receivedAt` on each.
+      const rows = rowsOf(item.message, { loadedAt }, POSTGRES_RESERVED_COLUMNS)
       const refused = refusedValue(rows)
       if (refused === undefined) pending.push({ index, rows })
       else outcomes[index] = this.#failed(false, refused)
@@ -99,10 +96,7 @@ export class PostgresLoader {
     await this.#step('load', () => this.#write(byTable))
     return coerced.map((rows) => {
       const conflicts = rows.flatMap((row) => row.conflicts)
-      const target = this.#options.target
-      return conflicts.length === 0
-        ? { kind: 'delivered', target }
-        : { kind: 'delivered', target, detail: { conflicts } }
+      return conflicts.length === 0 ? DELIVERED : { kind: 'delivered', detail: { conflicts } }
     })
   }
 
@@ -158,7 +152,7 @@ export class PostgresLoader {
   }
 
   #failed(retryable: boolean, error: string): MessageOutcome {
-    return { kind: 'failed', retryable, error, target: this.#options.target }
+    return { kind: 'failed', retryable, error }
   }
 }
 
