@@ -13,9 +13,10 @@ import { AdminToken } from './http/auth'
 import { AuthLimiter } from './http/auth-limiter'
 import { createRouter } from './http/router'
 import { listen } from './http/server'
-import { createIngest } from './ingest/area'
+import { createIngest, planCheck } from './ingest/area'
+import { startPrivacy } from './features/privacy/index'
 import { log, plural, redactFromLog, useLogLevel } from './log'
-import { runSteps, type Step } from './steps'
+import { once, runSteps, type Step } from './steps'
 import { openNotifications } from './store/notifications/open'
 import { openStore } from './store/open-store'
 import { createTelemetry, type TelemetryDeps } from './telemetry/area'
@@ -95,13 +96,16 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     delivery = started
     undo.unshift(['stop delivery', () => started.stop()])
     const wake = () => started.wake()
-    const ingest = createIngest({ store, sources: registry, ...auth, wake, events, tap })
+    const privacy = await startPrivacy({ store, notifications, registry, ...auth, wake })
+    undo.unshift(['stop privacy', () => privacy.stop()])
+    const check = privacy.check(planCheck(store.violations))
+    const ingest = createIngest({ store, sources: registry, ...auth, wake, events, tap, check })
     const circuitChanged = (url: string) => started.circuitChanged(url)
     const { webhooks, functions } = started
     const operations = { store, sources, wake, webhooks, functions, circuitChanged, health, metrics }
     const operator = createConsole({ ...operations, sourceAdmin: { registry, sync, box }, ...auth })
     telemetry.connect({ hasSession: (req) => operator.hasSession(req), beforeFormatting: started.beforeFormatting })
-    const router = createRouter([...ingest.routes, ...operator.routes, ...telemetry.routes])
+    const router = createRouter([...ingest.routes, ...operator.routes, ...privacy.routes, ...telemetry.routes])
     const server = await listen(telemetry.timeRequests(router), resolved)
     const url = server.url
     // Which store and where (never a password): an ambient DATABASE_URL must not go unnoticed.
@@ -127,6 +131,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         ['stop delivery', () => started.stop()],
         ['commit ingest still waiting', () => ingest.stop()],
         ['stop the console', () => operator.stop()],
+        ['stop privacy', () => privacy.stop()],
         ['stop following the sources', () => sync.stop()],
         ['stop telemetry', () => telemetry.stop()],
         ['close the notification channel', () => notifications.close()],
@@ -142,9 +147,4 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     await runSteps(undo)
     throw error
   }
-}
-
-function once(fn: () => Promise<void>): () => Promise<void> {
-  let promise: Promise<void> | undefined
-  return () => (promise ??= fn())
 }

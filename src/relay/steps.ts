@@ -20,3 +20,9 @@ export async function runSteps(steps: readonly Step[]): Promise<void> {
   }
   if (failure !== undefined) throw failure.error
 }
+
+/** `fn` called at most once: later calls get the first call's promise (close() is idempotent). */
+export function once(fn: () => Promise<void>): () => Promise<void> {
+  let promise: Promise<void> | undefined
+  return () => (promise ??= fn())
+}

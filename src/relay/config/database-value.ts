@@ -1,4 +1,5 @@
 import { didYouMean } from '../../shared/nearest-name'
+import { hostName, parseDatabaseHosts } from '../store/postgres/hosts'
 import type { Rule } from './rules'
 
 // Anything shaped like a URL: a scheme and `://`, however the scheme is spelt.
@@ -34,12 +35,19 @@ export function describeStore(database: string): string {
     const url = new URL(database)
     return `postgres store at ${url.host}${url.pathname}`
   } catch {
+    // Several hosts (`db1:5432,db2:5432`), which the WHATWG URL does not take.
+  }
+  try {
+    const { hosts, path } = parseDatabaseHosts(database)
+    return `postgres store at ${hosts.map(hostName).join(',')}${path}`
+  } catch {
     return `postgres store at ${redactDatabase(database)}`
   }
 }
 
 /**
- * The `database` option: a SQLite file path, `:memory:`, or a `postgres://` URL. A value shaped
+ * The `database` option: a SQLite file path, `:memory:`, or a `postgres://` URL (one host or
+ * several, libpq's way, with a supported `target_session_attrs`). A value shaped
  * like a URL with another scheme, or like one missing its scheme, is refused rather than taken as
  * a file name (which would create `postgress:/…` beside the relay, and print the password in
  * the error). Messages never show the value.
@@ -60,6 +68,15 @@ export const databaseValue: Rule<string> = (value, field, problems) => {
       `is a URL with the scheme ${JSON.stringify(`${scheme}:`)}${didYouMean(scheme, STORE_SCHEMES)}: the relay opens postgres:// (or postgresql://) URLs and SQLite file paths`,
     )
     return undefined
+  }
+  if (isPostgresUrl(value)) {
+    // Its hosts and target_session_attrs, read as the store will (never showing the value).
+    try {
+      parseDatabaseHosts(value)
+    } catch (error) {
+      problems.add(field, (error as Error).message)
+      return undefined
+    }
   }
   if (scheme === undefined && SCHEMELESS_CREDENTIALS.test(value)) {
     problems.add(field, 'looks like a database URL without its scheme: write postgres://user:password@host/db')

@@ -2,12 +2,13 @@ import type { AlertsOptions } from './alerts-option'
 import type { WebhookSettings } from '../../webhooks/index'
 import type { LogLevel } from '../log'
 import type { DestinationFunction } from './function-settings'
+import type { DestinationConsent } from '../features/privacy/consent-setting'
 import type { TrackingPlan, UnplannedAction, ViolationAction } from './plan'
 
 /** The destinations a source sends to, by name. Keys are case sensitive. */
 export interface SourceDestinations {
   /** The Webhooks destination's settings (see `tracklet/webhooks`); absent means the source does not use it. */
-  Webhooks?: WebhookSettings & DestinationFunction
+  Webhooks?: WebhookSettings & DestinationFunction & DestinationConsent
   /** Any other destination's settings, as its module checks them (`src/relay/destinations/`). */
   [destination: string]: object | undefined
 }

@@ -1,4 +1,5 @@
 import { alertsRule } from './alerts-option'
+import { checkDestinationConsent, withoutConsent } from '../features/privacy/consent-setting'
 import { MAX_TIMEOUT_MS } from '../../webhooks/limits'
 import { DESTINATIONS } from '../destinations/index'
 import type { DestinationModule } from '../destinations/destination'
@@ -59,9 +60,11 @@ function destinationRule(module: DestinationModule): Rule<Record<string, unknown
       return undefined
     }
     const fn = checkDestinationFunction(value, field, problems)
+    // A consent rule is the relay's too (docs/privacy.md), whatever the destination.
+    const consent = checkDestinationConsent(value, field, problems)
     try {
-      const settings = module.parseSettings(withoutFunction(value), field)
-      return { ...(settings as Record<string, unknown>), ...fn }
+      const settings = module.parseSettings(withoutFunction(withoutConsent(value)), field)
+      return { ...(settings as Record<string, unknown>), ...fn, ...consent }
     } catch (error) {
       if (!(error instanceof RelayConfigError)) throw error
       // The destination's own error (a WebhookConfigError) stays the cause.

@@ -64,7 +64,8 @@ export class StoreCalls {
             key === 'sessions' ||
             key === 'replays' ||
             key === 'sourceConfigs' ||
-            key === 'violations') &&
+            key === 'violations' ||
+            key === 'suppressions') &&
           typeof value === 'object' &&
           value !== null
         )

@@ -4,6 +4,7 @@ import type { RelaySource, ResolvedRelayOptions } from '../config/options'
 import type { SourceRegistry } from '../config/source-registry'
 import type { PreparedFunctions } from '../config/reload'
 import { withoutFunction } from '../config/function-settings'
+import { withoutConsent } from '../features/privacy/consent-setting'
 import { DESTINATIONS } from '../destinations/index'
 import type { DestinationModule, DestinationSender } from '../destinations/destination'
 import { WEBHOOK_RETRIES } from '../destinations/webhooks/index'
@@ -278,7 +279,7 @@ function buildDestinations(
       if (settings === undefined) continue
       const context = { source: source.name, relayId: build.relayId, agent: build.agent, limits: build.limits }
       try {
-        destinations.set(module.name, module.create(withoutFunction(settings), context))
+        destinations.set(module.name, module.create(withoutFunction(withoutConsent(settings)), context))
       } catch (error) {
         const field = `sources[${index}].destinations.${module.name}`
         throw new RelayConfigError(field, (error as Error).message, { cause: error })

@@ -10,9 +10,16 @@ export interface IngestTap {
   readonly listening: boolean
   /**
    * `message` was accepted (as stored: with its `messageId`, `timestamp`, `receivedAt`);
-   * `blocked` when the source's schema blocks it, so no delivery was written (a string: why).
+   * `blocked` when the source's schema blocks it, so no delivery was written (a string: why);
+   * `withheld`: the destinations it would have gone to that got no delivery of it, each with why
+   * (a consent rule: docs/privacy.md).
    */
-  accepted(source: string, message: Readonly<Record<string, unknown>>, blocked: boolean | string): void
+  accepted(
+    source: string,
+    message: Readonly<Record<string, unknown>>,
+    blocked: boolean | string,
+    withheld?: ReadonlyMap<string, string>,
+  ): void
   /** A message of the request was refused on its own (`raw` as sent). */
   refused(source: string, refusal: Refusal, raw: unknown): void
 }

@@ -10,6 +10,8 @@ import type { IngestCheck } from './ingest-check'
 import { planCheck } from './plan-check'
 import { ingestRoutes } from './routes'
 
+export { planCheck }
+
 /** What ingest needs from the relay. */
 export interface IngestDeps {
   /** The outbox, as every write's outcome tells /healthz. */

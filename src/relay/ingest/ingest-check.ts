@@ -12,6 +12,11 @@ export interface CheckFindings {
   message?: Record<string, unknown>
   /** Why no delivery is written for it (it counts as `filtered`); absent: it goes on. */
   blocked?: string
+  /**
+   * The destinations it is withheld from, each with why (its `filtered` reason): no delivery is
+   * written for them; the others it goes to as usual.
+   */
+  withheld?: ReadonlyMap<string, string>
 }
 
 /**

@@ -55,9 +55,9 @@ export async function ingest(
   const acceptedIds = new Map<unknown, number>()
   const receivedAtText = receivedAt.toISOString()
   // Only while the live stream has a reader: otherwise ingest keeps nothing for it.
-  const heard: { message: Record<string, unknown>; blocked: boolean | string }[] | undefined = tap?.listening
-    ? []
-    : undefined
+  const heard:
+    | { message: Record<string, unknown>; blocked: boolean | string; withheld?: Withheld | undefined }[]
+    | undefined = tap?.listening ? [] : undefined
   // What the check found, recorded once the deliveries are committed.
   const violations: NewViolation[] = []
   messages.forEach((raw, index) => {
@@ -119,7 +119,7 @@ export async function ingest(
     const blocked =
       verdict?.blocked ??
       (message['type'] === 'track' && source.blockedEvents?.has(message['event'] as string) === true)
-    heard?.push({ message: stored, blocked })
+    heard?.push({ message: stored, blocked, withheld: verdict?.withheld })
     if (blocked !== false) {
       filtered++
       return
@@ -128,7 +128,7 @@ export async function ingest(
     // The message is at hand: the store need not parse its JSON again for what it is found by.
     const keys = searchKeysOf(stored)
     for (const destination of source.destinations) {
-      if (!isDestinationEnabled(integrations, destination)) continue
+      if (!isDestinationEnabled(integrations, destination) || verdict?.withheld?.has(destination)) continue
       deliveries.push({
         source: source.name,
         destination,
@@ -157,7 +157,9 @@ export async function ingest(
   }
   if (violations.length > 0) await recordViolations(check, violations)
   if (heard !== undefined && tap !== undefined) {
-    for (const { message, blocked } of heard) tap.accepted(source.name, message, blocked)
+    for (const { message, blocked, withheld } of heard) {
+      tap.accepted(source.name, message, blocked, withheld && enabledOnly(message, withheld))
+    }
     for (const refusal of refused) tap.refused(source.name, refusal, messages[refusal.index])
   }
   return violations.length > 0 ? { accepted, refused, filtered, violations } : { accepted, refused, filtered }
@@ -174,6 +176,14 @@ async function recordViolations(check: IngestCheck | undefined, violations: read
       count: violations.length,
     })
   }
+}
+
+type Withheld = ReadonlyMap<string, string>
+
+// Only the destinations it would have gone to: one its `integrations` turn off was never withheld.
+function enabledOnly(message: Record<string, unknown>, withheld: Withheld): Withheld {
+  const integrations = message['integrations'] as Integrations | undefined
+  return new Map([...withheld].filter(([destination]) => isDestinationEnabled(integrations, destination)))
 }
 
 /** The messages of a `POST /v1/batch` body: its `batch` array. */

@@ -34,6 +34,8 @@ export type AuditAction =
   | 'write-key.created'
   | 'write-key.deleted'
   | 'config.reloaded'
+  | 'suppression.added'
+  | 'suppression.removed'
 
 /** One entry of the audit log; `changes` is JSON with every secret masked. */
 export interface AuditRecord {

@@ -6,6 +6,7 @@ import type { DueDelivery } from './due-delivery'
 import type { ReplayStore } from './replays'
 import type { SessionStore } from './sessions'
 import type { SourceConfigStore } from './source-configs'
+import type { SuppressionStore } from './suppressions'
 import type { ViolationStore } from './violations'
 
 export type { ClaimRequest, DeliveryFilter, DeliveryStatus, DueDelivery }
@@ -44,6 +45,8 @@ export interface Store {
   readonly alertClaims: AlertClaimStore
   /** The violations of tracking plans (docs/plans.md), kept in the same database. */
   readonly violations: ViolationStore
+  /** The suppressed users (docs/privacy.md), shared by every relay on the store. */
+  readonly suppressions: SuppressionStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source

@@ -1,6 +1,7 @@
 import type { HealthReport, WriteKind } from '../events/readings'
 import { log } from '../log'
 import { redactUrlsInText } from '../redact'
+import { NO_PRIMARY_MESSAGE } from '../store/postgres/primary-finder'
 
 /**
  * {@link HealthReport} without the errors (`the store refuses writes of outcomes`), for whoever
@@ -17,8 +18,11 @@ export function withoutErrors(
   }
 }
 
-function refusalOf(failing: readonly { writes: WriteKind }[]): string {
-  return `the store refuses writes of ${failing.map((f) => f.writes).join(', ')}`
+function refusalOf(failing: readonly { writes: WriteKind; error?: string }[]): string {
+  const refusal = `the store refuses writes of ${failing.map((f) => f.writes).join(', ')}`
+  // During a failover: said without the token too (it names no host).
+  const noPrimary = failing.some((f) => f.error?.includes(NO_PRIMARY_MESSAGE))
+  return noPrimary ? `${NO_PRIMARY_MESSAGE}: ${refusal}` : refusal
 }
 
 // Kinds the relay writes again by itself (the worker retries outcomes and claims with a back-off,

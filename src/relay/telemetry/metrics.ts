@@ -135,7 +135,7 @@ export class RelayMetrics {
     })
     this.#filtered = new Counter({
       name: 'tracklet_messages_filtered_total',
-      help: "Messages accepted but not delivered: track events on the source's schema.blockedEvents list.",
+      help: "Messages accepted but not delivered: blocked by the source's schema or tracking plan, or from a suppressed user.",
       labelNames: ['source'],
       registers,
     })

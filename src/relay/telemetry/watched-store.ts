@@ -44,6 +44,7 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
     sourceConfigs: store.sourceConfigs,
     alertClaims: store.alertClaims,
     violations: store.violations,
+    suppressions: store.suppressions,
     enqueue: watch('deliveries', store.enqueue, (deliveries) =>
       deliveries.reduce((sum, d) => sum + Buffer.byteLength(d.json), 0),
     ),

@@ -1,5 +1,7 @@
 import type { Client } from 'pg'
+import { RELAY_DEFAULTS } from '../../config/defaults'
 import { log } from '../../log'
+import { type Connector, connectorFor } from '../postgres/connect'
 import { loadDriver } from '../load-driver'
 import { type NotificationListener, type Notifications, Topics } from './channel'
 
@@ -7,6 +9,8 @@ import { type NotificationListener, type Notifications, Topics } from './channel
 // doubled at each failure up to the most: a listener must not stay deaf until someone sends.
 const RECONNECT_FIRST_MS = 1000
 const RECONNECT_MAX_MS = 30_000
+// How its session is named in pg_stat_activity.
+const NOTIFICATIONS_APPLICATION = 'tracklet-relay-notifications'
 
 /**
  * The channel of a PostgreSQL store: `LISTEN` and `pg_notify` on one connection of this relay's
@@ -17,6 +21,10 @@ export class PostgresNotifications implements Notifications {
   readonly #url: string
   readonly #topics = new Topics()
   #client: Promise<Client> | undefined
+  /** How its connection is made (kept: it remembers which host is the primary). */
+  #connector: Connector | undefined
+  /** The connection `#client` resolved to, once open. */
+  #opened: Client | undefined
   #closed = false
   #reconnect: NodeJS.Timeout | undefined
 
@@ -52,7 +60,10 @@ export class PostgresNotifications implements Notifications {
     clearTimeout(this.#reconnect)
     const client = this.#client
     this.#client = undefined
-    if (client !== undefined) await (await client).end()
+    this.#opened = undefined
+    // A connection that failed to open has nothing to end.
+    const open = await client?.catch(() => undefined)
+    await open?.end().catch(() => {})
   }
 
   #connect(): Promise<Client> {
@@ -79,18 +90,32 @@ export class PostgresNotifications implements Notifications {
     const pg = await loadDriver('pg', 'PostgreSQL', () => import('pg'))
     // CommonJS seen from ESM: the classes are on the default export.
     const driver = ((pg as unknown as { default?: typeof pg }).default ?? pg) as typeof pg
-    const client = new driver.Client({ connectionString: this.#url, application_name: 'tracklet-relay-notifications' })
+    // Several hosts: the connection goes to the one that accepts writes, as the pool's do.
+    this.#connector ??= connectorFor(driver, this.#url, RELAY_DEFAULTS.storeTimeout)
+    const { Client, connectionString } = this.#connector
+    const client = new Client({ connectionString, application_name: NOTIFICATIONS_APPLICATION })
     client.on('notification', (message) => this.#topics.dispatch(message.channel, message.payload ?? ''))
+    let lost = false
     client.on('error', (error) => {
+      // One cut can be told twice (the server's FATAL, then the socket's end): once is enough.
+      if (lost) return
+      lost = true
       // Never the URL (it may hold the password): the driver's message names the failure only.
       log.warn(`the notification connection failed, opened again at its next use: ${error.message}`, {
         event: 'notifications-lost',
       })
-      this.#client = undefined
+      // Only this connection's place: a newer one may hold it already.
+      if (this.#opened === client) {
+        this.#client = undefined
+        this.#opened = undefined
+      }
+      void client.end().catch(() => {})
       this.#reopen(RECONNECT_FIRST_MS)
     })
     await client.connect()
     for (const topic of this.#topics.names()) await client.query(`LISTEN ${client.escapeIdentifier(topic)}`)
+    if (lost) throw new Error('the notification connection was lost as it opened')
+    this.#opened = client
     return client
   }
 }

@@ -3,6 +3,8 @@ import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
 import { log } from '../../log'
 import { loadDriver } from '../load-driver'
+import { connectorFor } from './connect'
+import { hostName, parseDatabaseHosts } from './hosts'
 
 /** The relay's connections to PostgreSQL (a `pg` pool), shared by the modules of this store. */
 export type PostgresPool = Pool
@@ -58,8 +60,11 @@ export async function openPool(
   // CommonJS seen from ESM: the classes are on the default export.
   const driver = ((pg as unknown as { default?: typeof pg }).default ?? pg) as typeof pg
   const parseDefault = driver.types.getTypeParser
+  // Several hosts (or a target_session_attrs): connections go to the one that accepts writes.
+  const { Client, connectionString } = connectorFor(driver, url, settings.storeTimeout)
   const pool = new driver.Pool({
-    connectionString: url,
+    Client: Client as unknown as new () => import('pg').ClientBase,
+    connectionString,
     max: settings.max,
     // Waiting for a connection: a free one from the pool, or a new one (whose start-up a frozen
     // server never answers, though its kernel accepts the TCP connection).
@@ -83,7 +88,16 @@ export async function openPool(
       event: 'connection-lost',
     })
   })
-  pool.on('connect', endOnReadTimeout)
+  pool.on('connect', (client) => {
+    // pg-pool listens for a client's 'error' only while it is idle. Checked out (a transaction, a
+    // session lock, a bounded query), a connection cut by the network or ended by the server
+    // (pg_terminate_backend, a failover) emits 'error' with nobody listening: an uncaught
+    // exception that ends the process. The call using the client fails with the same error and
+    // answers for it (a 503, a retried claim); a client that lost its connection leaves the pool
+    // at its release.
+    client.on('error', ignoreError)
+    endOnReadTimeout(client)
+  })
   boundQueries(pool, settings.storeTimeout)
   return pool
 }
@@ -102,10 +116,6 @@ function boundQueries(pool: PostgresPool, timeout: number): void {
     if (values !== undefined) config.values = values
     // pg reads query_timeout from a query's config as well as from the pool's settings.
     const left = Math.max(1, Math.ceil(deadline - performance.now()))
-    // A connection that drops mid-query fails the query and is also emitted as an 'error' on the
-    // client, which nothing else listens to while it is checked out (pg-pool's own query does
-    // the same): without this, an uncaught exception.
-    client.on('error', ignoreError)
     try {
       const result = await client.query({ ...config, query_timeout: left } as QueryConfig)
       client.release()
@@ -113,8 +123,6 @@ function boundQueries(pool: PostgresPool, timeout: number): void {
     } catch (error) {
       client.release(error as Error)
       throw error
-    } finally {
-      client.off('error', ignoreError)
     }
   }
   pool.query = bounded as unknown as PostgresPool['query']
@@ -147,9 +155,8 @@ function endOnReadTimeout(client: PoolClient): void {
  */
 export function describeDatabase(url: string): string {
   try {
-    const parsed = new URL(url)
-    const host = parsed.hostname === '' ? 'localhost' : parsed.hostname
-    return `${host}:${parsed.port === '' ? '5432' : parsed.port}${parsed.pathname}`
+    const { hosts, path } = parseDatabaseHosts(url)
+    return `${hosts.map(hostName).join(',')}${path}`
   } catch {
     return 'the PostgreSQL database (its URL could not be parsed)'
   }
@@ -159,7 +166,7 @@ export function describeDatabase(url: string): string {
 export function redact(message: string, url: string): string {
   let password = ''
   try {
-    password = decodeURIComponent(new URL(url).password)
+    password = parseDatabaseHosts(url).password
   } catch {
     // An unparsable URL: nothing known to hide beyond the URL itself.
   }
@@ -192,13 +199,16 @@ function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message || error.name : String(error)
 }
 
-// The query it belongs to fails with the same error, and that is where it is handled.
+// The call using the client fails with the same error, and that is where it is handled.
 function ignoreError(): void {}
 
 /**
  * Runs `work` in one transaction on one connection of `pool`: committed whole, or rolled back when
  * it throws, or when `commit` (given the result) says no, so an answer that refuses a change
  * leaves nothing written. A connection that failed mid-transaction is discarded, not reused.
+ *
+ * @throws {RelayError} `ERR_RELAY_UNREPLICATED` when the commit stopped waiting for a synchronous
+ * standby: the caller must not acknowledge what a failover could lose (ingest answers 503).
  */
 export async function transaction<T>(
   pool: PostgresPool,
@@ -207,16 +217,33 @@ export async function transaction<T>(
 ): Promise<T> {
   const client = await pool.connect()
   let failed: unknown
+  // A commit whose wait for a synchronous standby was cancelled (pg_cancel_backend) succeeds with
+  // only a warning: committed on the primary, perhaps not on the standby a failover promotes.
+  let unreplicated = false
+  const onNotice = (notice: { message?: string | undefined }) => {
+    if (notice.message?.includes(UNREPLICATED_WARNING) === true) unreplicated = true
+  }
+  client.on('notice', onNotice)
   try {
     await client.query('BEGIN')
     const result = await work(client)
     await client.query(commit(result) ? 'COMMIT' : 'ROLLBACK')
+    if (unreplicated) {
+      throw new RelayError(
+        'ERR_RELAY_UNREPLICATED',
+        'the commit was not confirmed by the synchronous standby (its wait was cancelled): on the primary only',
+      )
+    }
     return result
   } catch (error) {
     failed = error
     await client.query('ROLLBACK').catch(() => {})
     throw error
   } finally {
+    client.off('notice', onNotice)
     client.release(failed !== undefined)
   }
 }
+
+// The start of PostgreSQL's warning when a commit stops waiting for its synchronous standby.
+const UNREPLICATED_WARNING = 'canceling wait for synchronous replication'

@@ -45,6 +45,7 @@ import { PostgresAlertClaims } from './postgres-alert-claims'
 import { PostgresSessions } from './postgres-sessions'
 import { PostgresSourceConfigs } from './postgres-source-configs'
 import { PostgresViolations } from './postgres-violations'
+import { PostgresSuppressions } from './suppressions'
 import { makeDaysAhead, pruneSettled } from './partitions'
 import { prepareAttemptsByDay } from './prepare-attempts'
 import { migrate } from './schema'
@@ -102,6 +103,7 @@ export class PostgresStore implements Store {
   readonly sourceConfigs: Store['sourceConfigs']
   readonly alertClaims: Store['alertClaims']
   readonly violations: Store['violations']
+  readonly suppressions: Store['suppressions']
   /** The connection pool, this store's alone (its circuits share it). */
   readonly #pool: PostgresPool
   /** The relay's clock: the clock of the times callers pass and are given. */
@@ -123,6 +125,7 @@ export class PostgresStore implements Store {
     this.sourceConfigs = new PostgresSourceConfigs(pool)
     this.alertClaims = new PostgresAlertClaims(pool)
     this.violations = new PostgresViolations(pool)
+    this.suppressions = new PostgresSuppressions(pool)
   }
 
   // The statements' clock parameter: null, so they read the database's clock, unless a test stands in for it.

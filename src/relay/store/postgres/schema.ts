@@ -11,6 +11,7 @@ import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 import { POSTGRES_SESSION_ROLE_STEP } from '../session-role-schema'
 import { POSTGRES_ATTEMPTS_BY_DAY_STEP } from './attempts-by-day'
 import { POSTGRES_SCHEMA6_STEP } from './schema6'
+import { POSTGRES_SUPPRESSIONS_STEP } from './suppressions-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -174,6 +175,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_SESSION_ROLE_STEP,
   // Schema 6's requests log partitioned by its deliveries' day, dropped with them.
   POSTGRES_ATTEMPTS_BY_DAY_STEP,
+  // Suppressed users (docs/privacy.md).
+  POSTGRES_SUPPRESSIONS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

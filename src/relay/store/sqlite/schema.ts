@@ -13,6 +13,7 @@ import { SQLITE_ATTEMPT_CONSOLE_STEP } from '../attempt-console-schema'
 import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 import { SQLITE_SESSION_ROLE_STEP } from '../session-role-schema'
 import { SQLITE_ORIGINALS_TIME_STEP } from './originals-time-index'
+import { SQLITE_SUPPRESSIONS_STEP } from './suppressions-schema'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
 export type SqliteDatabase = Database.Database
@@ -147,6 +148,8 @@ export const MIGRATIONS: readonly string[] = [
   SQLITE_SESSION_ROLE_STEP,
   // Replays' counts and first steps by time (./originals-time-index.ts).
   SQLITE_ORIGINALS_TIME_STEP,
+  // Suppressed users (docs/privacy.md).
+  SQLITE_SUPPRESSIONS_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

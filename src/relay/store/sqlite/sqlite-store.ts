@@ -50,6 +50,7 @@ import { SqliteSessions } from './sqlite-sessions'
 import { SqliteSourceConfigs } from './sqlite-source-configs'
 import type { SourceConfigStore } from '../source-configs'
 import { SqliteViolations } from './sqlite-violations'
+import { SqliteSuppressions } from './suppressions'
 import type { ViolationStore } from '../violations'
 import { StatementCache } from './statement-cache'
 import { WalSync } from './wal-sync'
@@ -89,6 +90,7 @@ export class SqliteStore implements Store {
   readonly sourceConfigs: SourceConfigStore
   readonly alertClaims: AlertClaimStore
   readonly violations: ViolationStore
+  readonly suppressions: SqliteSuppressions
   /** The database, this store's alone. */
   readonly #db: SqliteDatabase
   /** The time source, epoch ms (injectable so retry windows can be tested without waiting). */
@@ -129,6 +131,7 @@ export class SqliteStore implements Store {
     this.sourceConfigs = new SqliteSourceConfigs(sql)
     this.alertClaims = new SqliteAlertClaims(sql)
     this.violations = new SqliteViolations(sql)
+    this.suppressions = new SqliteSuppressions(sql)
 
     // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
     const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))

@@ -31,6 +31,8 @@ export interface FilteredEvent {
   messageId: string
   reason: string
   deliveryId?: string
+  /** The one destination it was withheld from (consent), when the others still got it. */
+  destination?: string
 }
 
 /** What became of a delivery attempt. */

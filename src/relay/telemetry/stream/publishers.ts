@@ -1,6 +1,7 @@
 import type { DeliverableMessage } from '../../../shared/message'
 import type { WebhookSettings } from '../../../webhooks/index'
 import { log } from '../../log'
+import { WEBHOOKS_DESTINATION } from '../../config/sources'
 import type { SettledAttempt } from '../../events/kinds'
 import type { NextStep } from '../../store/store'
 import { HttpError } from '../../http/http-error'
@@ -40,7 +41,7 @@ export function streamIngestTap(
     get listening() {
       return live.listening
     },
-    accepted(source, message, blocked) {
+    accepted(source, message, blocked, withheld) {
       const at = now().toISOString()
       const messageId = String(message['messageId'])
       const event: StreamEvent = {
@@ -55,7 +56,13 @@ export function streamIngestTap(
       if (blocked !== false) {
         const reason = blocked === true ? 'blocked by the source’s schema' : blocked
         live.publish({ kind: 'filtered', data: { at, source, messageId, reason } })
-      } else if (live.forwarding(source)) {
+        return
+      }
+      for (const [destination, reason] of withheld ?? []) {
+        live.publish({ kind: 'filtered', data: { at, source, messageId, reason, destination } })
+      }
+      // What the Webhooks destination does not get, a forward reader does not get either.
+      if (live.forwarding(source) && withheld?.has(WEBHOOKS_DESTINATION) !== true) {
         forward(source, message as DeliverableMessage)
       }
     },

@@ -1,0 +1,98 @@
+import type { PoolClient } from 'pg'
+import {
+  type AddSuppressions,
+  EVERY_SOURCE,
+  type RemoveSuppression,
+  type Suppression,
+  type SuppressionChange,
+  type SuppressionStore,
+} from '../suppressions'
+import type { AuditRecord } from '../source-configs'
+import { type PostgresPool, transaction } from './pool'
+
+// The statements of the suppressions' tables (their schema: ./suppressions-schema.ts). A write
+// that changes something bumps the version last, in its transaction.
+const SQL = {
+  version: 'SELECT version FROM suppression_version WHERE id = 1',
+  bump: 'UPDATE suppression_version SET version = version + 1 WHERE id = 1 RETURNING version',
+  list: 'SELECT user_id AS "userId", source, at FROM suppressions ORDER BY at, user_id, source',
+  // One statement for up to 5,000 ids: those already suppressed there are left as they were.
+  insert: `INSERT INTO suppressions (user_id, source, at)
+    SELECT id, $2, $3 FROM unnest($1::text[]) AS id
+    ON CONFLICT (user_id, source) DO NOTHING RETURNING user_id`,
+  removeOne: 'DELETE FROM suppressions WHERE user_id = $1 AND source = $2 RETURNING source',
+  removeAll: 'DELETE FROM suppressions WHERE user_id = $1 RETURNING source',
+  audit: `INSERT INTO config_audit (at, actor, action, target, changes)
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])`,
+}
+
+interface Row {
+  userId: string
+  source: string
+  at: string | number
+}
+
+/** The {@link SuppressionStore} on PostgreSQL, over the store's pool: shared by every relay on the database. */
+export class PostgresSuppressions implements SuppressionStore {
+  readonly #pool: PostgresPool
+
+  constructor(pool: PostgresPool) {
+    this.#pool = pool
+  }
+
+  async version(): Promise<number> {
+    const { rows } = await this.#pool.query<{ version: string }>(SQL.version)
+    return Number(rows[0]?.version ?? 0)
+  }
+
+  async list(): Promise<Suppression[]> {
+    const { rows } = await this.#pool.query<Row>(SQL.list)
+    return rows.map(({ userId, source, at }) =>
+      source === EVERY_SOURCE ? { userId, at: Number(at) } : { userId, source, at: Number(at) },
+    )
+  }
+
+  async add({ userIds, source, at, audit }: AddSuppressions): Promise<SuppressionChange> {
+    return transaction(this.#pool, async (client) => {
+      const { rows } = await client.query<{ user_id: string }>(SQL.insert, [
+        [...new Set(userIds)],
+        source ?? EVERY_SOURCE,
+        at,
+      ])
+      return finish(
+        client,
+        rows.map((row) => audit(row.user_id)),
+      )
+    })
+  }
+
+  async remove({ userId, source, audit }: RemoveSuppression): Promise<SuppressionChange> {
+    return transaction(this.#pool, async (client) => {
+      const { rows } =
+        source === undefined
+          ? await client.query<{ source: string }>(SQL.removeAll, [userId])
+          : await client.query<{ source: string }>(SQL.removeOne, [userId, source])
+      return finish(
+        client,
+        rows.map((row) => audit(row.source === EVERY_SOURCE ? undefined : row.source)),
+      )
+    })
+  }
+}
+
+// The audit entries of a write, then its version: bumped only when something changed.
+async function finish(client: PoolClient, entries: readonly AuditRecord[]): Promise<SuppressionChange> {
+  if (entries.length === 0) {
+    const { rows } = await client.query<{ version: string }>(SQL.version)
+    return { changed: 0, version: Number(rows[0]?.version ?? 0) }
+  }
+  await client.query(SQL.audit, [
+    entries.map((e) => e.at),
+    entries.map((e) => e.actor),
+    entries.map((e) => e.action),
+    entries.map((e) => e.target),
+    entries.map((e) => e.changes),
+  ])
+  const { rows } = await client.query<{ version: string }>(SQL.bump)
+  return { changed: entries.length, version: Number(rows[0]!.version) }
+}
