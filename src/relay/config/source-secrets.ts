@@ -7,10 +7,35 @@ export const MASKED = '***'
 /**
  * A copy of `destinations` with `change` applied to each secret in it: the Webhooks shared secret,
  * the Standard Webhooks secrets and every static header value of every webhook (they often carry
- * the receiver's own API key). `path` names where the secret is, stable across edits that move
+ * the receiver's own API key), and the password in the Warehouse's URL. `path` names where the secret is, stable across edits that move
  * webhooks (by URL and header name, not by index), so that a `"***"` sent back finds its value.
  */
 export function mapSecrets(
+  destinations: SourceDestinations,
+  change: (value: string, path: string) => string,
+): SourceDestinations {
+  return mapWarehousePassword(mapWebhookSecrets(destinations, change), change)
+}
+
+/** The password in the Warehouse destination's `url` (postgres://loader:PASSWORD@host/db). */
+function mapWarehousePassword(
+  destinations: SourceDestinations,
+  change: (value: string, path: string) => string,
+): SourceDestinations {
+  const warehouse = destinations['Warehouse']
+  if (!isPlainObject(warehouse) || typeof warehouse['url'] !== 'string') return destinations
+  let url: URL
+  try {
+    url = new URL(warehouse['url'])
+  } catch {
+    return destinations
+  }
+  if (url.password === '') return destinations
+  url.password = encodeURIComponent(change(decodeURIComponent(url.password), 'Warehouse.url.password'))
+  return { ...destinations, Warehouse: { ...warehouse, url: url.toString() } }
+}
+
+function mapWebhookSecrets(
   destinations: SourceDestinations,
   change: (value: string, path: string) => string,
 ): SourceDestinations {
