@@ -2,7 +2,7 @@ import type { AlertsOptions } from './alerts-option'
 import type { WebhookSettings } from '../../webhooks/index'
 import type { LogLevel } from '../log'
 import type { DestinationFunction } from './function-settings'
-import type { DestinationConsent } from '../features/privacy/consent-setting'
+import type { DestinationConsent } from './consent-setting'
 import type { TrackingPlan, UnplannedAction, ViolationAction } from './plan'
 
 /** The destinations a source sends to, by name. Keys are case sensitive. */

@@ -1,5 +1,5 @@
 import { alertsRule } from './alerts-option'
-import { checkDestinationConsent, withoutConsent } from '../features/privacy/consent-setting'
+import { checkDestinationConsent, withoutConsent } from './consent-setting'
 import { MAX_TIMEOUT_MS } from '../../webhooks/limits'
 import { DESTINATIONS } from '../destinations/index'
 import type { DestinationModule } from '../destinations/destination'

@@ -1,6 +1,6 @@
 import type { SourceRegistry } from '../../config/source-registry'
 import type { ConsentSetting } from './consent'
-import type { DestinationConsent } from './consent-setting'
+import type { DestinationConsent } from '../../config/consent-setting'
 
 /** Each source's destinations that have a consent rule, by source name: only sources with one. */
 export type ConsentRules = ReadonlyMap<string, ReadonlyMap<string, ConsentSetting>>

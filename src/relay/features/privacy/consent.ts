@@ -1,15 +1,7 @@
+import type { ConsentSetting } from '../../config/consent-setting'
 import { isPlainObject } from '../../../shared/validate'
 
-/**
- * A destination's consent rule (docs/privacy.md, "Consent"): `destinations.<Name>.consent`.
- * The categories are the names a consent manager sends in `context.consent.categoryPreferences`.
- */
-export interface ConsentSetting {
-  /** The categories a message must have consent for, every one of them (case sensitive). */
-  categories: readonly string[]
-  /** A message without `categoryPreferences` is withheld too. @default false */
-  required?: boolean
-}
+export type { ConsentSetting }
 
 /** The filtered reason of a message withheld from a destination for want of consent. */
 export const CONSENT_REASON = 'consent'

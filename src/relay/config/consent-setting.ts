@@ -1,5 +1,15 @@
-import { type ConfigProblems, flag, listOf, objectOf, pathOf, type Rule, type RulesOf, text } from '../../config/rules'
-import type { ConsentSetting } from './consent'
+import { type ConfigProblems, flag, listOf, objectOf, pathOf, type Rule, type RulesOf, text } from './rules'
+
+/**
+ * A destination's consent rule (docs/privacy.md, "Consent"): `destinations.<Name>.consent`.
+ * The categories are the names a consent manager sends in `context.consent.categoryPreferences`.
+ */
+export interface ConsentSetting {
+  /** The categories a message must have consent for, every one of them (case sensitive). */
+  categories: readonly string[]
+  /** A message without `categoryPreferences` is withheld too. @default false */
+  required?: boolean
+}
 
 /** The key of a destination's settings that holds its consent rule: the relay's, not the destination's. */
 export const CONSENT_KEY = 'consent'
