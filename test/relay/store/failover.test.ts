@@ -46,6 +46,18 @@ describe('a relay on a primary and a synchronous standby', () => {
       }),
     )
     const relay = await cli.startRelay(['--config', config, '--database', database])
+    // A request the relay's process could not answer fails the test with the process's output; one
+    // whose connection was cut (the load's keep-alive sockets come and go) is asked again.
+    const healthz = async (): Promise<Response | undefined> => {
+      try {
+        return await fetch(`${relay.url}/healthz`)
+      } catch (error) {
+        if (relay.child.exitCode !== null || relay.child.signalCode !== null) {
+          throw new Error(`the relay ended: ${relay.output()}`, { cause: error })
+        }
+        return undefined
+      }
+    }
     const load = startIngestLoad(relay.url, basic(WRITE_KEY))
     cleanups.push(() => load.stop())
     const progress = async (what: string, timeoutMs = 30_000) => {
@@ -60,7 +72,8 @@ describe('a relay on a primary and a synchronous standby', () => {
     await waitFor(() => ((load.statuses.get(503) ?? 0) > refusedBefore ? true : undefined), 'ingest to answer 503')
     // The first failures are the cut connections'; the reason turns to the search's at once.
     await waitFor(async () => {
-      const response = await fetch(`${relay.url}/healthz`)
+      const response = await healthz()
+      if (response === undefined) return undefined
       const { reason } = (await response.json()) as { reason?: string }
       return response.status === 503 && /no database host accepts writes/.test(reason ?? '') ? true : undefined
     }, '/healthz to answer 503, saying no host accepts writes')
@@ -73,7 +86,7 @@ describe('a relay on a primary and a synchronous standby', () => {
     expect(relay.child.exitCode).toBeNull()
     const missing = () => [...load.acknowledged].filter((id) => !receiver.sent.has(id))
     await waitFor(() => (missing().length === 0 ? true : undefined), 'every acknowledged message to arrive', 60_000)
-    await waitFor(async () => ((await fetch(`${relay.url}/healthz`)).status === 200 ? true : undefined), '/healthz 200')
+    await waitFor(async () => ((await healthz())?.status === 200 ? true : undefined), '/healthz 200')
   }, 180_000)
 })
 
