@@ -47,7 +47,7 @@ describe.skipIf(!runBrowserTests)(
 
     async function signIn(token = ADMIN_TOKEN): Promise<void> {
       await page.goto(relay.url)
-      await page.getByLabel('Admin token').fill(token)
+      await page.getByLabel('Admin token or read token').fill(token)
       await page.getByRole('button', { name: 'Sign in' }).click()
       await page.getByRole('heading', { name: 'Recent deliveries' }).waitFor()
     }
@@ -63,6 +63,11 @@ describe.skipIf(!runBrowserTests)(
       await signIn()
       await page.getByLabel('Status').selectOption('failed')
       await page.getByRole('button', { name: 'Filter' }).click()
+      // The replay form opens asking for its window, with no error yet.
+      await page.getByRole('link', { name: 'Replay these…' }).click()
+      await page.getByRole('heading', { name: 'Replay deliveries' }).waitFor()
+      expect(await page.getByRole('alert').count()).toBe(0)
+      await page.goBack()
       const row = page.getByRole('row').filter({ hasText: 'Order Completed' })
       expect(await row.locator('.status').textContent()).toBe('dead-lettered')
 
@@ -97,6 +102,7 @@ describe.skipIf(!runBrowserTests)(
       const row = page.getByRole('row').filter({ hasText: 'Order Completed' })
       expect(await row.locator('.status').textContent()).toBe('dead-lettered')
       expect(await row.getByRole('button', { name: `Retry delivery ${delivery.id}` }).isVisible()).toBe(false)
+      expect(await page.getByRole('link', { name: 'Replay these…' }).count()).toBe(0)
       await page.goto(`${relay.url}/ui/deliveries/${delivery.id}`)
       expect(await page.getByRole('button', { name: 'Retry now' }).isVisible()).toBe(false)
       // Signing out stays offered.

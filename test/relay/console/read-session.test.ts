@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../../src/relay/index'
 import { STORE_KINDS } from '../../support/stores'
-import { post, type Receiver, startReceiver, startRelay, track, waitForDelivery } from '../helpers'
+import { adminGet, post, type Receiver, startReceiver, startRelay, track, waitForDelivery } from '../helpers'
 import { PageClient } from './page-client'
 
 // The read token (`readToken`) signs in to the operator page too: its session sees everything and
@@ -42,6 +42,16 @@ describe.each(STORE_KINDS)('the operator page signed in with the read token, on 
     expect(overview.body).toContain('Signed in with the read token')
     for (const path of [`/ui/deliveries/${delivery.id}`, '/ui/sources', '/ui/endpoints', '/ui/replays'])
       expect((await reader.get(path)).status, path).toBe(200)
+    // No way into a replay: no link, no form, and no invitation to start one.
+    expect(overview.body).toContain('href="/ui/replays"')
+    expect(overview.body).not.toContain('Replay these')
+    expect(overview.body).not.toContain('/ui/replays/new')
+    expect((await reader.get('/ui/replays')).body).not.toContain('Replay these')
+    const window = 'since=1h&until=2999-01-01T00:00:00Z'
+    const form = await reader.get(`/ui/replays/new?status=failed&${window}`)
+    expect(form.status).toBe(403)
+    expect(form.body).toContain('the read token reads and changes nothing')
+    expect(form.body).not.toContain('action="/ui/replays"')
 
     // A form posted by hand, with the session's own CSRF token, changes nothing.
     const csrf = PageClient.csrfOf((await reader.get(`/ui/deliveries/${delivery.id}`)).body)
@@ -50,6 +60,9 @@ describe.each(STORE_KINDS)('the operator page signed in with the read token, on 
     expect(refused.body).toContain('the read token reads and changes nothing')
     const pause = await reader.post(`/ui/endpoints/${encodeURIComponent('x')}/pause`, { csrf })
     expect(pause.status).toBe(403)
+    const replay = { status: 'failed', since: '1h', until: '2999-01-01T00:00:00Z', csrf }
+    expect((await reader.post('/ui/replays', replay)).status).toBe(403)
+    expect((await adminGet(`${relay.url}/v1/replays`)).body.replays).toEqual([])
     expect((await waitForDelivery(relay.url, 'failed', delivery.messageId)).attempts).toHaveLength(1)
 
     // Signing out is not a change to the relay: it works, and the cookie no longer signs in.
@@ -64,6 +77,8 @@ describe.each(STORE_KINDS)('the operator page signed in with the read token, on 
     const overview = await admin.get('/?status=failed')
     expect(overview.body).not.toContain('read-only')
     expect(overview.body).toContain('/retry"')
+    expect(overview.body).toContain('href="/ui/replays/new?status=failed">Replay these…</a>')
+    expect((await admin.get('/ui/replays')).body).toContain('Replay these')
 
     const stranger = new PageClient(relay.url)
     const wrong = await stranger.signIn('neither-token-0123456789')

@@ -1,14 +1,19 @@
 import { MESSAGE_TYPES } from '../../../shared/message'
+import type { DeliveryStatus } from '../../store/store'
 import { type Html, html } from './html'
 
 /** The page's own query parameters besides the filter fields. */
 export const PAGE_PARAMS = ['q', 'cursor', 'refresh'] as const
 
-const STATUS_OPTIONS = [
-  ['pending', 'pending'],
-  ['delivered', 'delivered'],
-  ['failed', 'dead-lettered'],
-] as const
+/** Each delivery status as the page names it: in the filter's choice and on each delivery. */
+export const STATUS_LABELS: Readonly<Record<DeliveryStatus, string>> = {
+  pending: 'pending',
+  delivered: 'delivered',
+  failed: 'dead-lettered',
+  filtered: 'filtered',
+}
+
+const STATUS_OPTIONS = Object.entries(STATUS_LABELS)
 
 /** What the filter form shows: the query as the user wrote it (empty values dropped). */
 export interface FilterFormView {
@@ -17,6 +22,8 @@ export interface FilterFormView {
   /** The webhook URLs by origin and path, for the URL choice. */
   urls: readonly string[]
   refreshOff: boolean
+  /** A read-only session: no link to start a replay (it could not). */
+  readOnly: boolean
 }
 
 /**
@@ -62,7 +69,7 @@ export function filterForm(view: FilterFormView): Html {
   ${['messageId', 'userId'].map((key) => view.query.has(key) && html`<input type="hidden" name="${key}" value="${value(key)}">`)}
   ${view.refreshOff && html`<input type="hidden" name="refresh" value="off">`}
   <button type="submit" class="secondary">Filter</button>
-  <a href="${replayLink(view.query)}">Replay these…</a> <a href="/ui/replays">Replays</a>
+  ${!view.readOnly && html`<a href="${replayLink(view.query)}">Replay these…</a>`} <a href="/ui/replays">Replays</a>
 </form>`
 }
 

@@ -1,3 +1,4 @@
+import { readOnly } from '../../http/auth'
 import { HttpError } from '../../http/http-error'
 import type { Route } from '../../http/route'
 import { log } from '../../log'
@@ -6,7 +7,7 @@ import { queryValues } from '../delivery-filter'
 import { STORE_ID_PATTERN } from '../store-id'
 import { handleChangeReplay, handleStartReplay, readReplayRequest } from '../replays'
 import type { ConsoleKit } from './operation-routes'
-import { REPLAY_FORM_FIELDS, replaysPage, replayStartPage } from './replays-view'
+import { COUNTED_PARAM, REPLAY_FORM_FIELDS, replaysPage, replayStartPage } from './replays-view'
 import { redirect, refreshOf, sendHtml } from './respond'
 import { checkSameOrigin, readForm } from './requests'
 
@@ -66,14 +67,19 @@ export function replayPageRoutes(kit: ConsoleKit): Route[] {
       handler: page(async (req, res, _params, url) => {
         const session = await sessions.find(req.headers.cookie)
         if (session === undefined) return showSignIn(res, url)
+        // The read token could count but never start: its session is refused the form itself.
+        if (session.role === 'read') throw readOnly()
+        const submitted = url.searchParams.has(COUNTED_PARAM)
+        url.searchParams.delete(COUNTED_PARAM)
         const values = queryValues(url.searchParams, 'ERR_INVALID_QUERY', { dropEmpty: true })
-        let count: { matched: number } | { problem: string }
+        let count: { matched: number } | { problem: string } | undefined
         try {
           const request = readReplayRequest(context, bodyOf(values, true))
           count = { matched: await context.store.replays.count(request.filter) }
         } catch (error) {
           if (!(error instanceof HttpError) || error.status !== 400) throw error
-          count = { problem: error.message }
+          // Opened from "Replay these…", the window is not given yet: ask, do not scold.
+          count = submitted ? { problem: error.message } : undefined
         }
         const source = values.get('source')
         const urls = [...context.webhooks]

@@ -3,9 +3,13 @@ import type { ReplayRecord } from '../../store/replays'
 import { redactUrl } from '../../../shared/redact-url'
 import { type Html, html } from './html'
 import { layout, when } from './layout'
+import { isReadOnlyPage } from './sessions'
 
 /** The page's replay form fields besides the delivery filter's: the one URL, and the pace. */
 export const REPLAY_FORM_FIELDS = ['to', 'rate'] as const
+
+/** The count form's mark that it was submitted: before it, a missing field is no error yet. */
+export const COUNTED_PARAM = 'counted'
 
 /** `/ui/replays/new?…`: a replay of a delivery filter, counted first. */
 export interface ReplayStartView {
@@ -15,8 +19,11 @@ export interface ReplayStartView {
   values: ReadonlyMap<string, string>
   /** The source's Webhooks URLs to choose `to` from (as configured; shown without their query). */
   urls: readonly string[]
-  /** What the dry run counted, or why the request cannot start (since and until missing, say). */
-  count: { matched: number } | { problem: string }
+  /**
+   * What the dry run counted, or why the request cannot start (since and until missing, say);
+   * `undefined` when it cannot start but the form was not submitted yet.
+   */
+  count: { matched: number } | { problem: string } | undefined
 }
 
 /** The confirmation: the window and target to edit (a GET form), then "Replay N" (a POST with the same values). */
@@ -44,14 +51,17 @@ export function replayStartPage(view: ReplayStartView): Html {
     ${view.urls.map((u) => html`<option value="${u}"${value('to') === u ? html` selected` : ''}>${redactUrl(u)}</option>`)}
   </select></label>
   ${input('rate', 'Per second', '100')}
+  <input type="hidden" name="${COUNTED_PARAM}" value="1">
   <button type="submit" class="secondary">Count</button>
 </form>
 ${
-  'problem' in view.count
-    ? html`<p class="error" role="alert">${view.count.problem}</p>`
-    : view.count.matched === 0
-      ? html`<p class="muted">Nothing matches: nothing to replay.</p>`
-      : html`<form method="post" action="/ui/replays">
+  view.count === undefined
+    ? ''
+    : 'problem' in view.count
+      ? html`<p class="error" role="alert">${view.count.problem}</p>`
+      : view.count.matched === 0
+        ? html`<p class="muted">Nothing matches: nothing to replay.</p>`
+        : html`<form method="post" action="/ui/replays">
   <input type="hidden" name="csrf" value="${view.csrfToken}">
   ${[...view.values].map(([key, v]) => html`<input type="hidden" name="${key}" value="${v}">`)}
   <button type="submit">Replay ${view.count.matched} ${view.count.matched === 1 ? 'delivery' : 'deliveries'}</button>
@@ -81,7 +91,8 @@ export function replaysPage(view: ReplaysView): Html {
 <p><a href="/">← Overview</a></p>
 <h1>Replays</h1>
 ${view.notice !== undefined && html`<p class="notice" role="status">${view.notice}</p>`}
-<p class="muted">Start one from the overview's filter ("Replay these…"). Counts go on until every delivery made has settled.</p>
+${!isReadOnlyPage(view.csrfToken) && html`<p class="muted">Start one from the overview's filter ("Replay these…").</p>`}
+<p class="muted">Counts go on until every delivery made has settled.</p>
 ${
   view.replays.length === 0
     ? html`<p class="muted">No replay yet.</p>`

@@ -5,10 +5,11 @@ import { lastHourCharts } from './charts-view'
 import { redactUrlsInText } from '../../redact'
 import type { EndpointView } from '../../store/endpoints'
 import { endpointsTable } from './endpoints-view'
-import { filterForm, overviewLink } from './filter-form'
+import { filterForm, overviewLink, STATUS_LABELS } from './filter-form'
 import { attemptTarget, functionConsole } from './function-console'
 import { type Html, html } from './html'
 import { age, layout, truncate, when } from './layout'
+import { isReadOnlyPage } from './sessions'
 
 /** Everything the dashboard shows. */
 export interface DashboardView {
@@ -37,19 +38,12 @@ export interface DashboardView {
   now: number
 }
 
-const STATUS_LABELS: Record<DeliveryStatus, string> = {
-  pending: 'pending',
-  delivered: 'delivered',
-  failed: 'dead-lettered',
-  filtered: 'filtered',
-}
-
 /** The sign-in form (or why there is none). */
 export function signInPage(options: { open: boolean; error?: string | undefined; next: string }): Html {
   const form = options.open
     ? html`<form method="post" action="/ui/sign-in">
     <input type="hidden" name="next" value="${options.next}">
-    <label>Admin token <input type="password" name="token" autocomplete="current-password" required autofocus></label>
+    <label>Admin token or read token <input type="password" name="token" autocomplete="current-password" required autofocus></label>
     <button type="submit">Sign in</button>
   </form>`
     : html`<p class="notice bad">The page is closed: the relay has no <span class="mono">adminToken</span> configured.</p>`
@@ -90,7 +84,13 @@ ${lastHourCharts(view.lastHour)}
 <h2>Outbox <span class="muted">· every relay sharing this store</span></h2>
 ${outboxTable(view)}
 <h2 id="deliveries">Recent deliveries <span class="muted">· every relay sharing this store</span></h2>
-${filterForm({ query: view.query, sources: view.sources, urls: view.urls, refreshOff: view.refreshSeconds === undefined })}
+${filterForm({
+  query: view.query,
+  sources: view.sources,
+  urls: view.urls,
+  refreshOff: view.refreshSeconds === undefined,
+  readOnly: isReadOnlyPage(view.csrfToken),
+})}
 ${
   view.retryAll !== undefined &&
   view.retryAll > 0 &&
