@@ -16,7 +16,7 @@ export interface Unreported {
   retryAfterMs: number | undefined
   /** The HTTP status of the last failure, when the receiver answered. */
   status?: number | undefined
-  /** The HTTP status of the last answer (for alerts: a 4xx closes a circuit, only a 2xx recovers it). */
+  /** The HTTP status of the last answer (alerts: a 4xx closes a circuit, only a 2xx recovers). */
   answeredStatus?: number | undefined
 }
 
@@ -72,7 +72,8 @@ export class Reports {
 // One more verdict on a URL: an answer breaks the run of failures; a failure adds to it.
 function count(queued: Unreported | undefined, verdict: 'up' | 'down', request: DeliveryAttempt): Unreported {
   const unreported = queued ?? { failures: 0, answered: false, error: '', retryAfterMs: undefined }
-  if (verdict === 'up') return { ...unreported, answered: true, failures: 0, answeredStatus: request.status }
+  const answeredStatus = request.status
+  if (verdict === 'up') return { ...unreported, answered: true, failures: 0, answeredStatus }
   const retryAfter = validRetryAfter(request.retryAfterMs)
   return {
     ...unreported,

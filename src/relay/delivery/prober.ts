@@ -20,7 +20,7 @@ export interface ProberHost {
   circuit(url: string): Circuit | undefined
   /** The circuit as the store now has it. */
   adopt(circuit: Circuit): void
-  /** The probe was answered (with `status`): the circuit closed and `woken` deliveries are due now. */
+  /** The probe was answered `status`: the circuit closed and `woken` deliveries are due now. */
   closed(url: string, woken: number, status: number | undefined): void
   /** Reads these circuits from the store again. */
   refresh(urls: readonly string[]): Promise<void>

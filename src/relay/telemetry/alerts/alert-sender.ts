@@ -68,7 +68,8 @@ export class AlertSender {
     }
     if (outcome.next.status !== 'failed') return
     const lastStatus = new Map(outcome.requests.map((request) => [request.url, request.status]))
-    for (const [url, status] of lastStatus) this.deadLettered(url, source, outcome.next.error, status)
+    const { error } = outcome.next
+    for (const [url, status] of lastStatus) this.deadLettered(url, source, error, status)
   }
 
   /** A webhook URL's circuit opened (this relay opened it), on a failure answered `status`. */

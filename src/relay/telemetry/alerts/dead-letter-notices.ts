@@ -18,7 +18,7 @@ interface LastDeadLetter {
 /** A notice this relay claimed, counting the dead letters that come with it before it goes. */
 interface Gathering {
   count: number
-  /** When it was claimed (epoch ms): it goes at most {@link DELIVERY_FAILED_GATHER_MAX_MS} later. */
+  /** When it was claimed (epoch ms): it goes {@link DELIVERY_FAILED_GATHER_MAX_MS} later at most. */
   since: number
   timer?: NodeJS.Timeout
 }
@@ -137,7 +137,8 @@ export class DeadLetterNotices {
     const gathering = this.#gathering.get(url) ?? { count: 0, since: now }
     gathering.count += count
     clearTimeout(gathering.timer)
-    const at = Math.min(now + DELIVERY_FAILED_GATHER_MS, gathering.since + DELIVERY_FAILED_GATHER_MAX_MS)
+    const quiet = now + DELIVERY_FAILED_GATHER_MS
+    const at = Math.min(quiet, gathering.since + DELIVERY_FAILED_GATHER_MAX_MS)
     gathering.timer = setTimeout(
       () => {
         this.#gathering.delete(url)

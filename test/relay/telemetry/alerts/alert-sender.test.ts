@@ -1,10 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MockAgent } from 'undici'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { Store } from '../../../../src/relay/store/store'
-import { DELIVERY_FAILED_GATHER_MS } from '../../../../src/relay/telemetry/alerts/alert-notice'
+import {
+  DELIVERY_FAILED_GATHER_MAX_MS,
+  DELIVERY_FAILED_GATHER_MS,
+} from '../../../../src/relay/telemetry/alerts/alert-notice'
 import { AlertSender } from '../../../../src/relay/telemetry/alerts/alert-sender'
 import { newDatabase, openTestStore, STORE_KINDS, type StoreKind } from '../../../support/stores'
 
@@ -56,6 +59,14 @@ function senderOn(store: Store, events?: AlertEvent[]): AlertSender {
   const options = { url: `${ALERTS}/notify`, ...(events ? { events } : {}) }
   return new AlertSender(options, { dispatcher: agent, claims: store.alertClaims })
 }
+
+it('docs/operations.md gives the gathering time of delivery.failed as the code has it', () => {
+  const docs = readFileSync(new URL('../../../../docs/operations.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')
+  const seconds = (ms: number) => `${ms / 1000} s`
+  expect(docs).toContain(
+    `nothing more of the endpoint for ${seconds(DELIVERY_FAILED_GATHER_MS)} (${seconds(DELIVERY_FAILED_GATHER_MAX_MS)} at most)`,
+  )
+})
 
 describe.each(STORE_KINDS)('AlertSender on %s', (kind) => {
   let sender: (events?: AlertEvent[]) => AlertSender
@@ -116,6 +127,22 @@ describe.each(STORE_KINDS)('AlertSender on %s', (kind) => {
         status: 410,
       },
     ])
+    alerts.stop()
+  })
+
+  it('sends a gathering delivery.failed at the longest gathering time under a steady trickle', async () => {
+    const alerts = sender()
+    alerts.deadLettered(HOOK, 'web', 'HTTP 404', 404)
+    await alerts.idle()
+    const step = DELIVERY_FAILED_GATHER_MS - 100
+    let count = 1
+    for (let t = step; t < DELIVERY_FAILED_GATHER_MAX_MS - 200; t += step, count++) {
+      await vi.advanceTimersByTimeAsync(step)
+      alerts.deadLettered(HOOK, 'web', 'HTTP 404', 404)
+    }
+    expect(received).toEqual([])
+    await vi.advanceTimersByTimeAsync(DELIVERY_FAILED_GATHER_MS)
+    expect(received).toMatchObject([{ event: 'delivery.failed', count }])
     alerts.stop()
   })
 
