@@ -160,8 +160,8 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
       circuits: deps.circuits,
       // The circuit changes this relay makes, for alerts.
       changed: {
-        opened: (url, error) => deps.events.publish({ type: 'circuit', url, change: 'opened', error }),
-        closed: (url) => deps.events.publish({ type: 'circuit', url, change: 'closed' }),
+        opened: (url, error, status) => deps.events.publish({ type: 'circuit', url, change: 'opened', error, status }),
+        closed: (url, status) => deps.events.publish({ type: 'circuit', url, change: 'closed', status }),
       },
     },
   })

@@ -14,6 +14,10 @@ export interface Unreported {
   error: string
   /** The longest `Retry-After` among the failures, ms. */
   retryAfterMs: number | undefined
+  /** The HTTP status of the last failure, when the receiver answered. */
+  status?: number | undefined
+  /** The HTTP status of the last answer (alerts: a 4xx closes a circuit, only a 2xx recovers). */
+  answeredStatus?: number | undefined
 }
 
 /**
@@ -68,12 +72,14 @@ export class Reports {
 // One more verdict on a URL: an answer breaks the run of failures; a failure adds to it.
 function count(queued: Unreported | undefined, verdict: 'up' | 'down', request: DeliveryAttempt): Unreported {
   const unreported = queued ?? { failures: 0, answered: false, error: '', retryAfterMs: undefined }
-  if (verdict === 'up') return { ...unreported, answered: true, failures: 0 }
+  const answeredStatus = request.status
+  if (verdict === 'up') return { ...unreported, answered: true, failures: 0, answeredStatus }
   const retryAfter = validRetryAfter(request.retryAfterMs)
   return {
     ...unreported,
     failures: unreported.failures + 1,
     error: describeRequest(request),
+    status: request.status,
     retryAfterMs:
       retryAfter === undefined ? unreported.retryAfterMs : Math.max(unreported.retryAfterMs ?? 0, retryAfter),
   }
@@ -87,6 +93,8 @@ function merge(older: Unreported, newer: Unreported | undefined): Unreported {
     failures: older.failures + newer.failures,
     answered: older.answered,
     error: newer.error || older.error,
+    status: newer.error ? newer.status : older.status,
+    answeredStatus: older.answeredStatus,
     retryAfterMs:
       older.retryAfterMs === undefined && newer.retryAfterMs === undefined
         ? undefined

@@ -123,7 +123,7 @@ export class Breaker {
       random: this.#random,
       circuit: (url) => this.#view.get(url),
       adopt: (circuit) => this.#adopt(circuit),
-      closed: (url, woken) => {
+      closed: (url, woken, status) => {
         log.warn(
           `circuit of ${redactUrl(url)} closed: the probe was answered; ${plural(woken, 'waiting delivery is', 'waiting deliveries are')} due now`,
           {
@@ -133,7 +133,7 @@ export class Breaker {
         )
         this.#forget(url)
         this.#run.set(url, 0)
-        this.#changed?.closed(url)
+        this.#changed?.closed(url, status)
         this.#host.wakeAll()
       },
       refresh: (urls) => this.refresh(urls),
@@ -328,7 +328,7 @@ export class Breaker {
             url,
           },
         )
-        this.#changed?.closed(url)
+        this.#changed?.closed(url, unreported.answeredStatus)
         this.#host.wakeAll()
       }
     }
@@ -348,7 +348,7 @@ export class Breaker {
     const since = this.#reports.pending(url)
     if (since === undefined || !since.answered) this.#run.set(url, circuit.failures + (since?.failures ?? 0))
     if (openedBy(circuit, unreported.failures, this.#policy.failureThreshold))
-      this.#changed?.opened(url, circuit.lastError)
+      this.#changed?.opened(url, circuit.lastError, unreported.status)
     this.#adopt(circuit)
   }
 

@@ -20,8 +20,8 @@ export interface ProberHost {
   circuit(url: string): Circuit | undefined
   /** The circuit as the store now has it. */
   adopt(circuit: Circuit): void
-  /** The probe was answered: the circuit closed and `woken` deliveries are due now. */
-  closed(url: string, woken: number): void
+  /** The probe was answered `status`: the circuit closed and `woken` deliveries are due now. */
+  closed(url: string, woken: number, status: number | undefined): void
   /** Reads these circuits from the store again. */
   refresh(urls: readonly string[]): Promise<void>
   /** This relay holds the URL's probe: start one delivery there. Resolves false when none waits. */
@@ -93,7 +93,7 @@ export class Prober {
         this.#held.delete(url)
         // Paused while the probe was in flight: the pause stands.
         if (paused) await this.#host.refresh([url])
-        else this.#host.closed(url, woken)
+        else this.#host.closed(url, woken, request?.status)
         return
       }
       const failedProbes = (this.#host.circuit(url)?.probes ?? 0) + (verdict === 'down' ? 1 : 0)

@@ -62,6 +62,13 @@ export type RelayEvent =
   | { type: 'filtered'; source: string; count: number }
   | { type: 'refused'; error: unknown }
   | { type: 'attempt'; attempt: SettledAttempt }
-  | { type: 'circuit'; url: string; change: 'opened' | 'closed'; error?: string | undefined }
+  | {
+      type: 'circuit'
+      url: string
+      change: 'opened' | 'closed'
+      error?: string | undefined
+      /** The HTTP status of the request that made the change, when the receiver answered. */
+      status?: number | undefined
+    }
   | { type: 'function'; source: string; outcome: string; ms: number }
   | { type: 'violation'; source: string; violations: readonly Violation[] }

@@ -201,16 +201,10 @@ function tell(live: LiveStream, alerts: AlertSender | undefined, event: RelayEve
   try {
     if (event.type === 'refused') publishRequestRefused(live, event.error)
     if (event.type === 'violation') publishViolations(live, event.violations)
-    if (event.type === 'circuit' && event.change === 'opened') alerts?.endpointFailing(event.url, event.error)
-    if (event.type === 'circuit' && event.change === 'closed') alerts?.endpointRecovered(event.url)
+    if (event.type === 'circuit') alerts?.circuitChanged(event)
     if (event.type !== 'attempt') return
     publishAttempt(live, event.attempt)
-    const { outcome, source } = event.attempt
-    if (alerts !== undefined && outcome.next.status === 'failed') {
-      for (const url of new Set(outcome.requests.map((request) => request.url))) {
-        alerts.deadLettered(url, source, outcome.next.error)
-      }
-    }
+    alerts?.attemptSettled(event.attempt)
   } catch (error) {
     log.error(`live stream: could not publish an event: ${(error as Error).message}`, { event: 'internal-error' })
   }

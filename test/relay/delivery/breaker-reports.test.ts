@@ -36,7 +36,9 @@ describe('the breaker’s reports', () => {
     reports.add(URL_A, 'down', failed(429, 1000), false)
     expect(reports.pending(URL_A)).toMatchObject({ failures: 2 })
     await vi.advanceTimersByTimeAsync(5)
-    expect(written).toEqual([[URL_A, { failures: 2, answered: false, error: 'HTTP 429', retryAfterMs: 2000 }]])
+    expect(written).toEqual([
+      [URL_A, { failures: 2, answered: false, error: 'HTTP 429', retryAfterMs: 2000, status: 429 }],
+    ])
   })
 
   it('let an answer break the run of failures', async () => {
@@ -45,7 +47,14 @@ describe('the breaker’s reports', () => {
     reports.add(URL_A, 'up', failed(200), false)
     reports.add(URL_A, 'down', failed(500), false)
     await vi.advanceTimersByTimeAsync(5)
-    expect(written[0]![1]).toMatchObject({ failures: 1, answered: true, error: 'HTTP 500' })
+    // The statuses alerts carry: the last failure's, and the answer's (only a 2xx is a recovery).
+    expect(written[0]![1]).toMatchObject({
+      failures: 1,
+      answered: true,
+      error: 'HTTP 500',
+      status: 500,
+      answeredStatus: 200,
+    })
   })
 
   it('write a circuit about to open at once', async () => {
@@ -63,7 +72,9 @@ describe('the breaker’s reports', () => {
     reports.add(URL_A, 'down', failed(502), false)
     state.failing = false
     await vi.advanceTimersByTimeAsync(50)
-    expect(written).toEqual([[URL_A, { failures: 2, answered: false, error: 'HTTP 502', retryAfterMs: undefined }]])
+    expect(written).toEqual([
+      [URL_A, { failures: 2, answered: false, error: 'HTTP 502', retryAfterMs: undefined, status: 502 }],
+    ])
     expect(reports.busy).toBe(false)
   })
 })

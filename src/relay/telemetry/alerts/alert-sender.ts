@@ -4,6 +4,7 @@ import { log } from '../../log'
 import { ALERT_EVENTS, type AlertEvent, type AlertsOptions } from '../../config/alerts-option'
 import type { AlertClaimStore } from '../../store/alert-claims'
 import type { AlertNotice } from './alert-notice'
+import type { RelayEvent, SettledAttempt } from '../../events/kinds'
 import { DeadLetterNotices } from './dead-letter-notices'
 
 // An alert is tried this many times, waiting 1 s, 2 s, 4 s, … (at most a minute) between tries.
@@ -37,6 +38,8 @@ export class AlertSender {
   readonly #now: () => number
   readonly #queue: AlertNotice[] = []
   readonly #deadLetters: DeadLetterNotices
+  /** URLs whose circuit a 4xx closed: `endpoint.recovered` waits for their first 2xx. */
+  readonly #awaiting2xx = new Set<string>()
   #sending = false
   #retry: NodeJS.Timeout | undefined
   #stopped = false
@@ -49,20 +52,52 @@ export class AlertSender {
     this.#deadLetters = new DeadLetterNotices(deps.claims, this.#now, (notice) => this.#send(notice))
   }
 
-  /** A webhook URL's circuit opened (this relay opened it). */
-  endpointFailing(url: string, error: string | undefined): void {
-    this.#send({ event: 'endpoint.failing', at: this.#at(), url: redactUrl(url), ...(error ? { error } : {}) })
+  /** A circuit change this relay made (a `circuit` event). */
+  circuitChanged(event: Extract<RelayEvent, { type: 'circuit' }>): void {
+    if (event.change === 'opened') this.endpointFailing(event.url, event.error, event.status)
+    else this.endpointRecovered(event.url, event.status)
   }
 
-  /** A webhook URL's circuit closed (this relay closed it). */
-  endpointRecovered(url: string): void {
-    this.#send({ event: 'endpoint.recovered', at: this.#at(), url: redactUrl(url) })
+  /** An attempt settled: its dead letters are alerted, and a 2xx may end a wait for recovery. */
+  attemptSettled(attempt: SettledAttempt): void {
+    const { outcome, source } = attempt
+    for (const request of outcome.requests) {
+      if (isSuccess(request.status) && this.#awaiting2xx.delete(request.url)) {
+        this.#recovered(request.url, request.status)
+      }
+    }
+    if (outcome.next.status !== 'failed') return
+    const lastStatus = new Map(outcome.requests.map((request) => [request.url, request.status]))
+    const { error } = outcome.next
+    for (const [url, status] of lastStatus) this.deadLettered(url, source, error, status)
   }
 
-  /** A delivery to `url` was dead-lettered (by this relay). */
-  deadLettered(url: string, source: string, error: string | undefined): void {
+  /** A webhook URL's circuit opened (this relay opened it), on a failure answered `status`. */
+  endpointFailing(url: string, error: string | undefined, status?: number): void {
+    this.#awaiting2xx.delete(url)
+    this.#send({
+      event: 'endpoint.failing',
+      at: this.#at(),
+      url: redactUrl(url),
+      ...(error ? { error } : {}),
+      ...(status === undefined ? {} : { status }),
+    })
+  }
+
+  /**
+   * A webhook URL's circuit closed (this relay closed it) on an answer with `status`. Only a 2xx is
+   * a recovery: a 4xx closes the circuit (the receiver is there) while every delivery it answers is
+   * dead-lettered, so `endpoint.recovered` waits for the URL's first 2xx.
+   */
+  endpointRecovered(url: string, status: number | undefined): void {
+    if (isSuccess(status)) this.#recovered(url, status)
+    else if (!this.#stopped) this.#awaiting2xx.add(url)
+  }
+
+  /** A delivery to `url` was dead-lettered (by this relay), its last request answered `status`. */
+  deadLettered(url: string, source: string, error: string | undefined, status?: number): void {
     if (!this.#events.has('delivery.failed') || this.#stopped) return
-    this.#deadLetters.deadLettered(url, source, error)
+    this.#deadLetters.deadLettered(url, source, error, status)
   }
 
   /** Resolves once the store has answered every dead letter's claim so far (for tests). */
@@ -76,6 +111,16 @@ export class AlertSender {
     clearTimeout(this.#retry)
     this.#deadLetters.stop()
     this.#queue.length = 0
+    this.#awaiting2xx.clear()
+  }
+
+  #recovered(url: string, status: number | undefined): void {
+    this.#send({
+      event: 'endpoint.recovered',
+      at: this.#at(),
+      url: redactUrl(url),
+      ...(status === undefined ? {} : { status }),
+    })
   }
 
   #at(): string {
@@ -134,4 +179,8 @@ export class AlertSender {
     this.#retry = setTimeout(() => void this.#pump(tries + 1), wait)
     this.#retry.unref()
   }
+}
+
+function isSuccess(status: number | undefined): status is number {
+  return status !== undefined && status >= 200 && status <= 299
 }

@@ -1,9 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MockAgent } from 'undici'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { Store } from '../../../../src/relay/store/store'
+import {
+  DELIVERY_FAILED_GATHER_MAX_MS,
+  DELIVERY_FAILED_GATHER_MS,
+} from '../../../../src/relay/telemetry/alerts/alert-notice'
 import { AlertSender } from '../../../../src/relay/telemetry/alerts/alert-sender'
 import { newDatabase, openTestStore, STORE_KINDS, type StoreKind } from '../../../support/stores'
 
@@ -56,6 +60,14 @@ function senderOn(store: Store, events?: AlertEvent[]): AlertSender {
   return new AlertSender(options, { dispatcher: agent, claims: store.alertClaims })
 }
 
+it('docs/operations.md gives the gathering time of delivery.failed as the code has it', () => {
+  const docs = readFileSync(new URL('../../../../docs/operations.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')
+  const seconds = (ms: number) => `${ms / 1000} s`
+  expect(docs).toContain(
+    `nothing more of the endpoint for ${seconds(DELIVERY_FAILED_GATHER_MS)} (${seconds(DELIVERY_FAILED_GATHER_MAX_MS)} at most)`,
+  )
+})
+
 describe.each(STORE_KINDS)('AlertSender on %s', (kind) => {
   let sender: (events?: AlertEvent[]) => AlertSender
   beforeEach(async () => {
@@ -63,10 +75,10 @@ describe.each(STORE_KINDS)('AlertSender on %s', (kind) => {
     sender = (events) => senderOn(store, events)
   })
 
-  it('POSTs endpoint.failing and endpoint.recovered with the URL, never its query', async () => {
+  it('POSTs endpoint.failing and endpoint.recovered with the URL, never its query, and the status', async () => {
     const alerts = sender()
-    alerts.endpointFailing(HOOK, 'HTTP 503')
-    alerts.endpointRecovered(HOOK)
+    alerts.endpointFailing(HOOK, 'HTTP 503', 503)
+    alerts.endpointRecovered(HOOK, 200)
     await vi.advanceTimersByTimeAsync(10)
     expect(received).toEqual([
       {
@@ -74,9 +86,63 @@ describe.each(STORE_KINDS)('AlertSender on %s', (kind) => {
         at: '2026-11-26T19:00:00.000Z',
         url: 'https://hooks.example.com/a',
         error: 'HTTP 503',
+        status: 503,
       },
-      { event: 'endpoint.recovered', at: '2026-11-26T19:00:00.000Z', url: 'https://hooks.example.com/a' },
+      {
+        event: 'endpoint.recovered',
+        at: '2026-11-26T19:00:00.000Z',
+        url: 'https://hooks.example.com/a',
+        status: 200,
+      },
     ])
+    alerts.stop()
+  })
+
+  it('sends no endpoint.recovered for a circuit a 4xx closed', async () => {
+    const alerts = sender()
+    alerts.endpointRecovered(HOOK, 404)
+    await vi.advanceTimersByTimeAsync(10)
+    expect(received).toEqual([])
+    alerts.stop()
+  })
+
+  it('sends the dead letters of one moment in one delivery.failed, with the last status', async () => {
+    const alerts = sender()
+    for (let i = 0; i < 7; i++) alerts.deadLettered(HOOK, 'web', 'HTTP 404', 404)
+    await alerts.idle()
+    // One more while the notice gathers: it waits for a quiet moment.
+    await vi.advanceTimersByTimeAsync(DELIVERY_FAILED_GATHER_MS / 2)
+    alerts.deadLettered(HOOK, 'web', 'HTTP 410', 410)
+    await vi.advanceTimersByTimeAsync(DELIVERY_FAILED_GATHER_MS / 2 + 10)
+    expect(received).toEqual([])
+    await settle(alerts)
+    expect(received).toEqual([
+      {
+        event: 'delivery.failed',
+        at: expect.any(String),
+        url: 'https://hooks.example.com/a',
+        source: 'web',
+        count: 8,
+        error: 'HTTP 410',
+        status: 410,
+      },
+    ])
+    alerts.stop()
+  })
+
+  it('sends a gathering delivery.failed at the longest gathering time under a steady trickle', async () => {
+    const alerts = sender()
+    alerts.deadLettered(HOOK, 'web', 'HTTP 404', 404)
+    await alerts.idle()
+    const step = DELIVERY_FAILED_GATHER_MS - 100
+    let count = 1
+    for (let t = step; t < DELIVERY_FAILED_GATHER_MAX_MS - 200; t += step, count++) {
+      await vi.advanceTimersByTimeAsync(step)
+      alerts.deadLettered(HOOK, 'web', 'HTTP 404', 404)
+    }
+    expect(received).toEqual([])
+    await vi.advanceTimersByTimeAsync(DELIVERY_FAILED_GATHER_MS)
+    expect(received).toMatchObject([{ event: 'delivery.failed', count }])
     alerts.stop()
   })
 
@@ -89,7 +155,7 @@ describe.each(STORE_KINDS)('AlertSender on %s', (kind) => {
     // Another endpoint is not held back by this one's minute.
     alerts.deadLettered('https://other.example.com/b', 'app', undefined)
     await settle(alerts)
-    await vi.advanceTimersByTimeAsync(59_000)
+    await vi.advanceTimersByTimeAsync(57_000)
     expect(received).toHaveLength(2)
     expect(received[1]).toMatchObject({ url: 'https://other.example.com/b', count: 1 })
     await vi.advanceTimersByTimeAsync(1_000)
@@ -98,7 +164,7 @@ describe.each(STORE_KINDS)('AlertSender on %s', (kind) => {
     expect(received[2]).toEqual({
       event: 'delivery.failed',
       // The minute's end, and the store's answer (the settling moments of the test's clock).
-      at: expect.stringMatching(/^2026-11-26T19:01:00\.0\d\dZ$/),
+      at: expect.stringMatching(/^2026-11-26T19:01:0\d\.\d{3}Z$/),
       url: 'https://hooks.example.com/a',
       source: 'web',
       count: 7,
@@ -136,7 +202,7 @@ describe.each(STORE_KINDS)('AlertSender on %s', (kind) => {
     const alerts = sender(['endpoint.recovered'])
     alerts.endpointFailing(HOOK, 'x')
     alerts.deadLettered(HOOK, 'web', 'x')
-    alerts.endpointRecovered(HOOK)
+    alerts.endpointRecovered(HOOK, 204)
     await settle(alerts)
     expect(received.map((r) => r.event)).toEqual(['endpoint.recovered'])
     alerts.stop()
@@ -168,8 +234,8 @@ describe.each(STORE_KINDS)('AlertSender on %s', (kind) => {
   })
 })
 
-/** Lets the store answer each sender's claims, then the alerts they decided go out. */
+/** Lets the store answer each sender's claims, then the alerts they decided go out (once gathered). */
 async function settle(...senders: AlertSender[]): Promise<void> {
   for (const sender of senders) await sender.idle()
-  await vi.advanceTimersByTimeAsync(10)
+  await vi.advanceTimersByTimeAsync(DELIVERY_FAILED_GATHER_MS + 10)
 }

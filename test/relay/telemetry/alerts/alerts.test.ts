@@ -46,6 +46,7 @@ describe('alerts', () => {
       at: expect.any(String),
       url: receiver.url,
       error: expect.stringContaining('503'),
+      status: 503,
     })
     receiverAnswer = 200
     const recovered = await waitFor(
@@ -53,7 +54,12 @@ describe('alerts', () => {
       'endpoint.recovered',
       20_000,
     )
-    expect(recovered).toEqual({ event: 'endpoint.recovered', at: expect.any(String), url: receiver.url })
+    expect(recovered).toEqual({
+      event: 'endpoint.recovered',
+      at: expect.any(String),
+      url: receiver.url,
+      status: 200,
+    })
     // Once per change.
     expect(alerts().filter((a) => a['event'] === 'endpoint.failing')).toHaveLength(1)
   })
@@ -69,7 +75,45 @@ describe('alerts', () => {
       source: 'web',
       count: 1,
       error: expect.stringContaining('404'),
+      status: 404,
     })
+  })
+
+  it('sends no endpoint.recovered when a receiver goes from 503 to 404, and one delivery.failed for its backlog', async () => {
+    relay = await startRelay(receiver.url, {
+      alerts: { url: operator.url },
+      breaker: { failureThreshold: 2, probeInterval: 100, maxProbeInterval: 200 },
+    })
+    receiverAnswer = 503
+    for (let i = 0; i < 7; i++) expect((await post(`${relay.url}/v1/track`, track())).status).toBe(200)
+    await waitFor(() => alerts().find((a) => a['event'] === 'endpoint.failing'), 'endpoint.failing', 20_000)
+    // The probe is answered 404: the circuit closes and the whole backlog is dead-lettered at once.
+    receiverAnswer = 404
+    const failed = await waitFor(
+      () => alerts().find((a) => a['event'] === 'delivery.failed'),
+      'delivery.failed',
+      20_000,
+    )
+    expect(failed).toEqual({
+      event: 'delivery.failed',
+      at: expect.any(String),
+      url: receiver.url,
+      source: 'web',
+      count: 7,
+      error: expect.stringContaining('404'),
+      status: 404,
+    })
+    expect(alerts().map((a) => a['event'])).toEqual(['endpoint.failing', 'delivery.failed'])
+    // The first 2xx is the recovery.
+    receiverAnswer = 200
+    expect((await post(`${relay.url}/v1/track`, track())).status).toBe(200)
+    const recovered = await waitFor(
+      () => alerts().find((a) => a['event'] === 'endpoint.recovered'),
+      'endpoint.recovered',
+      20_000,
+    )
+    expect(recovered).toMatchObject({ url: receiver.url, status: 200 })
+    expect(alerts().map((a) => a['event'])).toEqual(['endpoint.failing', 'delivery.failed', 'endpoint.recovered'])
   })
 
   it('refuses an alerts option without a valid url or with an unknown event, never showing the URL', async () => {
