@@ -1,4 +1,4 @@
-import { createInterface } from 'node:readline'
+import { StringDecoder } from 'node:string_decoder'
 import { Readable } from 'node:stream'
 import { createGunzip, createGzip } from 'node:zlib'
 import { type ArchiveRecord, archiveLine } from './record'
@@ -31,11 +31,26 @@ export async function encodeNdjson(batch: readonly OutboundMessage[]): Promise<U
   return Buffer.concat(parts)
 }
 
-/** The records of a gzipped NDJSON file, line by line (a file may be larger than a string). */
+/**
+ * The records of a gzipped NDJSON file, line by line (a file may be larger than a string). Lines
+ * end at "\n" only: JSON.stringify leaves U+2028 and U+2029 raw inside strings, and readline
+ * ends a line at them on some Node versions (seen on Node 24), which would cut a record in two.
+ */
 export async function* decodeNdjson(body: Uint8Array): AsyncGenerator<ArchiveRecord> {
-  const lines = createInterface({
-    input: Readable.from([body]).pipe(createGunzip()),
-    crlfDelay: Number.POSITIVE_INFINITY,
-  })
-  for await (const line of lines) if (line !== '') yield JSON.parse(line) as ArchiveRecord
+  const text = new StringDecoder('utf8') // a character split across chunks waits for its rest
+  let pending = ''
+  for await (const chunk of Readable.from([body]).pipe(createGunzip())) {
+    pending += text.write(chunk as Buffer)
+    let end = pending.indexOf('\n')
+    let start = 0
+    while (end !== -1) {
+      const line = pending.slice(start, end)
+      if (line !== '') yield JSON.parse(line) as ArchiveRecord
+      start = end + 1
+      end = pending.indexOf('\n', start)
+    }
+    pending = pending.slice(start)
+  }
+  pending += text.end()
+  if (pending !== '') yield JSON.parse(pending) as ArchiveRecord
 }
