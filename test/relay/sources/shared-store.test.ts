@@ -147,9 +147,12 @@ describe('a relay whose LISTEN connection was cut (postgres)', () => {
     ]
     try {
       // Both listen once started; cut every notification connection on the database.
-      const listening = "application_name = 'tracklet-relay-notifications' AND datname = current_database()"
+      const listening = "application_name = 'tracklet-relay-notifications'"
       await waitFor(async () =>
-        (await sql(database, `SELECT pid FROM pg_stat_activity WHERE ${listening}`)).length === 2 ? true : undefined,
+        (await sql(database, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND ${listening}`))
+          .length === 2
+          ? true
+          : undefined,
       )
       // Every notification connection is cut as soon as it is made (the channel reconnects by
       // itself), from before the change until b has it: b can only have learnt of it by polling.
@@ -157,8 +160,12 @@ describe('a relay whose LISTEN connection was cut (postgres)', () => {
       let cuts = 0
       const cutter = (async () => {
         while (cutting) {
-          cuts += (await sql(database, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${listening}`))
-            .length
+          cuts += (
+            await sql(
+              database,
+              `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND ${listening}`,
+            )
+          ).length
           await new Promise((resolve) => setTimeout(resolve, 20))
         }
       })()

@@ -64,10 +64,12 @@ describe('on PostgreSQL', () => {
     const [listener, sender] = [open(database), open(database)]
     const heard: string[] = []
     await listener.listen('sources', (payload) => heard.push(payload))
-    // The server ends every notification connection but the sender's (which has not opened yet).
+    // The server ends every notification connection on this database but the sender's (not open yet).
     await sql(
       database,
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tracklet-relay-notifications'",
+      // Only this test's database: the server is shared with the files running beside this one.
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE application_name = 'tracklet-relay-notifications' AND datname = current_database()`,
     )
     // Nobody uses the listener's channel: it must come back on its own to hear this.
     await waitFor(
