@@ -13,6 +13,7 @@ import { POSTGRES_ATTEMPTS_BY_DAY_STEP } from './attempts-by-day'
 import { POSTGRES_ENQUEUE_FUNCTION_STEP } from './enqueue-function'
 import { POSTGRES_SCHEMA6_STEP } from './schema6'
 import { POSTGRES_SUPPRESSIONS_STEP } from './suppressions-schema'
+import { POSTGRES_ENDPOINT_LIMITS_STEP } from './endpoint-limits-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -180,6 +181,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_SUPPRESSIONS_STEP,
   // Ingest's write in one statement: the messages' locks and the insert in one function.
   POSTGRES_ENQUEUE_FUNCTION_STEP,
+  // The per-URL limits' shared budget (docs/delivery-controls.md).
+  POSTGRES_ENDPOINT_LIMITS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

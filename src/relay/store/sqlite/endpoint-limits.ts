@@ -1,0 +1,100 @@
+import {
+  type EndpointLimitState,
+  type EndpointLimitStore,
+  gcra,
+  type SlotGrant,
+  type TokenGrant,
+} from '../endpoint-limits'
+import type { StatementCache } from './statement-cache'
+
+// The statements of the limits' tables (their schema: ./endpoint-limits-schema.ts).
+const SQL = {
+  ensure: 'INSERT INTO endpoint_budgets (url) VALUES (?) ON CONFLICT (url) DO NOTHING',
+  budget: 'SELECT tat, held_until FROM endpoint_budgets WHERE url = ?',
+  setTat: 'UPDATE endpoint_budgets SET tat = ? WHERE url = ?',
+  used: 'SELECT coalesce(sum(held), 0) FROM endpoint_slots WHERE url = ? AND lease_until > ?',
+  take: `INSERT INTO endpoint_slots (url, owner, held, lease_until) VALUES (@url, @owner, 1, @until)
+    ON CONFLICT (url, owner) DO UPDATE
+    SET held = CASE WHEN lease_until > @now THEN held + 1 ELSE 1 END, lease_until = @until`,
+  give: 'UPDATE endpoint_slots SET held = max(held - ?, 0) WHERE url = ? AND owner = ?',
+  hold: `INSERT INTO endpoint_budgets (url, held_until) VALUES (@url, @until)
+    ON CONFLICT (url) DO UPDATE SET held_until = max(held_until, @until)`,
+  defer: (ids: number) => `
+    UPDATE deliveries SET next_attempt_at = @due, last_error = @error, updated_at = @now,
+      lease_until = NULL, lease_owner = NULL
+    WHERE id IN (${Array.from({ length: ids }, () => '?').join(', ')})
+      AND lease_owner = @owner AND status = 'pending'
+    RETURNING id`,
+  read: (urls: number) => `
+    SELECT b.url, b.held_until AS heldUntil,
+      (SELECT coalesce(sum(held), 0) FROM endpoint_slots s WHERE s.url = b.url AND s.lease_until > ?) AS inFlight
+    FROM endpoint_budgets b WHERE b.url IN (${Array.from({ length: urls }, () => '?').join(', ')})`,
+}
+
+/**
+ * The {@link EndpointLimitStore} on SQLite. Each take is one IMMEDIATE transaction: the processes
+ * of `--workers` sharing the file take turns on it, so their counts never race.
+ */
+export class SqliteEndpointLimits implements EndpointLimitStore {
+  readonly #sql: StatementCache
+  readonly #now: () => number
+  readonly #takeTokens: (url: string, want: number, intervalMs: number, burstMs: number) => TokenGrant
+  readonly #takeSlot: (url: string, owner: string, max: number, leaseMs: number) => SlotGrant
+
+  constructor(sql: StatementCache, now: () => number = Date.now) {
+    this.#sql = sql
+    this.#now = now
+    const tokens = sql.db.transaction((url: string, want: number, intervalMs: number, burstMs: number) => {
+      const at = this.#now()
+      sql.get(SQL.ensure).run(url)
+      const row = sql.get(SQL.budget).get(url) as { tat: number; held_until: number }
+      if (row.held_until > at) return { granted: 0, waitMs: row.held_until - at, heldMs: row.held_until - at }
+      const grant = gcra(row.tat, at, want, intervalMs, burstMs)
+      if (grant.granted > 0) sql.get(SQL.setTat).run(grant.tat, url)
+      return { granted: grant.granted, waitMs: grant.waitMs, heldMs: 0 }
+    })
+    const slot = sql.db.transaction((url: string, owner: string, max: number, leaseMs: number) => {
+      const at = this.#now()
+      sql.get(SQL.ensure).run(url)
+      const row = sql.get(SQL.budget).get(url) as { held_until: number }
+      if (row.held_until > at) return { taken: false, heldMs: row.held_until - at }
+      const used = Number(sql.get(SQL.used).pluck().get(url, at))
+      if (used >= max) return { taken: false, heldMs: 0 }
+      sql.get(SQL.take).run({ url, owner, now: at, until: at + leaseMs })
+      return { taken: true, heldMs: 0 }
+    })
+    this.#takeTokens = (...args) => tokens.immediate(...args)
+    this.#takeSlot = (...args) => slot.immediate(...args)
+  }
+
+  async takeTokens(url: string, want: number, intervalMs: number, burstMs: number): Promise<TokenGrant> {
+    return this.#takeTokens(url, want, intervalMs, burstMs)
+  }
+
+  async takeSlot(url: string, owner: string, max: number, leaseMs: number): Promise<SlotGrant> {
+    return this.#takeSlot(url, owner, max, leaseMs)
+  }
+
+  async returnSlots(url: string, owner: string, count: number): Promise<void> {
+    this.#sql.get(SQL.give).run(count, url, owner)
+  }
+
+  async hold(url: string, ms: number): Promise<void> {
+    this.#sql.get(SQL.hold).run({ url, until: this.#now() + ms })
+  }
+
+  async defer(owner: string, ids: readonly number[], waitMs: number, error: string): Promise<number[]> {
+    if (ids.length === 0) return []
+    const now = this.#now()
+    return this.#sql
+      .get(SQL.defer(ids.length))
+      .pluck()
+      .all(...ids, { owner, now, due: now + waitMs, error }) as number[]
+  }
+
+  async read(urls: readonly string[]): Promise<EndpointLimitState[]> {
+    if (urls.length === 0) return []
+    const rows = this.#sql.get(SQL.read(urls.length)).all(this.#now(), ...urls) as EndpointLimitState[]
+    return rows.map((row) => ({ url: row.url, inFlight: Number(row.inFlight), heldUntil: Number(row.heldUntil) }))
+  }
+}
