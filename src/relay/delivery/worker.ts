@@ -18,6 +18,7 @@ import type { SettledAttempt } from '../events/kinds'
 import { routesByUrl, type Sending, type WorkerOptions, type WorkerStore } from './worker-options'
 import type { DestinationSender, TargetLimits } from '../destinations/destination'
 import type { SendOne } from './send'
+import { redactUrl } from '../../shared/redact-url'
 import { UrlLimits, type UrlLimitSnapshot } from './limits/url-limits'
 import { limitsByUrl } from './limits/limits-by-url'
 import { type Deferral, deferralOf } from './limits/hold'
@@ -127,6 +128,7 @@ export class Worker {
         settled: () => this.#idle.check(),
         now: this.#now,
       })
+      this.#limits.declare()
     }
     const breaker = options.breaker
     if (breaker !== undefined) {
@@ -152,7 +154,11 @@ export class Worker {
    * Empty without a breaker.
    */
   circuits(): CircuitSnapshot[] {
-    return this.#breaker?.circuits() ?? []
+    const limits = new Map(this.limits().map(({ url, ...limit }) => [redactUrl(url), limit]))
+    return (this.#breaker?.circuits() ?? []).map((circuit) => {
+      const limit = limits.get(circuit.url)
+      return limit === undefined ? circuit : { ...circuit, limit }
+    })
   }
 
   /** Each limited URL's limits and what waits behind them here (for metrics). Empty without limits. */
@@ -176,6 +182,7 @@ export class Worker {
     for (const [url, routed] of routesByUrl(this.#destinations)) this.#routes.set(url, routed)
     this.#limitsByUrl.clear()
     for (const [url, limits] of limitsByUrl(this.#destinations)) this.#limitsByUrl.set(url, limits)
+    this.#limits?.declare()
     this.wake()
   }
 
@@ -272,7 +279,9 @@ export class Worker {
       // Room on the limited URLs is taken last, right before the send (a step runs first, unlimited).
       if (plan.kind === 'send' && step === undefined && this.#limits !== undefined) {
         const target = plan.urls.length > 0 ? plan.urls : urls
-        if (this.#limits.admit(delivery.id, target) !== undefined) plan = { kind: 'wait' }
+        const behind = () =>
+          lane.buffer.filter((d) => d !== delivery && d.destination === delivery.destination).map((d) => d.id)
+        if (this.#limits.admit(delivery.id, target, behind) !== undefined) plan = { kind: 'wait' }
         else
           this.#admitted.set(
             delivery.id,

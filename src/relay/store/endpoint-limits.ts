@@ -24,6 +24,9 @@ export interface SlotGrant {
 /** One URL's shared state, as the endpoints view shows it. */
 export interface EndpointLimitState {
   url: string
+  /** As the relays last declared it. */
+  ratePerSecond: number | undefined
+  maxInFlight: number | undefined
   /** Requests in flight to it now, every relay's (slots whose lease has not run out). */
   inFlight: number
   /** Until when its receiver's `Retry-After` holds it, epoch ms by the store's clock (0: not held). */
@@ -61,6 +64,9 @@ export interface EndpointLimitStore {
    * attempt, showing `error` in the delivery log meanwhile; their leases end. Returns the ids.
    */
   defer(owner: string, ids: readonly number[], waitMs: number, error: string): Promise<number[]>
+
+  /** Records each URL's limits as configured, for the endpoints view of every relay. */
+  declare(limits: ReadonlyMap<string, { ratePerSecond?: number; maxInFlight?: number }>): Promise<void>
 
   /** The shared state of these URLs (those never limited have none). */
   read(urls: readonly string[]): Promise<EndpointLimitState[]>

@@ -2,7 +2,8 @@ import type { ServerResponse } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../../src/relay/index'
 import { STORE_KINDS, type StoreKind } from '../../support/stores'
-import { adminGet, post, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
+import { request } from 'undici'
+import { admin, adminGet, post, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
 import { type CountingReceiver, countingReceiver, leastSpanMs } from './receiver'
 
 // The per-URL limits on a real relay (docs/delivery-controls.md): a receiver that counts what
@@ -30,6 +31,8 @@ describe.each(STORE_KINDS)('per-URL limits on one relay (%s)', (kind: StoreKind)
       batch: Array.from({ length: count }, (_, i) => track({ messageId: `${prefix}${i}`, userId: `u${i % 3}` })),
     })
 
+  const scrape = async (relay: Relay) => (await request(`${relay.url}/metrics`, { headers: admin })).body.text()
+
   const delivered = async (relay: Relay) =>
     ((await adminGet(`${relay.url}/v1/deliveries?status=delivered&limit=500`)).body.deliveries as any[]).length
 
@@ -41,6 +44,16 @@ describe.each(STORE_KINDS)('per-URL limits on one relay (%s)', (kind: StoreKind)
     const relay = await relayTo(receiver, { maxInFlight: 2 })
     await send(relay, 8)
     await waitFor(() => (receiver.inFlight === 2 ? true : undefined), 'two requests in flight')
+    // The endpoints view shows the limit and every relay's requests in flight; /metrics what waits.
+    const [endpoint] = (await adminGet(`${relay.url}/v1/endpoints`)).body.endpoints
+    expect(endpoint.limit).toEqual({ maxInFlight: 2, inFlight: 2 })
+    const metrics = await scrape(relay)
+    expect(metrics).toMatch(/^tracklet_endpoint_max_in_flight\{url="[^"]+"\} 2$/m)
+    expect(Number(/^tracklet_endpoint_waiting\{url="[^"]+"\} (\d+)$/m.exec(metrics)?.[1])).toBe(6)
+    const heldTotal = Number(
+      /^tracklet_endpoint_held_total\{url="[^"]+",reason="in_flight"\} (\d+)$/m.exec(metrics)?.[1],
+    )
+    expect(heldTotal).toBeGreaterThanOrEqual(6)
     // Let the slots pass round a few times while the rest wait.
     const answer = setInterval(() => {
       for (const res of held.splice(0)) res.writeHead(200).end()

@@ -3,6 +3,7 @@ import type { DeliveryAttempt } from '../../../webhooks/index'
 import type { TargetLimits } from '../../destinations/destination'
 import { log } from '../../log'
 import type { EndpointLimitStore } from '../../store/endpoint-limits'
+import type { EndpointLimitSnapshot } from '../../store/circuit-snapshot'
 import { type Deferral, isHoldRequest } from './hold'
 
 /** What a worker's limits need. */
@@ -26,16 +27,8 @@ export interface UrlLimitsOptions {
 export type HeldReason = 'rate' | 'in_flight' | 'retry_after'
 
 /** One limited URL, as this relay sees it (for metrics and the endpoints view). */
-export interface UrlLimitSnapshot {
+export interface UrlLimitSnapshot extends EndpointLimitSnapshot {
   url: string
-  ratePerSecond: number | undefined
-  maxInFlight: number | undefined
-  /** This relay's requests in flight there. */
-  inFlight: number
-  /** This relay's deliveries waiting for its room now. */
-  waiting: number
-  /** Deliveries this relay held back for it, ever, by why. */
-  held: Readonly<Record<HeldReason, number>>
 }
 
 // How much of its rate a relay takes from the store at once: 20 ms' worth (at least one). Less
@@ -94,6 +87,12 @@ export class UrlLimits {
     this.#now = options.now ?? Date.now
   }
 
+  /** Records the limits as configured in the store, for every relay's endpoints view. */
+  declare(): void {
+    if (this.#options.limits.size === 0) return
+    this.#run(this.#options.store.declare(new Map(this.#options.limits)), 'record the limits of', 'its URLs', () => {})
+  }
+
   /** Every URL it limits. */
   get limits(): ReadonlyMap<string, TargetLimits> {
     return this.#options.limits
@@ -106,9 +105,10 @@ export class UrlLimits {
 
   /**
    * Takes room for delivery `id` on every limited URL of `urls` (all or none): `undefined` when it
-   * may go, else why it waits (the worker is told through `resume` when to look again).
+   * may go, else why it waits (the worker is told through `resume` when to look again). `behind`:
+   * the deliveries that wait behind it when it waits (its destination's next ones), for the count.
    */
-  admit(id: number, urls: readonly string[]): string | undefined {
+  admit(id: number, urls: readonly string[], behind: () => readonly number[] = () => []): string | undefined {
     const limited = urls.filter((url) => this.#options.limits.has(url))
     if (limited.length === 0) return undefined
     const now = this.#now()
@@ -118,8 +118,9 @@ export class UrlLimits {
       if (why === undefined) continue
       waits.push(`${url}: ${why.text}`)
       const state = this.#stateOf(url)
-      if (!state.waiting.has(id)) {
-        state.waiting.add(id)
+      for (const waiting of [id, ...behind()]) {
+        if (state.waiting.has(waiting)) continue
+        state.waiting.add(waiting)
         state.held[why.reason]++
       }
     }
@@ -189,9 +190,8 @@ export class UrlLimits {
       const state = this.#state.get(url)
       return {
         url,
-        ratePerSecond: limits.ratePerSecond,
-        maxInFlight: limits.maxInFlight,
-        inFlight: state?.inFlight ?? 0,
+        ...(limits.ratePerSecond === undefined ? {} : { ratePerSecond: limits.ratePerSecond }),
+        ...(limits.maxInFlight === undefined ? {} : { maxInFlight: limits.maxInFlight }),
         waiting: state?.waiting.size ?? 0,
         held: { ...(state?.held ?? { rate: 0, in_flight: 0, retry_after: 0 }) },
       }

@@ -13,7 +13,9 @@ export const POSTGRES_ENDPOINT_LIMITS_STEP = `
   CREATE TABLE IF NOT EXISTS endpoint_budgets (
     url        text             PRIMARY KEY,
     tat        double precision NOT NULL DEFAULT 0,
-    held_until bigint           NOT NULL DEFAULT 0
+    held_until bigint           NOT NULL DEFAULT 0,
+    rate_per_second double precision,  -- as configured, for the endpoints view (NULL: no rate)
+    max_in_flight   integer            -- as configured, for the endpoints view (NULL: no such limit)
   );
   CREATE TABLE IF NOT EXISTS endpoint_slots (
     url         text    NOT NULL,

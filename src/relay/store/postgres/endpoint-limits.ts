@@ -18,9 +18,12 @@ const SQL = {
       last_error = $4::text, updated_at = $6::bigint, lease_until = NULL, lease_owner = NULL
     WHERE id = ANY($1::bigint[]) AND lease_owner = $2::text AND status = 'pending'
     RETURNING id`,
+  declare: `INSERT INTO endpoint_budgets AS b (url, rate_per_second, max_in_flight)
+    SELECT * FROM unnest($1::text[], $2::float8[], $3::integer[])
+    ON CONFLICT (url) DO UPDATE SET rate_per_second = EXCLUDED.rate_per_second, max_in_flight = EXCLUDED.max_in_flight`,
   read: `
     WITH clock AS (SELECT coalesce($2::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS at)
-    SELECT b.url, b.held_until AS "heldUntil",
+    SELECT b.url, b.held_until AS "heldUntil", b.rate_per_second AS "ratePerSecond", b.max_in_flight AS "maxInFlight",
       (SELECT coalesce(sum(held), 0) FROM endpoint_slots s WHERE s.url = b.url AND s.lease_until > clock.at)
         AS "inFlight"
     FROM endpoint_budgets b, clock WHERE b.url = ANY($1::text[])`,
@@ -70,11 +73,30 @@ export class PostgresEndpointLimits implements EndpointLimitStore {
     return rows.map((row) => Number((row as { id: string }).id))
   }
 
+  async declare(limits: ReadonlyMap<string, { ratePerSecond?: number; maxInFlight?: number }>): Promise<void> {
+    if (limits.size === 0) return
+    const entries = [...limits]
+    await this.#db.query(SQL.declare, [
+      entries.map(([url]) => url),
+      entries.map(([, limit]) => limit.ratePerSecond ?? null),
+      entries.map(([, limit]) => limit.maxInFlight ?? null),
+    ])
+  }
+
   async read(urls: readonly string[]): Promise<EndpointLimitState[]> {
     if (urls.length === 0) return []
     const { rows } = await this.#db.query(SQL.read, [urls, this.#clock()])
-    return (rows as { url: string; heldUntil: string; inFlight: string }[]).map((row) => ({
+    type Row = {
+      url: string
+      heldUntil: string
+      inFlight: string
+      ratePerSecond: number | null
+      maxInFlight: number | null
+    }
+    return (rows as Row[]).map((row) => ({
       url: row.url,
+      ratePerSecond: row.ratePerSecond ?? undefined,
+      maxInFlight: row.maxInFlight ?? undefined,
       inFlight: Number(row.inFlight),
       heldUntil: Number(row.heldUntil),
     }))

@@ -25,8 +25,10 @@ const SQL = {
     WHERE id IN (${Array.from({ length: ids }, () => '?').join(', ')})
       AND lease_owner = @owner AND status = 'pending'
     RETURNING id`,
+  declare: `INSERT INTO endpoint_budgets (url, rate_per_second, max_in_flight) VALUES (?, ?, ?)
+    ON CONFLICT (url) DO UPDATE SET rate_per_second = excluded.rate_per_second, max_in_flight = excluded.max_in_flight`,
   read: (urls: number) => `
-    SELECT b.url, b.held_until AS heldUntil,
+    SELECT b.url, b.held_until AS heldUntil, b.rate_per_second AS ratePerSecond, b.max_in_flight AS maxInFlight,
       (SELECT coalesce(sum(held), 0) FROM endpoint_slots s WHERE s.url = b.url AND s.lease_until > ?) AS inFlight
     FROM endpoint_budgets b WHERE b.url IN (${Array.from({ length: urls }, () => '?').join(', ')})`,
 }
@@ -92,9 +94,32 @@ export class SqliteEndpointLimits implements EndpointLimitStore {
       .all(...ids, { owner, now, due: now + waitMs, error }) as number[]
   }
 
+  async declare(limits: ReadonlyMap<string, { ratePerSecond?: number; maxInFlight?: number }>): Promise<void> {
+    const statement = this.#sql.get(SQL.declare)
+    for (const [url, limit] of limits) statement.run(url, limit.ratePerSecond ?? null, limit.maxInFlight ?? null)
+  }
+
   async read(urls: readonly string[]): Promise<EndpointLimitState[]> {
     if (urls.length === 0) return []
-    const rows = this.#sql.get(SQL.read(urls.length)).all(this.#now(), ...urls) as EndpointLimitState[]
-    return rows.map((row) => ({ url: row.url, inFlight: Number(row.inFlight), heldUntil: Number(row.heldUntil) }))
+    const rows = this.#sql.get(SQL.read(urls.length)).all(this.#now(), ...urls) as LimitRow[]
+    return rows.map(toState)
+  }
+}
+
+interface LimitRow {
+  url: string
+  ratePerSecond: number | null
+  maxInFlight: number | null
+  inFlight: number
+  heldUntil: number
+}
+
+function toState(row: LimitRow): EndpointLimitState {
+  return {
+    url: row.url,
+    ratePerSecond: row.ratePerSecond ?? undefined,
+    maxInFlight: row.maxInFlight ?? undefined,
+    inFlight: Number(row.inFlight),
+    heldUntil: Number(row.heldUntil),
   }
 }
