@@ -4,7 +4,7 @@ import type { SourceDestinations, SourceSchema } from './options'
 import type { ApiSource, RegisteredSource } from './source-registry'
 import { mapSecrets, maskSecrets } from './source-secrets'
 import { type SecretBox, UndecryptableSecret } from './secrets-key'
-import { writeKeyPrefix } from './write-key-digest'
+import { writeKeyPrefix } from '../kit/write-key-digest'
 import type { StoredSource } from '../store/source-configs'
 
 /** What the store keeps of an API source's settings (as JSON), its secrets encrypted. */

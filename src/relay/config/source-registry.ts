@@ -1,7 +1,7 @@
 import { RelayError } from '../errors'
 import type { RelaySource, SourceDestinations, SourceSchema } from './options'
 import type { RoutedSource } from './sources'
-import { writeKeyDigest } from './write-key-digest'
+import { writeKeyDigest } from '../kit/write-key-digest'
 import { trackingOf } from './plan-tracking'
 
 /**

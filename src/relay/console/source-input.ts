@@ -1,7 +1,7 @@
 import { isPlainObject } from '../../shared/validate'
 import type { RelayConfigProblem } from '../errors'
 import type { SourceDestinations, SourceSchema } from '../config/options'
-import { ConfigProblems } from '../config/rules'
+import { ConfigProblems } from '../kit/rules'
 import { keepMaskedSecrets, MASKED } from '../config/source-secrets'
 import { checkSourceFields } from '../config/validate'
 
