@@ -6,11 +6,11 @@ import {
   revisionOfIfMatch,
   type SourceView,
   storedSourceView,
-} from '../config/api-source-codec'
+} from '../sources/api-source-codec'
 import type { SourceDestinations } from '../config/options'
 import type { SecretBox } from '../config/secrets-key'
-import type { SourceRegistry } from '../config/source-registry'
-import { hasSecrets } from '../config/source-secrets'
+import type { SourceRegistry } from '../sources/source-registry'
+import { hasSecrets } from '../sources/source-secrets'
 import { newWriteKey, writeKeyDigest, writeKeyPrefix } from '../kit/write-key-digest'
 import type { RelayConfigProblem } from '../errors'
 import type { TokenRole } from '../http/auth'

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Area } from '../area'
-import type { SourceRegistry } from '../config/source-registry'
+import type { SourceRegistry } from '../sources/source-registry'
 import type { RoutedSource } from '../config/sources'
 import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'

@@ -1,4 +1,4 @@
-import type { SourceView } from '../../config/api-source-codec'
+import type { SourceView } from '../../sources/api-source-codec'
 import { HttpError } from '../../http/http-error'
 import type { Route } from '../../http/route'
 import {

@@ -1,5 +1,5 @@
 import { redactUrl } from '../../../shared/redact-url'
-import type { SourceView } from '../../config/api-source-codec'
+import type { SourceView } from '../../sources/api-source-codec'
 import type { HealthReport } from '../../events/readings'
 import { type Html, html } from './html'
 import { layout } from './layout'

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { RelayConfigError } from '../errors'
 import { log } from '../log'
-import type { RelayOptions, RelaySource, ResolvedRelayOptions } from './options'
+import type { RelayOptions, RelaySource, ResolvedRelayOptions } from '../config/options'
 
 /**
  * The options a reload applies (docs/relay.md, "Reloading the config file"). Every other option

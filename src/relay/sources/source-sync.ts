@@ -2,7 +2,7 @@ import { log, redactFromLog } from '../log'
 import type { Notifications } from '../store/notifications/channel'
 import type { SourceConfigStore } from '../store/source-configs'
 import { decodeStored } from './api-source-codec'
-import type { SecretBox } from './secrets-key'
+import type { SecretBox } from '../config/secrets-key'
 import type { ApiSource, SourceRegistry } from './source-registry'
 import { mapSecrets } from './source-secrets'
 

@@ -1,10 +1,10 @@
 import { RelayError } from '../errors'
 import { log, plural, redactFromLog } from '../log'
-import type { AlertsOptions } from './alerts-option'
-import type { RelayOptions, RelaySource, ResolvedRelayOptions } from './options'
+import type { AlertsOptions } from '../config/alerts-option'
+import type { RelayOptions, RelaySource, ResolvedRelayOptions } from '../config/options'
 import { logRefusedReload, logRestartNeeded, type ReloadChanges, reloadChanges } from './reload-plan'
-import { secretsOf } from './secrets'
-import { validateRelayOptions } from './validate'
+import { secretsOf } from '../config/secrets'
+import { validateRelayOptions } from '../config/validate'
 
 /** Functions read and compiled for a reload, not yet in use: swapped in, or thrown away. */
 export interface PreparedFunctions {

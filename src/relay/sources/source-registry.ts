@@ -1,8 +1,8 @@
 import { RelayError } from '../errors'
-import type { RelaySource, SourceDestinations, SourceSchema } from './options'
-import type { RoutedSource } from './sources'
+import type { RelaySource, SourceDestinations, SourceSchema } from '../config/options'
+import type { RoutedSource } from '../config/sources'
 import { writeKeyDigest } from '../kit/write-key-digest'
-import { trackingOf } from './plan-tracking'
+import { trackingOf } from '../config/plan-tracking'
 
 /**
  * A source created through the admin API, decoded from the store: its settings with secrets in

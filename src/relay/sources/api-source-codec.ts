@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 import { RelayError } from '../errors'
-import type { SourceDestinations, SourceSchema } from './options'
+import type { SourceDestinations, SourceSchema } from '../config/options'
 import type { ApiSource, RegisteredSource } from './source-registry'
 import { mapSecrets, maskSecrets } from './source-secrets'
-import { type SecretBox, UndecryptableSecret } from './secrets-key'
+import { type SecretBox, UndecryptableSecret } from '../config/secrets-key'
 import { writeKeyPrefix } from '../kit/write-key-digest'
 import type { StoredSource } from '../store/source-configs'
 

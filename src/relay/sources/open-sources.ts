@@ -1,7 +1,7 @@
 import type { Notifications } from '../store/notifications/channel'
 import type { SourceConfigStore } from '../store/source-configs'
-import type { ResolvedRelayOptions } from './options'
-import { SecretBox } from './secrets-key'
+import type { ResolvedRelayOptions } from '../config/options'
+import { SecretBox } from '../config/secrets-key'
 import { SourceRegistry } from './source-registry'
 import { SourceSync } from './source-sync'
 

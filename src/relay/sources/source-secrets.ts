@@ -1,5 +1,5 @@
 import { isPlainObject } from '../../shared/validate'
-import type { SourceDestinations } from './options'
+import type { SourceDestinations } from '../config/options'
 
 /** How a secret is answered, and what a client sends back to keep the one stored. */
 export const MASKED = '***'
