@@ -38,7 +38,6 @@ describe('the table of routes in docs/maintainers.md', () => {
     expect(rows.map((r) => r.file).sort()).toEqual([
       'console/api-routes.ts',
       'console/function-test-routes.ts',
-      'console/page/live-routes.ts',
       'console/page/operation-routes.ts',
       'console/page/page-routes.ts',
       'console/page/replays-page-routes.ts',
@@ -46,9 +45,10 @@ describe('the table of routes in docs/maintainers.md', () => {
       'console/page/violation-routes.ts',
       'console/replay-routes.ts',
       'console/source-routes.ts',
+      'features/live/page/live-routes.ts',
+      'features/live/stream/routes.ts',
       'ingest/routes.ts',
       'telemetry/routes.ts',
-      'telemetry/stream/routes.ts',
     ])
   })
 

@@ -15,7 +15,7 @@ import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../store
 import { consoleRoutes } from './operation-routes'
 import { replayPageRoutes } from './replays-page-routes'
 import { sourcePageRoutes } from './source-page-routes'
-import { liveRoutes } from './live-routes'
+import { liveRoutes } from '../../features/live/page/live-routes'
 import { violationRoutes } from './violation-routes'
 import { outagePage } from './outage-view'
 import { readOverview } from './overview'

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type { ServerResponse } from 'node:http'
 import { describe, expect, it } from 'vitest'
-import { SseReader, sseFrame } from '../../../../src/relay/telemetry/stream/sse-reader'
+import { SseReader, sseFrame } from '../../../../src/relay/features/live/stream/sse-reader'
 
 // A response whose connection takes writes until told it is full, then waits for `drain`, as a
 // socket does: what the reader must do with a slow connection, without timing anything.

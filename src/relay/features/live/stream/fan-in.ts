@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { log } from '../../log'
-import type { Notifications } from '../../store/notifications/channel'
+import { log } from '../../../log'
+import type { Notifications } from '../../../store/notifications/channel'
 import { STREAM_KINDS, type StreamEvent } from './events'
 import type { LiveStream } from './live-stream'
 import { decodeNotice, encodeNotices } from './notify-codec'

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import { RELAY_DEFAULTS } from '../../config/defaults'
+import { RELAY_DEFAULTS } from '../../../config/defaults'
 import type { ForwardedMessage, StreamEvent, StreamKind } from './events'
 import { KEEPALIVE_MS, READER_BUFFER_BYTES, SseReader, sseFrame } from './sse-reader'
 

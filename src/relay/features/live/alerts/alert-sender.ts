@@ -1,10 +1,10 @@
 import { type Dispatcher, request } from 'undici'
-import { redactUrl } from '../../../shared/redact-url'
-import { log } from '../../log'
-import { ALERT_EVENTS, type AlertEvent, type AlertsOptions } from '../../config/alerts-option'
-import type { AlertClaimStore } from '../../store/alert-claims'
+import { redactUrl } from '../../../../shared/redact-url'
+import { log } from '../../../log'
+import { ALERT_EVENTS, type AlertEvent, type AlertsOptions } from '../../../config/alerts-option'
+import type { AlertClaimStore } from '../../../store/alert-claims'
 import type { AlertNotice } from './alert-notice'
-import type { RelayEvent, SettledAttempt } from '../../events/kinds'
+import type { RelayEvent, SettledAttempt } from '../../../events/kinds'
 import { DeadLetterNotices } from './dead-letter-notices'
 
 // An alert is tried this many times, waiting 1 s, 2 s, 4 s, … (at most a minute) between tries.

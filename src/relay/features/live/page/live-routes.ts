@@ -1,8 +1,8 @@
-import type { Route } from '../../http/route'
+import type { Route } from '../../../http/route'
 import { LIVE_SCRIPT } from './live-script'
 import { LIVE_CSP, livePage } from './live-view'
-import type { ConsoleKit } from './operation-routes'
-import { SECURITY_HEADERS, sendHtml } from './respond'
+import type { ConsoleKit } from '../../../console/page/operation-routes'
+import { SECURITY_HEADERS, sendHtml } from '../../../console/page/respond'
 
 /**
  * The live view: `GET /ui/live` (signed in) and its script, `GET /ui/live.js`. The page reads

@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../../../src/relay/index'
-import { STREAM_TOPIC } from '../../../../src/relay/telemetry/stream/fan-in'
+import { STREAM_TOPIC } from '../../../../src/relay/features/live/stream/fan-in'
 import { freshPostgresDatabase } from '../../../support/postgres'
 import { post, type Receiver, startReceiver, startRelay, track } from '../../helpers'
 import { openStream, type StreamReader } from './stream-client'

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../../src/relay/index'
 import { sseEvents } from '../../../src/cli/sse-events'
 import { post, type Receiver, startReceiver, startRelay, track, waitForDelivery } from '../helpers'
-import { PageClient } from './page-client'
+import { PageClient } from '../console/page-client'
 
 let receiver: Receiver
 let relay: Relay

@@ -1,6 +1,6 @@
-import { redactUrl } from '../../../shared/redact-url'
-import { log } from '../../log'
-import type { AlertClaimStore } from '../../store/alert-claims'
+import { redactUrl } from '../../../../shared/redact-url'
+import { log } from '../../../log'
+import type { AlertClaimStore } from '../../../store/alert-claims'
 import {
   type AlertNotice,
   DELIVERY_FAILED_GATHER_MAX_MS,

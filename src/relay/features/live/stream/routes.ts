@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http'
-import type { AdminToken } from '../../http/auth'
-import type { AuthLimiter } from '../../http/auth-limiter'
-import { HttpError } from '../../http/http-error'
-import type { Route } from '../../http/route'
+import type { AdminToken } from '../../../http/auth'
+import type { AuthLimiter } from '../../../http/auth-limiter'
+import { HttpError } from '../../../http/http-error'
+import type { Route } from '../../../http/route'
 import { STREAM_KINDS, type StreamKind } from './events'
 import type { LiveStream, StreamFilter } from './live-stream'
 

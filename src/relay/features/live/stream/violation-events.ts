@@ -1,4 +1,4 @@
-import type { Violation } from '../../store/violations'
+import type { Violation } from '../../../store/violations'
 import type { LiveStream } from './live-stream'
 
 /** The live stream's `violation` events: one per violation, as `GET /v1/violations` shows it. */

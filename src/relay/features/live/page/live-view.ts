@@ -1,7 +1,7 @@
-import type { HealthReport } from '../../events/readings'
-import { type Html, html } from './html'
-import { layout } from './layout'
-import { SECURITY_HEADERS } from './respond'
+import type { HealthReport } from '../../../events/readings'
+import { type Html, html } from '../../../console/page/html'
+import { layout } from '../../../console/page/layout'
+import { SECURITY_HEADERS } from '../../../console/page/respond'
 
 /**
  * The live view's Content-Security-Policy: the page's, plus its one same-origin script

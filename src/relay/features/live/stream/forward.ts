@@ -1,6 +1,6 @@
-import { serialize } from '../../../shared/json'
-import type { DeliverableMessage } from '../../../shared/message'
-import { formatMessage, sign, type WebhookSettings } from '../../../webhooks/index'
+import { serialize } from '../../../../shared/json'
+import type { DeliverableMessage } from '../../../../shared/message'
+import { formatMessage, sign, type WebhookSettings } from '../../../../webhooks/index'
 import type { ForwardedMessage } from './events'
 
 /**

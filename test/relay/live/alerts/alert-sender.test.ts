@@ -7,8 +7,8 @@ import type { Store } from '../../../../src/relay/store/store'
 import {
   DELIVERY_FAILED_GATHER_MAX_MS,
   DELIVERY_FAILED_GATHER_MS,
-} from '../../../../src/relay/telemetry/alerts/alert-notice'
-import { AlertSender } from '../../../../src/relay/telemetry/alerts/alert-sender'
+} from '../../../../src/relay/features/live/alerts/alert-notice'
+import { AlertSender } from '../../../../src/relay/features/live/alerts/alert-sender'
 import { newDatabase, openTestStore, STORE_KINDS, type StoreKind } from '../../../support/stores'
 
 const ALERTS = 'https://alerts.example.com'

@@ -1,4 +1,4 @@
-import type { AlertEvent } from '../../config/alerts-option'
+import type { AlertEvent } from '../../../config/alerts-option'
 
 /** The JSON body of one alert POSTed to `alerts.url` (docs/operations.md, "Alerts"). */
 export interface AlertNotice {
