@@ -1,6 +1,6 @@
-import type { SourceView } from '../../sources/api-source-codec'
-import { HttpError } from '../../http/http-error'
-import type { Route } from '../../http/route'
+import type { SourceView } from '../../../sources/api-source-codec'
+import { HttpError } from '../../../http/http-error'
+import type { Route } from '../../../http/route'
 import {
   type SourcesContext,
   addWriteKey,
@@ -9,9 +9,9 @@ import {
   putSource,
   SourceProblems,
 } from '../sources-api'
-import type { ConsoleKit } from './operation-routes'
-import { redirect, sendHtml } from './respond'
-import { checkSameOrigin, readForm } from './requests'
+import type { ConsoleKit } from '../../../console/page/operation-routes'
+import { redirect, sendHtml } from '../../../console/page/respond'
+import { checkSameOrigin, readForm } from '../../../console/page/requests'
 import { sourcesPage } from './sources-view'
 
 const NOTICES: Record<string, string> = {

@@ -6,17 +6,17 @@ import {
   revisionOfIfMatch,
   type SourceView,
   storedSourceView,
-} from '../sources/api-source-codec'
-import type { SourceDestinations } from '../config/options'
-import type { SecretBox } from '../config/secrets-key'
-import type { SourceRegistry } from '../sources/source-registry'
-import { hasSecrets } from '../sources/source-secrets'
-import { newWriteKey, writeKeyDigest, writeKeyPrefix } from '../kit/write-key-digest'
-import type { RelayConfigProblem } from '../errors'
-import type { TokenRole } from '../http/auth'
-import { HttpError } from '../http/http-error'
-import type { AuditAction, AuditRecord, ChangeResult, StoredSource } from '../store/source-configs'
-import type { Store } from '../store/store'
+} from '../../sources/api-source-codec'
+import type { SourceDestinations } from '../../config/options'
+import type { SecretBox } from '../../config/secrets-key'
+import type { SourceRegistry } from '../../sources/source-registry'
+import { hasSecrets } from '../../sources/source-secrets'
+import { newWriteKey, writeKeyDigest, writeKeyPrefix } from '../../kit/write-key-digest'
+import type { RelayConfigProblem } from '../../errors'
+import type { TokenRole } from '../../http/auth'
+import { HttpError } from '../../http/http-error'
+import type { AuditAction, AuditRecord, ChangeResult, StoredSource } from '../../store/source-configs'
+import type { Store } from '../../store/store'
 import { type AuditedSettings, changedFields, shown } from './audit-changes'
 import { readSourceInput } from './source-input'
 

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { AdminToken, TokenRole } from '../http/auth'
-import type { AuthLimiter } from '../http/auth-limiter'
-import { readJsonBody, sendJson } from '../http/body'
-import { HttpError } from '../http/http-error'
-import type { Route } from '../http/route'
-import { answeringStoreOutage } from './api-routes'
+import type { AdminToken, TokenRole } from '../../http/auth'
+import type { AuthLimiter } from '../../http/auth-limiter'
+import { readJsonBody, sendJson } from '../../http/body'
+import { HttpError } from '../../http/http-error'
+import type { Route } from '../../http/route'
+import { answeringStoreOutage } from '../../console/api-routes'
 import { handleAudit } from './audit-log'
-import { refuseNul } from './operations'
+import { refuseNul } from '../../console/operations'
 import {
   addWriteKey,
   deleteSource,
@@ -18,7 +18,7 @@ import {
   SourceProblems,
   type SourcesContext,
 } from './sources-api'
-import { StoreCalls } from './store-unavailable'
+import { StoreCalls } from '../../console/store-unavailable'
 
 /** A source's settings are small: a megabyte is far more than five webhooks need. */
 const MAX_SOURCE_BODY_BYTES = 1_000_000

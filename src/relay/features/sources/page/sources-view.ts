@@ -1,8 +1,8 @@
-import { redactUrl } from '../../../shared/redact-url'
-import type { SourceView } from '../../sources/api-source-codec'
-import type { HealthReport } from '../../events/readings'
-import { type Html, html } from './html'
-import { layout } from './layout'
+import { redactUrl } from '../../../../shared/redact-url'
+import type { SourceView } from '../../../sources/api-source-codec'
+import type { HealthReport } from '../../../events/readings'
+import { type Html, html } from '../../../console/page/html'
+import { layout } from '../../../console/page/layout'
 
 /** What the sources view shows. */
 export interface SourcesPageView {

@@ -1,9 +1,9 @@
-import { isPlainObject } from '../../shared/validate'
-import type { RelayConfigProblem } from '../errors'
-import type { SourceDestinations, SourceSchema } from '../config/options'
-import { ConfigProblems } from '../kit/rules'
-import { keepMaskedSecrets, MASKED } from '../sources/source-secrets'
-import { checkSourceFields } from '../config/validate'
+import { isPlainObject } from '../../../shared/validate'
+import type { RelayConfigProblem } from '../../errors'
+import type { SourceDestinations, SourceSchema } from '../../config/options'
+import { ConfigProblems } from '../../kit/rules'
+import { keepMaskedSecrets, MASKED } from '../../sources/source-secrets'
+import { checkSourceFields } from '../../config/validate'
 
 /** A source as `PUT /v1/sources/:name` gives it, checked by the config file's rules. */
 export interface SourceInput {

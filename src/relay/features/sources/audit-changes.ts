@@ -1,6 +1,6 @@
-import { isPlainObject } from '../../shared/validate'
-import type { SourceDestinations, SourceSchema } from '../config/options'
-import { maskSecrets } from '../sources/source-secrets'
+import { isPlainObject } from '../../../shared/validate'
+import type { SourceDestinations, SourceSchema } from '../../config/options'
+import { maskSecrets } from '../../sources/source-secrets'
 
 /** A source's settings as an audit entry compares them. */
 export interface AuditedSettings {

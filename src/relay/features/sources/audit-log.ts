@@ -1,7 +1,7 @@
-import { HttpError } from '../http/http-error'
-import type { AuditRow } from '../store/source-configs'
-import type { Store } from '../store/store'
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './find'
+import { HttpError } from '../../http/http-error'
+import type { AuditRow } from '../../store/source-configs'
+import type { Store } from '../../store/store'
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../console/find'
 
 /** One entry of `GET /v1/audit` (docs/relay.md, "Audit"). */
 export interface AuditEntry {
