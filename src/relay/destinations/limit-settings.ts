@@ -1,4 +1,4 @@
-import { type ConfigProblems, describeSafely, integer, pathOf, type Rule } from '../config/rules'
+import { type ConfigProblems, describeSafely, integer, pathOf, type Rule } from '../kit/rules'
 import type { TargetLimits } from './destination'
 
 /**

@@ -1,5 +1,5 @@
 import { isPlainObject } from '../../../shared/validate'
-import { ConfigProblems } from '../../config/rules'
+import { ConfigProblems } from '../../kit/rules'
 import { RelayConfigError } from '../../errors'
 import type { TargetLimits } from '../destination'
 import { checkTargetLimits, withoutLimits } from '../limit-settings'
