@@ -13,10 +13,10 @@ export interface TokenGrant {
   heldMs: number
 }
 
-/** What {@link EndpointLimitStore.takeSlot} answers. */
+/** What {@link EndpointLimitStore.takeSlots} answers. */
 export interface SlotGrant {
-  /** A slot was taken: one more request in flight to the URL, counted for every relay. */
-  taken: boolean
+  /** How many slots were taken (0 to the number asked for): requests in flight, counted for every relay. */
+  taken: number
   /** The URL is held by its receiver's `Retry-After` for this long, ms (0: not held). */
   heldMs: number
 }
@@ -48,10 +48,11 @@ export interface EndpointLimitStore {
   takeTokens(url: string, want: number, intervalMs: number, burstMs: number): Promise<TokenGrant>
 
   /**
-   * Takes one slot of the URL's `max` requests in flight for `owner`, if every relay together holds
-   * fewer; `owner`'s slots of the URL are leased for `leaseMs` from now. None while the URL is held.
+   * Takes up to `want` slots of the URL's `max` requests in flight for `owner`, as many as every
+   * relay together leaves free; `owner`'s slots of the URL are leased for `leaseMs` from now. None
+   * while the URL is held.
    */
-  takeSlot(url: string, owner: string, max: number, leaseMs: number): Promise<SlotGrant>
+  takeSlots(url: string, owner: string, max: number, want: number, leaseMs: number): Promise<SlotGrant>
 
   /** Gives back `count` of `owner`'s slots of the URL (its requests ended). */
   returnSlots(url: string, owner: string, count: number): Promise<void>

@@ -125,7 +125,7 @@ describe('the limits’ settings', () => {
             Webhooks: {
               webhooks: [
                 { url: 'http://127.0.0.1:9/a', ratePerSecond: 0, maxInFlight: 2.5 },
-                { url: 'http://127.0.0.1:9/b', ratePerSecond: 'fast' },
+                { url: 'http://127.0.0.1:9/b', ratePerSecond: 'fast' as unknown as number },
               ],
             },
           },
@@ -142,7 +142,9 @@ describe('the limits’ settings', () => {
       'sources[0].destinations.Webhooks.webhooks[0].maxInFlight',
       'sources[0].destinations.Webhooks.webhooks[1].ratePerSecond',
     ])
-    expect((error as Error).message).toContain('must be a number of requests per second above 0, at most 10000, got number 0')
+    expect((error as Error).message).toContain(
+      'must be a number of requests per second above 0, at most 10000, got number 0',
+    )
     expect((error as Error).message).toContain('must be an integer from 1 to 1000, got number 2.5')
   })
 })

@@ -31,18 +31,29 @@ export interface UrlLimitSnapshot extends EndpointLimitSnapshot {
   url: string
 }
 
-// How much of its rate a relay takes from the store at once: 20 ms' worth (at least one). Less
-// is more round trips; more is a larger burst left unused when the demand stops.
-const TOKEN_CHUNK_MS = 20
-// The burst every relay together may send: one second's worth (docs/delivery-controls.md).
-const BURST_MS = 1000
-// Tokens not used by then are dropped: they were counted at the store long ago.
-const TOKEN_LIFE_MS = 1000
-// A URL whose slots are all taken (by any relay) is asked again this often: another relay's
-// request ending is not told here.
-const SLOT_RETRY_MS = 25
-// A slot taken for a delivery that went elsewhere meanwhile is given back after this long.
-const UNUSED_SLOT_MS = 1000
+/** The timings of the limits (docs/delivery-controls.md, "What they cost"), ms. */
+export const LIMIT_TIMINGS = Object.freeze({
+  /**
+   * How much of its rate a relay takes from the store at once: 20 ms' worth (at least one). Less
+   * is more round trips; more is a larger burst left unused when the demand stops.
+   */
+  tokenChunkMs: 20,
+  /** The burst every relay together may send: one second's worth. */
+  burstMs: 1000,
+  /** Requests of the rate taken and not used by then are dropped: the store counted them long ago. */
+  tokenLifeMs: 1000,
+  /** A URL whose slots are all taken (by any relay) is asked again this often. */
+  slotRetryMs: 25,
+  /** A slot taken for a delivery that went elsewhere meanwhile is given back after this long. */
+  unusedSlotMs: 1000,
+  /** A slot is kept for the next delivery waiting at most this long after it was leased. */
+  keepSlotMs: 1000,
+})
+const TOKEN_CHUNK_MS = LIMIT_TIMINGS.tokenChunkMs
+const BURST_MS = LIMIT_TIMINGS.burstMs
+const TOKEN_LIFE_MS = LIMIT_TIMINGS.tokenLifeMs
+const SLOT_RETRY_MS = LIMIT_TIMINGS.slotRetryMs
+const UNUSED_SLOT_MS = LIMIT_TIMINGS.unusedSlotMs
 
 interface UrlState {
   /** Requests of the rate taken from the store and not used yet. */
@@ -51,6 +62,8 @@ interface UrlState {
   tokensAt: number
   /** Slots taken from the store and not used yet. */
   slots: number
+  /** When this relay's slots of the URL were last leased (monotonic ms). */
+  slotsAt: number
   /** This relay's requests in flight. */
   inFlight: number
   /** Until when the URL is held (this relay's clock, epoch ms). */
@@ -150,6 +163,14 @@ export class UrlLimits {
       if (limits === undefined || state === undefined) continue
       state.inFlight = Math.max(0, state.inFlight - 1)
       if (limits.maxInFlight === undefined) continue
+      // Kept for the next delivery waiting here, while its lease is young: no round trip. Given
+      // back otherwise, so that another relay may take it.
+      if (state.waiting.size > 0 && performance.now() - state.slotsAt < this.#keepSlotsMs()) {
+        state.slots++
+        this.#returnUnused(url)
+        this.#options.resume(url)
+        continue
+      }
       this.#run(this.#options.store.returnSlots(url, this.#options.owner, 1), 'return a slot of', url, () =>
         this.#options.resume(url),
       )
@@ -253,15 +274,24 @@ export class UrlLimits {
     })
   }
 
+  // A slot is kept for reuse at most this long after its lease was renewed (by a take): well
+  // within the lease, and short enough that another relay waiting gets its turn.
+  #keepSlotsMs(): number {
+    return Math.min(this.#options.slotLeaseMs / 2, LIMIT_TIMINGS.keepSlotMs)
+  }
+
   #takeSlot(url: string, max: number): void {
     const state = this.#stateOf(url)
     if (state.takingSlot || this.#stopped) return
     state.takingSlot = true
     const { owner, slotLeaseMs } = this.#options
-    const taking = this.#options.store.takeSlot(url, owner, max, slotLeaseMs).then((grant) => {
-      if (grant.taken) {
-        if (this.#stopped) return this.#options.store.returnSlots(url, owner, 1)
-        state.slots++
+    // As many as wait here (the deliveries behind the first too), up to the limit.
+    const want = Math.max(1, Math.min(max, state.waiting.size))
+    const taking = this.#options.store.takeSlots(url, owner, max, want, slotLeaseMs).then((grant) => {
+      if (grant.taken > 0) {
+        if (this.#stopped) return this.#options.store.returnSlots(url, owner, grant.taken)
+        state.slots += grant.taken
+        state.slotsAt = performance.now()
         this.#returnUnused(url)
         this.#options.resume(url)
       } else {
@@ -342,6 +372,7 @@ export class UrlLimits {
         tokens: 0,
         tokensAt: 0,
         slots: 0,
+        slotsAt: 0,
         inFlight: 0,
         heldUntil: 0,
         takingTokens: false,

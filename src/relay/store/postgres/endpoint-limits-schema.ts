@@ -49,27 +49,30 @@ export const POSTGRES_ENDPOINT_LIMITS_STEP = `
     END IF;
   END $$;
   CREATE OR REPLACE FUNCTION ${TAKE_SLOT_FUNCTION}(
-    target text, taker text, most integer, lease_ms bigint, clock_at bigint
-  ) RETURNS TABLE (taken boolean, held_ms bigint) LANGUAGE plpgsql VOLATILE AS $$
+    target text, taker text, most integer, want integer, lease_ms bigint, clock_at bigint
+  ) RETURNS TABLE (taken integer, held_ms bigint) LANGUAGE plpgsql VOLATILE AS $$
   DECLARE
     at bigint := coalesce(clock_at, (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
     until bigint;
     used integer;
+    grant_count integer;
   BEGIN
     INSERT INTO endpoint_budgets (url) VALUES (target) ON CONFLICT (url) DO NOTHING;
     SELECT held_until INTO until FROM endpoint_budgets WHERE url = target FOR UPDATE;
     IF until > at THEN
-      RETURN QUERY SELECT false, until - at;
+      RETURN QUERY SELECT 0, until - at;
       RETURN;
     END IF;
     SELECT coalesce(sum(held), 0) INTO used FROM endpoint_slots WHERE url = target AND lease_until > at;
-    IF used >= most THEN
-      RETURN QUERY SELECT false, 0::bigint;
+    grant_count := least(want, most - used);
+    IF grant_count <= 0 THEN
+      RETURN QUERY SELECT 0, 0::bigint;
       RETURN;
     END IF;
-    INSERT INTO endpoint_slots AS s (url, owner, held, lease_until) VALUES (target, taker, 1, at + lease_ms)
+    INSERT INTO endpoint_slots AS s (url, owner, held, lease_until) VALUES (target, taker, grant_count, at + lease_ms)
     ON CONFLICT (url, owner) DO UPDATE
-      SET held = CASE WHEN s.lease_until > at THEN s.held + 1 ELSE 1 END, lease_until = at + lease_ms;
-    RETURN QUERY SELECT true, 0::bigint;
+      SET held = CASE WHEN s.lease_until > at THEN s.held + grant_count ELSE grant_count END,
+        lease_until = at + lease_ms;
+    RETURN QUERY SELECT grant_count, 0::bigint;
   END $$;
 `

@@ -7,7 +7,7 @@ import type { Queryable } from './postgres-circuits'
 const SQL = {
   takeTokens: `SELECT granted, wait_ms AS "waitMs", held_ms AS "heldMs"
     FROM ${TAKE_TOKENS_FUNCTION}($1::text, $2::integer, $3::float8, $4::float8, $5::bigint)`,
-  takeSlot: `SELECT taken, held_ms AS "heldMs" FROM ${TAKE_SLOT_FUNCTION}($1::text, $2::text, $3::integer, $4::bigint, $5::bigint)`,
+  takeSlot: `SELECT taken, held_ms AS "heldMs" FROM ${TAKE_SLOT_FUNCTION}($1::text, $2::text, $3::integer, $4::integer, $5::bigint, $6::bigint)`,
   give: 'UPDATE endpoint_slots SET held = greatest(held - $3::integer, 0) WHERE url = $1::text AND owner = $2::text',
   hold: `INSERT INTO endpoint_budgets AS b (url, held_until)
     VALUES ($1::text, coalesce($3::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint) + $2::bigint)
@@ -53,10 +53,10 @@ export class PostgresEndpointLimits implements EndpointLimitStore {
     return { granted: Number(row.granted), waitMs: Number(row.waitMs), heldMs: Number(row.heldMs) }
   }
 
-  async takeSlot(url: string, owner: string, max: number, leaseMs: number): Promise<SlotGrant> {
-    const { rows } = await this.#db.query(SQL.takeSlot, [url, owner, max, Math.ceil(leaseMs), this.#clock()])
-    const row = rows[0] as { taken: boolean; heldMs: string }
-    return { taken: row.taken, heldMs: Number(row.heldMs) }
+  async takeSlots(url: string, owner: string, max: number, want: number, leaseMs: number): Promise<SlotGrant> {
+    const { rows } = await this.#db.query(SQL.takeSlot, [url, owner, max, want, Math.ceil(leaseMs), this.#clock()])
+    const row = rows[0] as { taken: number; heldMs: string }
+    return { taken: Number(row.taken), heldMs: Number(row.heldMs) }
   }
 
   async returnSlots(url: string, owner: string, count: number): Promise<void> {

@@ -13,9 +13,9 @@ const SQL = {
   budget: 'SELECT tat, held_until FROM endpoint_budgets WHERE url = ?',
   setTat: 'UPDATE endpoint_budgets SET tat = ? WHERE url = ?',
   used: 'SELECT coalesce(sum(held), 0) FROM endpoint_slots WHERE url = ? AND lease_until > ?',
-  take: `INSERT INTO endpoint_slots (url, owner, held, lease_until) VALUES (@url, @owner, 1, @until)
+  take: `INSERT INTO endpoint_slots (url, owner, held, lease_until) VALUES (@url, @owner, @count, @until)
     ON CONFLICT (url, owner) DO UPDATE
-    SET held = CASE WHEN lease_until > @now THEN held + 1 ELSE 1 END, lease_until = @until`,
+    SET held = CASE WHEN lease_until > @now THEN held + @count ELSE @count END, lease_until = @until`,
   give: 'UPDATE endpoint_slots SET held = max(held - ?, 0) WHERE url = ? AND owner = ?',
   hold: `INSERT INTO endpoint_budgets (url, held_until) VALUES (@url, @until)
     ON CONFLICT (url) DO UPDATE SET held_until = max(held_until, @until)`,
@@ -41,7 +41,7 @@ export class SqliteEndpointLimits implements EndpointLimitStore {
   readonly #sql: StatementCache
   readonly #now: () => number
   readonly #takeTokens: (url: string, want: number, intervalMs: number, burstMs: number) => TokenGrant
-  readonly #takeSlot: (url: string, owner: string, max: number, leaseMs: number) => SlotGrant
+  readonly #takeSlots: (url: string, owner: string, max: number, want: number, leaseMs: number) => SlotGrant
 
   constructor(sql: StatementCache, now: () => number = Date.now) {
     this.#sql = sql
@@ -55,26 +55,26 @@ export class SqliteEndpointLimits implements EndpointLimitStore {
       if (grant.granted > 0) sql.get(SQL.setTat).run(grant.tat, url)
       return { granted: grant.granted, waitMs: grant.waitMs, heldMs: 0 }
     })
-    const slot = sql.db.transaction((url: string, owner: string, max: number, leaseMs: number) => {
+    const slot = sql.db.transaction((url: string, owner: string, max: number, want: number, leaseMs: number) => {
       const at = this.#now()
       sql.get(SQL.ensure).run(url)
       const row = sql.get(SQL.budget).get(url) as { held_until: number }
-      if (row.held_until > at) return { taken: false, heldMs: row.held_until - at }
-      const used = Number(sql.get(SQL.used).pluck().get(url, at))
-      if (used >= max) return { taken: false, heldMs: 0 }
-      sql.get(SQL.take).run({ url, owner, now: at, until: at + leaseMs })
-      return { taken: true, heldMs: 0 }
+      if (row.held_until > at) return { taken: 0, heldMs: row.held_until - at }
+      const count = Math.min(want, max - Number(sql.get(SQL.used).pluck().get(url, at)))
+      if (count <= 0) return { taken: 0, heldMs: 0 }
+      sql.get(SQL.take).run({ url, owner, count, now: at, until: at + leaseMs })
+      return { taken: count, heldMs: 0 }
     })
     this.#takeTokens = (...args) => tokens.immediate(...args)
-    this.#takeSlot = (...args) => slot.immediate(...args)
+    this.#takeSlots = (...args) => slot.immediate(...args)
   }
 
   async takeTokens(url: string, want: number, intervalMs: number, burstMs: number): Promise<TokenGrant> {
     return this.#takeTokens(url, want, intervalMs, burstMs)
   }
 
-  async takeSlot(url: string, owner: string, max: number, leaseMs: number): Promise<SlotGrant> {
-    return this.#takeSlot(url, owner, max, leaseMs)
+  async takeSlots(url: string, owner: string, max: number, want: number, leaseMs: number): Promise<SlotGrant> {
+    return this.#takeSlots(url, owner, max, want, leaseMs)
   }
 
   async returnSlots(url: string, owner: string, count: number): Promise<void> {
