@@ -27,7 +27,7 @@ describe('docs/delivery-controls.md', () => {
 
   it('gives the figures of its rules and costs as the code has them', () => {
     expect(LIMIT_TIMINGS.burstMs).toBe(1000)
-    expect(doc).toContain('with at\n  most one second\'s worth in a burst')
+    expect(doc).toContain("with at\n  most one second's worth in a burst")
     expect(doc).toContain(`in small chunks (${LIMIT_TIMINGS.tokenChunkMs} ms' worth, at least one)`)
     expect(LIMIT_TIMINGS.tokenLifeMs).toBe(1000)
     expect(doc).toContain('drops what it has not used\n  within a second')
