@@ -1,4 +1,4 @@
-import type { RecentFunctionCallsView } from './function-test-routes'
+import type { RecentFunctionCallsView } from '../features/functions/test-routes'
 
 // Each endpoint's functions on the endpoints view (docs/functions.md): a function that fails on
 // most calls is shown there, not silently disabled.

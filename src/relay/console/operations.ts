@@ -8,7 +8,7 @@ import { requestDeletion } from './deletions'
 import { SOURCE_REMOVED } from './sources-api'
 import type { WebhookRoutes } from './webhook-urls'
 import { storeIdOf } from './store-id'
-import type { ConsoleFunctions } from './function-test-routes'
+import type { ConsoleFunctions } from '../features/functions/test-routes'
 
 /** What the admin API works on. */
 export interface AdminContext {

@@ -37,7 +37,6 @@ describe('the table of routes in docs/maintainers.md', () => {
   it('lists the route files of every area', () => {
     expect(rows.map((r) => r.file).sort()).toEqual([
       'console/api-routes.ts',
-      'console/function-test-routes.ts',
       'console/page/live-routes.ts',
       'console/page/operation-routes.ts',
       'console/page/page-routes.ts',
@@ -46,6 +45,7 @@ describe('the table of routes in docs/maintainers.md', () => {
       'console/page/violation-routes.ts',
       'console/replay-routes.ts',
       'console/source-routes.ts',
+      'features/functions/test-routes.ts',
       'ingest/routes.ts',
       'telemetry/routes.ts',
       'telemetry/stream/routes.ts',

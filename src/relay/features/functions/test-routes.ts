@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isNonEmptyString, isPlainObject } from '../../shared/validate'
-import { DEFAULT_FUNCTION_TEST_LIMIT, ERR_FUNCTION_COMPILE, MAX_FUNCTION_TEST_EVENTS } from '../config/function-limits'
-import { HttpError } from '../http/http-error'
-import type { Route } from '../http/route'
-import type { Store } from '../store/store'
+import { isNonEmptyString, isPlainObject } from '../../../shared/validate'
+import { DEFAULT_FUNCTION_TEST_LIMIT, ERR_FUNCTION_COMPILE, MAX_FUNCTION_TEST_EVENTS } from '../../config/function-limits'
+import { HttpError } from '../../http/http-error'
+import type { Route } from '../../http/route'
+import type { Store } from '../../store/store'
 
 const INVALID = 'ERR_INVALID_FUNCTION_TEST'
 

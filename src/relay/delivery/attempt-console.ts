@@ -1,4 +1,4 @@
-import type { AttemptOutcome } from '../../store/store'
+import type { AttemptOutcome } from '../store/store'
 
 /**
  * `outcome` with the `console` lines its function printed kept in the attempts log (docs/functions.md):
