@@ -155,9 +155,7 @@ describe.each(STORE_KINDS)('functions on a relay (%s)', (store) => {
     await send(track({ messageId: 'm-gone' }))
     const filtered = await waitForDelivery(relay!.url, 'filtered', 'm-gone')
     const { body } = await adminGet(`${relay!.url}/v1/deliveries/${filtered.id}`)
-    expect(body.attempts).toEqual([
-      expect.objectContaining({ url: '', error: 'dropped by function' }),
-    ])
+    expect(body.attempts).toEqual([expect.objectContaining({ url: '', error: 'dropped by function' })])
     expect(body.attempts[0]).not.toHaveProperty('console')
     const client = new PageClient(relay!.url)
     await client.signIn()
