@@ -1,7 +1,7 @@
 import type { Agent } from 'undici'
 import type { Area } from '../area'
 import type { RelaySource, ResolvedRelayOptions } from '../config/options'
-import type { SourceRegistry } from '../config/source-registry'
+import type { SourceRegistry } from '../sources/source-registry'
 import { withoutFunction } from '../config/function-settings'
 import { withoutConsent } from '../config/consent-setting'
 import { DESTINATIONS } from '../destinations/index'
