@@ -11,14 +11,12 @@ import {
  * the language's own (`console`, `RetryError`, `ValidationError`, `TextEncoder`, `TextDecoder`,
  * `URL`, `URLSearchParams`, `sha256`, `hmacSha256`), written in the sandbox's own JavaScript over
  * three host calls (hashing and URL parsing) that it captures and then deletes from the global
- * object, and `__trackletBatch`, the entry each batch of calls goes through. No backticks and no `${` inside.
+ * object, and `__trackletCall`, the entry each call goes through. No backticks and no `${` inside.
  */
 export const PRELUDE = `(() => {
 'use strict'
 const hostSha256 = globalThis.__hostSha256, hostHmac = globalThis.__hostHmac, hostUrl = globalThis.__hostUrl
-const hostStart = globalThis.__hostStart, hostDone = globalThis.__hostDone
 delete globalThis.__hostSha256; delete globalThis.__hostHmac; delete globalThis.__hostUrl
-delete globalThis.__hostStart; delete globalThis.__hostDone
 const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: true, configurable: true })
 const OutOfMemory = globalThis.InternalError
 // Taken now: the function's code may replace the globals, and the prelude's own work (its console
@@ -231,32 +229,15 @@ const failed = (error) => {
   return reply({ kind: 'error', message: errorCut('the function threw ' + show(error)) })
 }
 Object.defineProperty(globalThis, '__trackletLogs', { value: () => stringify({ logs, logsTruncated }) })
-// One call: its reply's text, or a promise of it (an async handler).
-const call = (event, settingsJson) => {
+Object.defineProperty(globalThis, '__trackletCall', { value:  (eventJson, settingsJson) => {
   logs = []; logBytes = 0; logsTruncated = false
+  const event = parse(eventJson)
   const handler = handlerFor(event.type)
   if (handler === undefined) return reply({ kind: 'pass' })
   let value
   try { value = handler(event, parse(settingsJson)) } catch (error) { return failed(error) }
   if (value !== null && typeof value === 'object' && typeof value.then === 'function') return Promise.resolve(value).then(done, failed)
   return done(value)
-}
-// A batch of calls in one crossing into the sandbox: the events' JSON array, parsed once, run in
-// order. The host is told as each call starts (its deadline starts) and ends (its reply), so a
-// timeout or the memory limit ends that call alone; it answers false when the call left the
-// interpreter unsafe, and the batch stops there.
-Object.defineProperty(globalThis, '__trackletBatch', { value: (eventsJson, settingsJson) => {
-  const events = parse(eventsJson)
-  let i = 0
-  const next = () => {
-    while (i < events.length) {
-      hostStart()
-      const out = call(events[i++], settingsJson)
-      if (typeof out !== 'string') return out.then((text) => { if (hostDone(text)) return next() })
-      if (!hostDone(out)) return
-    }
-  }
-  return next()
 } })
 })()
 `

@@ -126,7 +126,7 @@ export class FunctionSandbox {
       for (const call of this.#queue.splice(0)) call.resolve(failure('the function was closed before it ran'))
       return
     }
-    const calls = this.#queue.splice(0, consecutive(this.#queue, CALLS_PER_BATCH))
+    const calls = this.#queue.splice(0, CALLS_PER_BATCH)
     if (calls.length === 0) return
     this.#running = calls
     let worker: Worker
@@ -150,8 +150,7 @@ export class FunctionSandbox {
       this.#spec.timeoutMs * calls.length + FUNCTION_WATCHDOG_GRACE_MS,
     )
     this.#runningOn = worker
-    // The ids run on from the first: the worker numbers its replies from it.
-    worker.postMessage({ first: calls[0]!.id, events: calls.map((call) => call.event) })
+    worker.postMessage({ calls: calls.map(({ id, event }) => ({ id, event })) })
   }
 
   // The worker ended or failed mid-batch: the call it was running gets `result`; the calls after it
@@ -278,15 +277,6 @@ function toResult(reply: Reply['reply'], ms: number, timeoutMs: number, memoryMb
       return { ...base, kind: 'error', message: cappedErrorText(String(reply.message)), ...stack }
     }
   }
-}
-
-// How many calls at the front of `queue`, up to `most`, have ids that run on one from the other
-// (always all of them: calls are queued in order, and those a batch did not answer go back first).
-function consecutive(queue: readonly PendingCall[], most: number): number {
-  const first = queue[0]?.id ?? 0
-  let count = 0
-  while (count < most && count < queue.length && queue[count]!.id === first + count) count++
-  return count
 }
 
 function timeoutMessage(timeoutMs: number): string {

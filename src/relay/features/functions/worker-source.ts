@@ -72,18 +72,6 @@ async function main() {
     const slashes = url.href.startsWith(protocol + '//')
     return context.newString(JSON.stringify({ protocol, username, password, host, hostname, port, origin, pathname, search, hash, slashes }))
   })
-  // The batch running (see runBatch): each call's start and reply, told by the prelude.
-  let batch
-  define(context, '__hostStart', () => {
-    batch.started = performance.now()
-    deadline = Date.now() + timeoutMs
-  })
-  define(context, '__hostDone', (text) => {
-    const bounded = boundedString(context, text)
-    const answer = finish(batch.first + batch.replies.length, bounded === undefined ? tooLong() : parseReply(bounded), false)
-    batch.replies.push(answer)
-    return answer.fatal ? context.false : context.true
-  })
   const setup = context.evalCode(prelude, 'tracklet-prelude.js')
   if (setup.error) throw new Error('the sandbox prelude failed: ' + errorText(context, setup.error).message)
   setup.value.dispose()
@@ -97,7 +85,7 @@ async function main() {
     return
   }
   compiled.value.dispose()
-  const batchOf = context.getProp(context.global, '__trackletBatch')
+  const call = context.getProp(context.global, '__trackletCall')
   const logsOf = context.getProp(context.global, '__trackletLogs')
   // The lines logged before a call that ended outside the sandbox's own catch (interrupted, out of memory).
   const logsSoFar = () => {
@@ -113,11 +101,15 @@ async function main() {
   const settingsHandle = context.newString(settings)
   parentPort.postMessage({ type: 'ready' })
 
-  // A batch of calls (their ids from first on, each event's JSON), run in order, answered in one
-  // message: one round trip between threads per batch, and one crossing into the sandbox.
+  // A batch of calls, run in order, answered in one message (one round trip per batch, not per call).
   // A call that leaves the interpreter unsafe ends the batch there: the rest go to a fresh worker.
-  parentPort.on('message', ({ first, events }) => {
-    const replies = runBatch(first, events)
+  parentPort.on('message', ({ calls }) => {
+    const replies = []
+    for (const { id, event } of calls) {
+      const answer = runOne(id, event)
+      replies.push(answer)
+      if (answer.fatal) break
+    }
     parentPort.postMessage(replies)
     if (replies[replies.length - 1].fatal) process.exit(0)
   })
@@ -132,71 +124,50 @@ async function main() {
     return reply
   }
 
-  // The calls from first on, in as few crossings as can be: one, unless a call ends outside the
-  // prelude's own catch (interrupted, an async call that never settles, the interpreter failing);
-  // that call gets its error, and the calls after it go in a crossing of their own (or, when the
-  // interpreter is unsafe, to a fresh worker).
-  function runBatch(first, events) {
-    const replies = []
-    let from = 0
-    while (from < events.length) {
-      batch = { first: first + from, replies: [], started: performance.now() }
-      const rest = from === 0 ? events : events.slice(from)
-      const eventsHandle = context.newString(rest.length === 1 ? '[' + rest[0] + ']' : '[' + rest.join(',') + ']')
-      let failure
-      let fatal = false
-      try {
-        const result = context.callFunction(batchOf, context.undefined, eventsHandle, settingsHandle)
-        if (result.error) failure = { kind: 'error', ...errorText(context, result.error) }
-        else {
-          if (batch.replies.length < rest.length && !lastFatal(batch.replies)) {
-            // An async call: its continuation, and every call after it, run as pending jobs.
-            const jobs = runtime.executePendingJobs()
-            if (jobs.error) failure = { kind: 'error', ...errorText(context, jobs.error) }
-            else if (context.typeof(result.value) === 'object') {
-              const state = context.getPromiseState(result.value)
-              if (state.type === 'rejected') failure = { kind: 'error', ...errorText(context, state.error) }
-              else if (state.type === 'fulfilled') state.value.dispose()
-            }
-          }
-          result.value.dispose()
+  function runOne(id, event) {
+    const started = performance.now()
+    const eventHandle = context.newString(event)
+    deadline = Date.now() + timeoutMs
+    let reply
+    let fatal = false
+    try {
+      const result = context.callFunction(call, context.undefined, eventHandle, settingsHandle)
+      if (result.error) {
+        reply = { kind: 'error', ...errorText(context, result.error) }
+      } else if (context.typeof(result.value) === 'string') {
+        const text = boundedString(context, result.value)
+        reply = text === undefined ? tooLong() : parseReply(text)
+        result.value.dispose()
+      } else {
+        const jobs = runtime.executePendingJobs()
+        if (jobs.error) reply = { kind: 'error', ...errorText(context, jobs.error) }
+        const state = context.getPromiseState(result.value)
+        result.value.dispose()
+        if (reply !== undefined) {
+          // set above
+        } else if (state.type === 'fulfilled') {
+          const text = boundedString(context, state.value)
+          reply = text === undefined ? tooLong() : parseReply(text)
+          state.value.dispose()
+        } else if (state.type === 'rejected') {
+          reply = { kind: 'error', ...errorText(context, state.error) }
+        } else {
+          reply = { kind: 'error', message: 'the function returned a promise that never settles (a function has no timers or I/O to wait for)' }
         }
-      } catch (error) {
-        // The interpreter itself failed (its memory spent mid-call): only a fresh worker is safe.
-        failure = { kind: 'error', code: 'memory', message: String(error && error.message) }
-        fatal = true
       }
-      eventsHandle.alive && eventsHandle.dispose()
-      replies.push(...batch.replies)
-      if (lastFatal(batch.replies) || batch.replies.length === rest.length) {
-        if (lastFatal(batch.replies)) break
-        from = events.length
-        continue
-      }
-      // The call the batch stopped at ended outside its own catch: it alone gets the error.
-      const reply = failure ?? { kind: 'error', message: 'the function returned a promise that never settles (a function has no timers or I/O to wait for)' }
-      const answer = finish(batch.first + batch.replies.length, reply, fatal)
-      replies.push(answer)
-      if (answer.fatal) break
-      from += batch.replies.length + 1
+    } catch (error) {
+      // The interpreter itself failed (its memory spent mid-call): only a fresh worker is safe.
+      reply = { kind: 'error', code: 'memory', message: String(error && error.message) }
+      fatal = true
     }
-    return replies
-  }
-
-  function lastFatal(list) {
-    return list.length > 0 && list[list.length - 1].fatal
-  }
-
-  // A call's answer, once it ended: past its deadline, it timed out; failing with the memory
-  // spent, it ran out of memory; either leaves the interpreter unsafe (fatal).
-  function finish(id, reply, fatal) {
     const overran = Date.now() > deadline
     deadline = Infinity
     if (reply.logs === undefined) Object.assign(reply, fatal ? { logs: [], logsTruncated: false } : logsSoFar())
+    eventHandle.alive && eventHandle.dispose()
     if (overran) { reply = { kind: 'error', code: 'timeout', message: 'interrupted', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
     else if (reply.kind === 'error' && spent()) { reply = { kind: 'error', code: 'memory', message: 'out of memory', logs: reply.logs, logsTruncated: reply.logsTruncated }; fatal = true }
     else if (reply.kind === 'error' && (reply.code === 'memory' || /out of memory/.test(reply.message))) { reply.code = 'memory'; fatal = true }
-    return { id, reply, ms: performance.now() - batch.started, fatal }
+    return { id, reply, ms: performance.now() - started, fatal }
   }
 }
 main().catch((error) => parentPort.postMessage({ type: 'failed', message: String(error && error.stack || error) }))
