@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { MESSAGE_KEY_HASH, POSTGRES_MESSAGE_KEY_HASH_STEP } from '../../../src/relay/store/postgres/message-key-hash'
 import { DAY_MS, makeDaysAhead } from '../../../src/relay/store/postgres/partitions'
-import { openPool } from '../../../src/relay/store/postgres/pool'
+import { openPool } from '../../../src/relay/kit/postgres/pool'
 import { PostgresStore } from '../../../src/relay/store/postgres/postgres-store'
 import { prepareMessageKey } from '../../../src/relay/store/postgres/prepare-message-key'
 import { MIGRATIONS, migrate } from '../../../src/relay/store/postgres/schema'

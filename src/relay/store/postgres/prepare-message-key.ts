@@ -1,7 +1,7 @@
 import type { PoolClient, QueryConfig } from 'pg'
 import { log } from '../../log'
 import { MESSAGE_KEY_EXPRESSION, MESSAGE_KEY_HASH } from './message-key-hash'
-import type { PostgresPool } from './pool'
+import type { PostgresPool } from '../../kit/postgres/pool'
 import { SCHEMA_UPGRADE_LIMIT_MS } from './schema'
 
 // The step that makes the messages' key a hash index (./message-key-hash.ts) would hold the
