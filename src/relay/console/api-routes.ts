@@ -10,7 +10,7 @@ import { handleFind, handleGetDelivery, handleRetryMatching } from './find'
 import { snakeCase } from './audiences'
 import { handleViolations } from './violations'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from './store-unavailable'
-import { replayRoutes } from './replay-routes'
+import { replayRoutes } from '../features/replay/routes'
 
 /** The admin API's body limit: an audience sync can list many user ids. */
 const MAX_ADMIN_BODY_BYTES = 10_000_000

@@ -13,7 +13,7 @@ import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } f
 import { PAGE_CSS } from './style'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../store-unavailable'
 import { consoleRoutes } from './operation-routes'
-import { replayPageRoutes } from './replays-page-routes'
+import { replayPageRoutes } from '../../features/replay/page-routes'
 import { sourcePageRoutes } from '../../features/sources/page/source-page-routes'
 import { liveRoutes } from '../../features/live/page/live-routes'
 import { violationRoutes } from './violation-routes'
