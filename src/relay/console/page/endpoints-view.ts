@@ -5,7 +5,7 @@ import { layout, truncate, when } from './layout'
 import { destinationNotes } from './destination-notes'
 import { functionNotes } from './function-console'
 import { functionsOf } from '../function-health'
-import type { RecentFunctionCallsView } from '../function-test-routes'
+import type { RecentFunctionCallsView } from '../function-health'
 
 /** What the endpoints view shows. */
 export interface EndpointsView {
