@@ -1,5 +1,5 @@
 import type { ResolvedRelayOptions } from '../../config/options'
-import type { SourceRegistry } from '../../config/source-registry'
+import type { SourceRegistry } from '../../sources/source-registry'
 import type { DeliveryStep } from '../../delivery/delivery-step'
 import type { RelayEvents } from '../../events/channel'
 import type { AdminToken } from '../../http/auth'
