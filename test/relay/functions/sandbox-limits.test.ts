@@ -6,8 +6,8 @@ import {
   FUNCTION_LOG_LINES,
   FUNCTION_REPLY_CHARS,
 } from '../../../src/relay/config/function-limits'
-import { cappedErrorText, cappedLogs, cutToBytes } from '../../../src/relay/delivery/functions/result'
-import { FunctionSandbox, type FunctionSpec } from '../../../src/relay/delivery/functions/sandbox'
+import { cappedErrorText, cappedLogs, cutToBytes } from '../../../src/relay/features/functions/result'
+import { FunctionSandbox, type FunctionSpec } from '../../../src/relay/features/functions/sandbox'
 import { MAX_MESSAGE_BYTES } from '../../../src/shared/limits'
 
 // Every cap of a call holds whatever the function's code does: its memory (functionMemory, typed
@@ -17,7 +17,8 @@ import { MAX_MESSAGE_BYTES } from '../../../src/shared/limits'
 const event = { type: 'track', event: 'Signed Up', userId: 'u1', messageId: 'm1', properties: {} }
 
 async function run(code: string, spec: Partial<FunctionSpec> = {}) {
-  const sandbox = await FunctionSandbox.start({ code, filename: 'limits.js', ...spec })
+  // A timeout a loaded machine's scheduling cannot run into, unless the test gives its own.
+  const sandbox = await FunctionSandbox.start({ code, filename: 'limits.js', timeoutMs: 30_000, ...spec })
   try {
     return await sandbox.call(event)
   } finally {

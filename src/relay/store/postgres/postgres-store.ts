@@ -49,6 +49,7 @@ import { PostgresSuppressions } from './suppressions'
 import { PostgresEndpointLimits } from './endpoint-limits'
 import { makeDaysAhead, pruneSettled } from './partitions'
 import { prepareAttemptsByDay } from './prepare-attempts'
+import { prepareMessageKey } from './prepare-message-key'
 import { migrate } from './schema'
 import { copyToSchema6Online } from './upgrade6'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
@@ -81,6 +82,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   try {
     await copyToSchema6Online(pool)
     await prepareAttemptsByDay(pool)
+    await prepareMessageKey(pool)
     await migrate(pool)
     await makeDaysAhead(pool, options.databaseNow?.() ?? Date.now())
   } catch (error) {
