@@ -1,30 +1,40 @@
 import { RelayError } from '../errors'
 import { log, plural, redactFromLog } from '../log'
-import type { AlertsOptions } from '../config/alerts-option'
 import type { RelayOptions, RelaySource, ResolvedRelayOptions } from '../config/options'
 import { logRefusedReload, logRestartNeeded, type ReloadChanges, reloadChanges } from './reload-plan'
 import { secretsOf } from '../config/secrets'
 import { validateRelayOptions } from '../config/validate'
 
-/** Functions read and compiled for a reload, not yet in use: swapped in, or thrown away. */
-export interface PreparedFunctions {
-  /** Puts them in use (the next attempt of each delivery calls them) and closes the ones replaced. */
+/** A part of a reload prepared, not yet in use: put in use, or thrown away. */
+export interface PreparedReload {
+  /** Puts it in use (functions: the next attempt of each delivery calls them; the old ones close). */
   commit(): void
-  /** Closes them unused (the reload was refused after all). */
+  /** Throws it away unused (the reload was refused after all). */
   discard(): Promise<void>
 }
 
+/** Functions read and compiled for a reload, not yet in use. */
+export type PreparedFunctions = PreparedReload
+
 /**
- * What a reload changes in a running relay, each given by the area that owns it (so this module
- * imports none of them): the sources, the destinations' functions, where alerts go.
+ * A part of the running relay that a reload changes (the destinations' functions, where alerts
+ * go): it reads what it needs of the new options and prepares it, not yet in use; once every part
+ * is prepared and the sources replaced, each is committed (or, when one refused, discarded).
+ */
+export interface ReloadPart {
+  /** @throws {RelayConfigError} (or the part's own error) to refuse the reload: nothing changes. */
+  prepare(options: ResolvedRelayOptions): Promise<PreparedReload>
+}
+
+/**
+ * What a reload changes in a running relay, each given by what owns it (so this module imports
+ * none of them): the sources, and the parts the areas and features give.
  */
 export interface ReloadTargets {
   /** The registry every area looks sources up in: replaced whole (it may refuse, and then keeps its own). */
   sources: { replace(fileSources: readonly RelaySource[]): void }
-  /** Delivery: reads and compiles the functions of `options`' sources (a function file is read again). */
-  delivery: { prepareFunctions(options: ResolvedRelayOptions): Promise<PreparedFunctions> }
-  /** Telemetry: sends the alerts from now on to `alerts` (none when undefined). */
-  telemetry: { useAlerts(alerts: AlertsOptions | undefined): void }
+  /** The other parts, prepared in this order, committed once all are and the sources replaced. */
+  parts: readonly ReloadPart[]
   /** The restart-needed warning was logged already (by the primary of `--workers`, once for all). */
   warningsLogged: boolean
   /**
@@ -89,15 +99,14 @@ export class ConfigReloader {
       const next: ResolvedRelayOptions = { ...current, sources: given.sources, alerts: given.alerts }
       releaseSecrets = redactFromLog(secretsOf(given))
       const changes = reloadChanges(current, given)
-      const functions = await this.#targets.delivery.prepareFunctions(next)
+      const prepared = await prepareAll(this.#targets.parts, next)
       try {
         this.#targets.sources.replace(next.sources)
       } catch (error) {
-        await functions.discard()
+        await discardAll(prepared)
         throw error
       }
-      functions.commit()
-      this.#targets.telemetry.useAlerts(next.alerts)
+      for (const part of prepared) part.commit()
       this.#current = next
       this.#releaseSecrets()
       this.#releaseSecrets = releaseSecrets
@@ -119,6 +128,22 @@ export class ConfigReloader {
       log.error(`config reloaded, but recording it failed: ${(error as Error).message}`, { event: 'internal-error' })
     }
   }
+}
+
+// Each part prepared in order; when one refuses, the ones prepared before it are thrown away.
+async function prepareAll(parts: readonly ReloadPart[], options: ResolvedRelayOptions): Promise<PreparedReload[]> {
+  const prepared: PreparedReload[] = []
+  try {
+    for (const part of parts) prepared.push(await part.prepare(options))
+  } catch (error) {
+    await discardAll(prepared)
+    throw error
+  }
+  return prepared
+}
+
+async function discardAll(prepared: readonly PreparedReload[]): Promise<void> {
+  for (const part of prepared.toReversed()) await part.discard().catch(() => undefined)
 }
 
 function logApplied({ added, changed, removed, alerts }: ReloadChanges): void {

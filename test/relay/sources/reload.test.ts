@@ -182,15 +182,17 @@ describe('ConfigReloader', () => {
           )
         },
       },
-      delivery: {
-        prepareFunctions: async () => ({
-          commit: () => events.push('functions committed'),
-          discard: async () => {
-            events.push('functions discarded')
-          },
-        }),
-      },
-      telemetry: { useAlerts: () => events.push('alerts changed') },
+      parts: [
+        {
+          prepare: async () => ({
+            commit: () => events.push('functions committed'),
+            discard: async () => {
+              events.push('functions discarded')
+            },
+          }),
+        },
+        { prepare: async () => ({ commit: () => events.push('alerts changed'), discard: async () => {} }) },
+      ],
       warningsLogged: false,
       onReloaded: () => {
         events.push('told')
@@ -207,8 +209,7 @@ describe('ConfigReloader', () => {
     // The next reload is compared with the config still running: the source is still new.
     const applied = await new ConfigReloader(current, {
       sources: { replace: () => {} },
-      delivery: { prepareFunctions: async () => ({ commit: () => {}, discard: async () => {} }) },
-      telemetry: { useAlerts: () => {} },
+      parts: [{ prepare: async () => ({ commit: () => {}, discard: async () => {} }) }],
       warningsLogged: false,
     }).reload(next)
     expect(applied.added).toEqual(['app'])
