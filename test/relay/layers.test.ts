@@ -143,5 +143,4 @@ describe('the layout of src/', () => {
     const folders = new Set(FILES.map(folderOf).filter((f) => f !== undefined && f !== ''))
     expect([...folders].filter((f) => ![...LAYERS, ...AREAS, 'features'].includes(f!))).toEqual([])
   })
-
 })
