@@ -9,6 +9,7 @@ import { RelayEvents } from './events/channel'
 import { watchWrites } from './events/watched-store'
 import * as compose from './features/compose'
 import { checkFeatureOrder, type Feature } from './features/feature'
+import { startFunctions } from './features/functions/index'
 import { liveFeature } from './features/live/index'
 import { plansFeature } from './features/plans/index'
 import { startPrivacy } from './features/privacy/index'
@@ -98,10 +99,23 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const auth = { adminToken, authLimiter }
     undo.unshift(['stop the credentials limiter', () => authLimiter.stop()])
 
+    // Each feature made so far: stopped, in reverse, if the start fails.
+    const made: Feature[] = []
+    undo.unshift(['stop the features', () => runSteps(made.toReversed().map(stopStep))])
+    const make = <F extends Feature>(feature: F): F => {
+      made.push(feature)
+      return feature
+    }
+    // The destinations' functions compile before delivery: its step calls them.
+    const functions = make(
+      await startFunctions({ options: resolved, registry, events, store, ...auth }),
+    )
+
     // The areas. A SQLite file shared by `--workers` processes is shared like PostgreSQL.
     const shared = store.kind === 'postgres' || sharedByProcesses
     const onStore = { options: resolved, store, circuits: opened.circuits, shared, events }
-    const delivery = await createDelivery({ ...onStore, sources: registry })
+    const step = compose.deliveryStepOf([functions])
+    const delivery = await createDelivery({ ...onStore, sources: registry, step })
     undo.unshift(['stop delivery', () => delivery.stop()])
     const telemetry = createTelemetry({
       store: opened,
@@ -114,21 +128,22 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       ...auth,
     })
     undo.unshift(['stop telemetry', () => telemetry.stop()])
-    const { wake, webhooks, functions } = delivery
+    const { wake, webhooks } = delivery
     const circuitChanged = (url: string) => delivery.circuitChanged(url)
     const { health, readings: metrics } = telemetry
-    const onOutbox = { store, sources, wake, webhooks, functions, circuitChanged, health, metrics }
-    const operator = createConsole({ ...onOutbox, ...auth })
+    const onOutbox = { store, sources, wake, webhooks, circuitChanged, health, metrics }
+    const operator = createConsole({ ...onOutbox, functions: functions.console, ...auth })
     const page = operator.page
+
+    // Privacy resolves once the suppressions are read: no message is taken in without them.
+    const privacy = make(await startPrivacy({ store, notifications, registry, ...auth, wake }))
 
     // The features, in order: each one folder under features/ (docs/architecture.md,
     // "Features"). Privacy before plans: no violation is kept of a suppressed user's message.
-    const features: Feature[] = []
-    undo.unshift(['stop the features', () => stopFeatures(features)])
-    // Privacy resolves once the suppressions are read: no message is taken in without them.
-    features.push(await startPrivacy({ store, notifications, registry, ...auth, wake }))
-    features.push(
+    const features: readonly Feature[] = [
+      privacy,
       plansFeature({ violations: store.violations }),
+      functions,
       liveFeature({
         options: resolved,
         registry,
@@ -139,8 +154,9 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         beforeFormatting: delivery.beforeFormatting,
         ...auth,
       }),
-      sourcesFeature({ store, registry, sync, box, functions, page, ...auth }),
-    )
+      sourcesFeature({ store, registry, sync, box, functions: functions.console, page, ...auth }),
+    ]
+    made.splice(0, made.length, ...features)
     checkFeatureOrder(features)
     const unsubscribeReaders = compose.subscribeReaders(features, events)
     undo.unshift(['stop reading events', unsubscribeReaders])
@@ -170,10 +186,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       log.info(`listening on ${url} with ${where}`, { event: 'listening', url })
     const reloader = new ConfigReloader(resolved, {
       sources: registry,
-      parts: [
-        { prepare: (next) => delivery.prepareFunctions(next) },
-        ...compose.reloadPartsOf(features),
-      ],
+      parts: compose.reloadPartsOf(features),
       warningsLogged: process.warningsLogged,
       onReloaded: process.onReloaded ?? auditReload(opened.sourceConfigs),
     })
@@ -190,7 +203,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         ['stop delivery', () => delivery.stop()],
         ['commit ingest still waiting', () => ingest.stop()],
         ['stop reading events', unsubscribeReaders],
-        ['stop the features', () => stopFeatures(features)],
+        ...features.toReversed().map(stopStep),
         ['stop the console', () => operator.stop()],
         ['stop following the sources', () => sync.stop()],
         ['stop telemetry', () => telemetry.stop()],
@@ -209,11 +222,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
   }
 }
 
-// Each feature stopped, in reverse order of the list (once: a stopped feature is taken off it).
-function stopFeatures(features: Feature[]): Promise<void> {
-  const steps = features
-    .toReversed()
-    .map((feature): Step => [`stop the ${feature.name} feature`, () => feature.stop?.()])
-  features.length = 0
-  return runSteps(steps)
+// A feature's stop, as a named step of the relay's shutdown.
+function stopStep(feature: Feature): Step {
+  return [`stop the ${feature.name} feature`, () => feature.stop?.()]
 }

@@ -4,7 +4,7 @@ import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'
 import type { Store } from '../store/store'
 import { adminRoutes } from './api-routes'
-import type { ConsoleFunctions } from './function-test-routes'
+import type { ConsoleFunctions } from './function-health'
 import type { PageContext } from './page/page-context'
 import type { ConsoleKit } from './page/operation-routes'
 import { operatorPage } from './page/page-routes'
@@ -26,10 +26,7 @@ export interface ConsoleDeps {
   authLimiter: AuthLimiter
   health: PageContext['health']
   metrics: PageContext['metrics']
-  /**
-   * The destinations' functions: test runs (`POST /v1/functions/test`) and recent calls
-   * (docs/functions.md).
-   */
+  /** The destinations' functions (docs/functions.md): their recent calls, the compile check of a `PUT`. */
   functions?: ConsoleFunctions
 }
 

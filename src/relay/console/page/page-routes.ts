@@ -13,7 +13,7 @@ import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } f
 import { PAGE_CSS } from './style'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../store-unavailable'
 import { type ConsoleKit, consoleRoutes } from './operation-routes'
-import { replayPageRoutes } from './replays-page-routes'
+import { replayPageRoutes } from '../../features/replay/page-routes'
 import { violationRoutes } from './violation-routes'
 import { outagePage } from './outage-view'
 import { readOverview } from './overview'

@@ -1,9 +1,9 @@
 import type { HealthReport } from '../../events/readings'
 import type { ReplayRecord } from '../../store/replays'
 import { redactUrl } from '../../../shared/redact-url'
-import { type Html, html } from './html'
-import { layout, when } from './layout'
-import { isReadOnlyPage } from './sessions'
+import { type Html, html } from '../../console/page/html'
+import { layout, when } from '../../console/page/layout'
+import { isReadOnlyPage } from '../../console/page/sessions'
 
 /** The page's replay form fields besides the delivery filter's: the one URL, and the pace. */
 export const REPLAY_FORM_FIELDS = ['to', 'rate'] as const

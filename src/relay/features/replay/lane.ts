@@ -1,11 +1,11 @@
-import { log } from '../log'
-import type { ReplayDue, ReplayStore } from '../store/replays'
-import type { ClaimRequest, Store } from '../store/store'
-import type { DestinationSender } from './destination'
-import type { DeliveryStep } from './delivery-step'
-import { nextBackoff } from './timing'
-import { Worker, type WorkerOptions } from './worker'
-import type { WorkerStore } from './worker-options'
+import { log } from '../../log'
+import type { ReplayDue, ReplayStore } from '../../store/replays'
+import type { ClaimRequest, Store } from '../../store/store'
+import type { DestinationSender } from '../../delivery/destination'
+import type { DeliveryStep } from '../../delivery/delivery-step'
+import { nextBackoff } from '../../delivery/timing'
+import { Worker, type WorkerOptions } from '../../delivery/worker'
+import type { WorkerStore } from '../../delivery/worker-options'
 
 // How often a relay looks for replay work it was not told of: a replay started through another
 // relay, deliveries of a relay that died once their leases run out, a replay resumed elsewhere.

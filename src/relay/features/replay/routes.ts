@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http'
-import { readJsonBody, sendJson } from '../http/body'
-import type { Route } from '../http/route'
-import type { ReplayAction } from '../store/replays'
-import type { AdminContext } from './operations'
-import { handleChangeReplay, handleGetReplay, handleListReplays, handleStartReplay } from './replays'
+import { readJsonBody, sendJson } from '../../http/body'
+import type { Route } from '../../http/route'
+import type { ReplayAction } from '../../store/replays'
+import type { AdminContext } from '../../console/operations'
+import { handleChangeReplay, handleGetReplay, handleListReplays, handleStartReplay } from './replays-api'
 
 // A replay request's body is a filter and a few fields.
 const MAX_REPLAY_BODY_BYTES = 100_000
