@@ -7,7 +7,7 @@ import { syncAudience } from './audiences'
 import { requestDeletion } from './deletions'
 import { SOURCE_REMOVED } from '../store/source-configs'
 import type { WebhookRoutes } from './webhook-urls'
-import { storeIdOf } from './store-id'
+import { storeIdOf } from '../store/store-id'
 import type { ConsoleFunctions } from './function-health'
 
 /** What the admin API works on. */

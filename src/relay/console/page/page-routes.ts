@@ -21,7 +21,7 @@ import type { EndpointView } from '../../store/endpoints'
 import type { DeliveryView } from '../../store/store'
 import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
 import { withProbeTimes } from '../probe-times'
-import { STORE_ID_PATTERN } from '../store-id'
+import { STORE_ID_PATTERN } from '../../store/store-id'
 
 /** The operator page's routes, and the kit a feature builds its own section of the page with. */
 export interface OperatorPage {
