@@ -17,6 +17,7 @@ import { ingestCheckOf } from './features/compose'
 import { checkFeatureOrder, type Feature } from './features/feature'
 import { plansFeature } from './features/plans/index'
 import { startPrivacy } from './features/privacy/index'
+import { replayFeature } from './features/replay/index'
 import { createIngest } from './ingest/area'
 import { log, plural, redactFromLog, useLogLevel } from './log'
 import { once, runSteps, type Step } from './steps'
@@ -129,7 +130,19 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     undo.unshift(['stop privacy', () => privacy.stop()])
     // The features, in order: each one folder under features/ (docs/architecture.md, "Features").
     // Privacy before plans: no violation is kept of a suppressed user's message.
-    const features: readonly Feature[] = [privacy, plansFeature({ violations: store.violations })]
+    const replay = replayFeature({
+      store,
+      registry,
+      delivery: started,
+      events,
+      ...auth,
+      allowPrivateNetworks: resolved.allowPrivateNetworks,
+    })
+    const features: readonly Feature[] = [
+      privacy,
+      plansFeature({ violations: store.violations }),
+      replay,
+    ]
     checkFeatureOrder(features)
     const check = ingestCheckOf(features)
     const ingestDeps = { store, sources: registry, ...auth, wake, events, tap }

@@ -21,7 +21,6 @@ import { chainSteps, type DeliveryStep, runStep } from './delivery-step'
 import type { FunctionObserver } from './functions/load'
 import { ReloadableFunctions } from './functions/reloadable'
 import { outcomeLabel } from './functions/result'
-import { createReplayLane } from '../features/replay/lane'
 import type { DeliverableMessage } from '../../shared/message'
 import { functionStep } from './functions/step'
 import { FunctionCallLog, type RecentFunctionCalls } from './functions/recent-calls'
@@ -59,8 +58,38 @@ export interface DeliveryDeps {
   destinations?: readonly DestinationModule[]
 }
 
+/**
+ * What a lane beside the live worker (the replays') shares with it: the outbox, the destinations
+ * (updated in place), the retry rule, limits and step.
+ */
+export interface LaneDeps {
+  store: Store
+  destinations: Map<string, Map<string, DestinationSender>>
+  retries: typeof WEBHOOK_RETRIES
+  concurrency: number
+  leaseTimeout: number
+  step: DeliveryStep | undefined
+  /**
+   * A Webhooks sender of `source` to `url` alone, whatever its configured URLs: signed as the
+   * source's are (its shared secret, Standard Webhooks; unsigned without Webhooks settings), none
+   * of its URLs' headers, through the SSRF guard. `undefined` for an unknown source. The caller
+   * closes it.
+   */
+  sendTo(source: string, url: string): DestinationSender | undefined
+}
+
+/** A lane a feature runs beside the live worker: told when sources change, drained with delivery. */
+export interface SideLane {
+  sourcesChanged(): void
+  drain(graceMs: number): Promise<void>
+}
+
 /** Delivery's area: its routes (none) and stop, and what the others ask of it. */
 export interface Delivery extends Area {
+  /** What a lane beside the live worker shares with it. */
+  readonly lane: LaneDeps
+  /** Runs `lane` beside the live worker: told when the sources change, drained before delivery stops. */
+  addLane(lane: SideLane): void
   /** Each webhook URL with the routes that send there: the console's endpoints and `url` filters. */
   readonly webhooks: Map<string, Route[]>
   /** Deliveries were queued: attempt what is due now. */
@@ -140,7 +169,8 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   const step = chainSteps(deps.step, functionStep(functions.bySource))
   // What the live worker and the replays' lane share: the store, the destinations, the retry
   // rule (the platform's schedule and the window it keeps to, together), limits and step.
-  const lane = {
+  const webhooksModule = build.modules.find((m) => m.name === WEBHOOKS_DESTINATION)
+  const lane: LaneDeps = {
     store,
     destinations,
     // The rule of a delivery whose destination is gone; each sender judges its own by its own.
@@ -148,6 +178,15 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     concurrency: options.concurrency,
     leaseTimeout: options.leaseTimeout,
     step,
+    sendTo: (source, url) => {
+      const found = sourcesNow().find((s) => s.name === source)
+      if (found === undefined || webhooksModule === undefined) return undefined
+      // A source without Webhooks (an archive's alone) sends unsigned.
+      const settings = found.destinations?.[WEBHOOKS_DESTINATION] ?? {}
+      const { webhooks: _urls, ...signing } = withoutFunction(withoutConsent(settings)) as Record<string, unknown>
+      const context = { source, relayId: build.relayId, agent: build.agent, limits: build.limits }
+      return webhooksModule.create({ ...signing, webhooks: [{ url }] }, context)
+    },
   }
   const worker = new Worker({
     ...lane,
@@ -165,8 +204,8 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
       },
     },
   })
-  // Replays (docs/replay.md): a lane of their own beside the live worker, through the same destinations.
-  const replays = createReplayLane(lane)
+  // Lanes of features beside the live worker (the replays', docs/replay.md).
+  const lanes: SideLane[] = []
   const retention = new RetentionSweeper(store, options.retention)
   let poll: NodeJS.Timeout | undefined
   const webhooks = routesByUrl(destinations)
@@ -180,12 +219,16 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     for (const sender of stale) void sender.close()
     replaceEntries(webhooks, routesByUrl(fresh))
     worker.sourcesChanged()
-    replays.sourcesChanged()
+    for (const side of lanes) side.sourcesChanged()
     // The registry's settled() waits for it: a PUT answers once its function is in use here.
     return apiFunctions.changed()
   })
   return {
     routes: [],
+    lane,
+    addLane: (side) => {
+      lanes.push(side)
+    },
     webhooks,
     // New live deliveries only (ingest, a retry, a deletion): replays are found by the replay lane's poll.
     wake: () => worker.wake(),
@@ -221,13 +264,12 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     },
     start: () => {
       worker.wake()
-      replays.start()
       retention.start()
       if (deps.shared) poll = setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref()
     },
     drain: async (graceMs) => {
       clearInterval(poll)
-      await Promise.all([worker.stop(graceMs), replays.drain(graceMs)])
+      await Promise.all([worker.stop(graceMs), ...lanes.map((side) => side.drain(graceMs))])
     },
     stop: async () => {
       unsubscribe?.()

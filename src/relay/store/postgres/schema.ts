@@ -1,3 +1,4 @@
+import { POSTGRES_ARCHIVE_REPLAYS_STEP } from '../archive-replays-schema'
 import type { PoolClient, QueryConfig } from 'pg'
 import { log } from '../../log'
 import { type PostgresPool, transaction } from './pool'
@@ -180,6 +181,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_SUPPRESSIONS_STEP,
   // Ingest's write in one statement: the messages' locks and the insert in one function.
   POSTGRES_ENQUEUE_FUNCTION_STEP,
+  // Replays from the archive, and the erasures they skip (docs/replay.md).
+  POSTGRES_ARCHIVE_REPLAYS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant
