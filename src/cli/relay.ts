@@ -10,7 +10,7 @@ import { type LogFormat, logFormatFrom, plural, useLogLevel } from '../relay/log
 import { nonBlockingStderr, writeLogTo } from '../relay/log-sink'
 import { isPostgresUrl } from '../relay/config/database-value'
 import { openStore } from '../relay/store/open-store'
-import { logRefusedReload } from '../relay/config/reload-plan'
+import { logRefusedReload } from '../relay/sources/reload-plan'
 import { parseRelayArgs, type RelayArgs } from './relay-args'
 import { reloadOnHangup } from './reload-on-hangup'
 import { checkedReload } from './workers/pool-reload'

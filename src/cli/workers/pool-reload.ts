@@ -1,5 +1,5 @@
 import type { RelayOptions } from '../../relay/index'
-import { logRefusedReload, logRestartNeeded, restartNeededKeys, withReloadable } from '../../relay/config/reload-plan'
+import { logRefusedReload, logRestartNeeded, restartNeededKeys, withReloadable } from '../../relay/sources/reload-plan'
 import { validateRelayOptions } from '../../relay/config/validate'
 import { loadFunctions } from '../../relay/delivery/functions/load'
 

@@ -1,4 +1,4 @@
-import type { RegisteredSource } from '../../config/source-registry'
+import type { RegisteredSource } from '../../sources/source-registry'
 import { RelayConfigError } from '../../errors'
 import { log } from '../../log'
 import { type ApiSourceFunction, apiFunctionFilename } from './api-function'

@@ -1,5 +1,5 @@
 import type { ResolvedRelayOptions } from '../../config/options'
-import type { PreparedFunctions } from '../../config/reload'
+import type { PreparedFunctions } from '../../sources/reload'
 import { ApiFunction, type ApiFunctionProblem, type ApiSourceFunction } from './api-function'
 import { Generation } from './generation'
 import { type FunctionObserver, loadFunctions } from './load'

@@ -27,7 +27,7 @@ import {
 } from '../replay-rows'
 import { type ClaimedRow, toDueDeliveries } from '../rows'
 import type { ClaimRequest, DeliveryFilter } from '../store'
-import { type PostgresPool, transaction } from './pool'
+import { type PostgresPool, transaction } from '../../kit/postgres/pool'
 import { DELIVERY_IDS } from './schema6'
 import { filterValues, MESSAGE_OF, where } from './statements'
 
