@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import type { SourceRegistry } from '../../config/source-registry'
+import type { SourceRegistry } from '../../sources/source-registry'
 import { WEBHOOKS_DESTINATION } from '../../config/sources'
 import { answeringStoreOutage } from '../../console/api-routes'
 import { StoreCalls } from '../../console/store-unavailable'
