@@ -98,7 +98,7 @@ describe.each(STORE_KINDS)('replays through the admin API (%s)', (kind: StoreKin
       const { body } = await adminGet(`${relay.url}/v1/replays/${id}`)
       return body.state === 'done' && body.delivered === 6 ? body : undefined
     }, 'the replay delivered')
-    expect(done).toEqual({ id, state: 'done', matched: 6, queued: 6, delivered: 6, failed: 0 })
+    expect(done).toEqual({ id, state: 'done', from: 'outbox', matched: 6, queued: 6, delivered: 6, failed: 0 })
     const replayed = b.received.slice(6).map((r) => r.body['messageId'])
     expect(replayed.sort()).toEqual(messages.map((m) => m['messageId']).sort())
     expect(a.received.length).toBe(beforeA)

@@ -5,6 +5,7 @@ import { parseArchiveSettings } from '../../../src/relay/destinations/archive/se
 import { createRelay, type Relay } from '../../../src/relay/index'
 import { STORE_KINDS, type StoreKind, throwawayDatabase } from '../../support/stores'
 import { outbound, S3RVER_KEYS, startS3, tempFolder } from '../archive/support'
+import { openStream } from '../live/stream/stream-client'
 import { ADMIN_TOKEN, admin, adminGet, post, type Receiver, startReceiver, waitFor, WRITE_KEY } from '../helpers'
 
 // Replays from the archive (docs/replay.md, "From the archive") on a real relay: files written
@@ -59,6 +60,7 @@ async function replayDay(relay: Relay, receiver: Receiver, count: number, erased
   // Erased before the replay: its messages are in the files still, and never sent again.
   expect((await post(`${relay.url}/v1/deletions`, { userId: erased }, admin)).status).toBe(202)
 
+  const stream = await openStream(relay.url, 'kinds=attempt')
   const body = { from: 'archive', filter: { source: 'web', since: DAY.since }, to: { url: receiver.url } }
   // `until` defaults to now: the whole archive since the day's start.
   const dry = await post(`${relay.url}/v1/replays`, { ...body, dryRun: true }, admin)
@@ -73,6 +75,10 @@ async function replayDay(relay: Relay, receiver: Receiver, count: number, erased
     return replay.state === 'done' && replay.delivered === kept.length ? replay : undefined
   }, 'the replay from the archive delivered')
   expect(done).toMatchObject({ from: 'archive', matched: count, queued: kept.length, failed: 0 })
+  // Each copy's attempt is in the live stream, marked with its replay.
+  const seen = await stream.next((e) => e.data.replay === started.body.id, "a replay copy's attempt")
+  expect(seen.data).toMatchObject({ source: 'web', url: receiver.url, outcome: 'delivered' })
+  stream.close()
   const ids = receiver.received.map((r) => r.body['messageId'])
   expect(ids.sort()).toEqual(kept.map((m) => m.messageId).sort())
   expect(receiver.received.some((r) => r.body['userId'] === erased)).toBe(false)
@@ -157,5 +163,5 @@ describe('a replay from an S3-compatible archive (s3rver)', () => {
       await live.close()
       await s3.stop()
     }
-  })
+  }, 60_000)
 })

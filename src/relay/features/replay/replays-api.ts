@@ -26,7 +26,9 @@ export const MAX_REPLAY_RATE = 10_000
 export const ERR_REPLAY_STATE = 'ERR_REPLAY_STATE'
 
 const BODY: FilterSource = { kind: 'body', code: 'ERR_INVALID_BODY', prefix: 'filter.' }
-const FIELDS = ['from', 'filter', 'to', 'dryRun', 'ratePerSecond'] as const
+/** The fields of `POST /v1/replays`: docs/replay.md's table lists them. */
+export const REPLAY_FIELDS = ['from', 'filter', 'to', 'dryRun', 'ratePerSecond'] as const
+const FIELDS = REPLAY_FIELDS
 
 /** Where a replay reads what it sends: the outbox (the default) or the archive's files. */
 export const REPLAY_ORIGINS = ['outbox', 'archive'] as const

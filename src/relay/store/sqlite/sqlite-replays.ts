@@ -72,7 +72,7 @@ export const SQLITE_REPLAY_STATEMENTS = {
   SELECT * FROM replays WHERE state = 'running' AND archive_position IS NOT NULL AND next_at <= ?
   ORDER BY next_at, id LIMIT 1`,
   // A copy of the same message in the same replay (a file read twice) is written once.
-  insertCopy: `
+  insertCopies: `
   INSERT OR IGNORE INTO deliveries (source, destination, message_id, type, message, user_id, event, status,
     next_attempt_at, created_at, updated_at, replay_of, replay_id)
   VALUES (@source, @destination, @messageId, @type, @json, @userId, @event, 'pending', @now, @now, @now, 0, @replayId)`,
@@ -256,7 +256,7 @@ export class SqliteReplays implements ReplayStore {
       .transaction(() => {
         const row = this.#sql.get(SQL.stillAt).get({ id, from }) as ReplayRow | undefined
         if (row === undefined) return 0
-        const insert = this.#sql.get(SQL.insertCopy)
+        const insert = this.#sql.get(SQL.insertCopies)
         let written = 0
         for (const copy of step.copies) {
           const { userId = null, event = null, ...rest } = copy
