@@ -56,6 +56,7 @@ export interface ReplayRecord {
 
 /** A running replay from the archive whose pace lets it make copies now. */
 export interface ArchiveReplayDue {
+  /** The replay, its counts left at 0 (reading them costs a read of every copy so far). */
   replay: ReplayRecord
   /** Where it stands in its files, as {@link ReplayStore.advanceFromArchive} last wrote it ('' at first). */
   position: string
