@@ -129,7 +129,7 @@ async function check(options: RelayOptions, origins: Origins): Promise<number> {
     resolved = validateRelayOptions(options)
     refuseUnsharedStore(resolved.database, resolved.workers)
     // Each function compiled as the relay's start would (docs/functions.md), loaded only if needed.
-    await (await import('../relay/delivery/functions/load')).compileFunctions(resolved)
+    await (await import('../relay/features/functions/load')).compileFunctions(resolved)
   } catch (error) {
     return failed(error, origins)
   }

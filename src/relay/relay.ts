@@ -13,8 +13,9 @@ import { AdminToken } from './http/auth'
 import { AuthLimiter } from './http/auth-limiter'
 import { createRouter } from './http/router'
 import { listen } from './http/server'
-import { ingestCheckOf } from './features/compose'
+import { deliveryStepOf, ingestCheckOf } from './features/compose'
 import { checkFeatureOrder, type Feature } from './features/feature'
+import { startFunctions } from './features/functions/index'
 import { plansFeature } from './features/plans/index'
 import { startPrivacy } from './features/privacy/index'
 import { replayFeature } from './features/replay/index'
@@ -113,6 +114,9 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const { store, health, readings: metrics, ingestTap: tap } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
     const shared = store.kind === 'postgres' || process.sharedByProcesses
+    // The destinations' functions compile before delivery starts: its step calls them.
+    const functions = await startFunctions({ options: resolved, registry, events, store, ...auth })
+    undo.unshift(['stop the functions feature', () => functions.stop()])
     const onStore = {
       options: resolved,
       store,
@@ -120,6 +124,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       shared,
       events,
       sources: registry,
+      step: deliveryStepOf([functions]),
     }
     const started = await createDelivery(onStore)
     delivery = started
@@ -130,6 +135,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     undo.unshift(['stop privacy', () => privacy.stop()])
     // The features, in order: each one folder under features/ (docs/architecture.md, "Features").
     // Privacy before plans: no violation is kept of a suppressed user's message.
+    const plans = plansFeature({ violations: store.violations })
     const replay = replayFeature({
       store,
       registry,
@@ -138,23 +144,19 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       ...auth,
       allowPrivateNetworks: resolved.allowPrivateNetworks,
     })
-    const features: readonly Feature[] = [
-      privacy,
-      plansFeature({ violations: store.violations }),
-      replay,
-    ]
+    const features: readonly Feature[] = [privacy, plans, functions, replay]
     checkFeatureOrder(features)
     const check = ingestCheckOf(features)
     const ingestDeps = { store, sources: registry, ...auth, wake, events, tap }
     const ingest = createIngest(check === undefined ? ingestDeps : { ...ingestDeps, check })
     const circuitChanged = (url: string) => started.circuitChanged(url)
-    const { webhooks, functions } = started
+    const { webhooks } = started
     const operations = {
       store,
       sources,
       wake,
       webhooks,
-      functions,
+      functions: functions.console,
       circuitChanged,
       health,
       metrics,
@@ -181,7 +183,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const reloader = new ConfigReloader(resolved, {
       ...process,
       sources: registry,
-      delivery: started,
+      parts: features.flatMap((f) => (f.reload === undefined ? [] : [f.reload])),
       telemetry,
       onReloaded,
     })

@@ -7,7 +7,6 @@ import type { Route } from '../http/route'
 import { type AdminContext, handleAudienceSync, handleDeletion, handleRetry, refuseNul } from './operations'
 import { handlePause, handleEndpoints, handleResume } from './endpoints'
 import { handleFind, handleGetDelivery, handleRetryMatching } from './find'
-import { functionTestRoutes } from './function-test-routes'
 import { snakeCase } from './audiences'
 import { handleViolations } from './violations'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from './store-unavailable'
@@ -135,7 +134,6 @@ function apiRoutes(
         sendJson(res, 202, await handleRetry(context, id!))
       },
     },
-    ...functionTestRoutes(context, withBody),
   ]
 }
 

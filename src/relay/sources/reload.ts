@@ -6,23 +6,29 @@ import { logRefusedReload, logRestartNeeded, type ReloadChanges, reloadChanges }
 import { secretsOf } from '../config/secrets'
 import { validateRelayOptions } from '../config/validate'
 
-/** Functions read and compiled for a reload, not yet in use: swapped in, or thrown away. */
+/** A part of a reload prepared (a feature's: its functions compiled), not yet in use. */
 export interface PreparedFunctions {
-  /** Puts them in use (the next attempt of each delivery calls them) and closes the ones replaced. */
+  /** Puts it in use (the next attempt of each delivery calls the new functions), ending what it replaced. */
   commit(): void
-  /** Closes them unused (the reload was refused after all). */
+  /** Throws it away unused (the reload was refused after all). */
   discard(): Promise<void>
 }
 
+/** A feature's part of a reload (`features/feature.ts`, `reload`): prepared, then committed or discarded. */
+export interface ReloadPart {
+  /** @throws to refuse the reload: nothing changes. */
+  prepare(options: ResolvedRelayOptions): Promise<PreparedFunctions>
+}
+
 /**
- * What a reload changes in a running relay, each given by the area that owns it (so this module
- * imports none of them): the sources, the destinations' functions, where alerts go.
+ * What a reload changes in a running relay, each given by the area or feature that owns it (so
+ * this module imports none of them): the sources, the features' parts (functions), where alerts go.
  */
 export interface ReloadTargets {
   /** The registry every area looks sources up in: replaced whole (it may refuse, and then keeps its own). */
   sources: { replace(fileSources: readonly RelaySource[]): void }
-  /** Delivery: reads and compiles the functions of `options`' sources (a function file is read again). */
-  delivery: { prepareFunctions(options: ResolvedRelayOptions): Promise<PreparedFunctions> }
+  /** The features' parts, in order (the functions: each function file read and compiled again). */
+  parts: readonly ReloadPart[]
   /** Telemetry: sends the alerts from now on to `alerts` (none when undefined). */
   telemetry: { useAlerts(alerts: AlertsOptions | undefined): void }
   /** The restart-needed warning was logged already (by the primary of `--workers`, once for all). */
@@ -89,14 +95,14 @@ export class ConfigReloader {
       const next: ResolvedRelayOptions = { ...current, sources: given.sources, alerts: given.alerts }
       releaseSecrets = redactFromLog(secretsOf(given))
       const changes = reloadChanges(current, given)
-      const functions = await this.#targets.delivery.prepareFunctions(next)
+      const prepared = await prepareAll(this.#targets.parts, next)
       try {
         this.#targets.sources.replace(next.sources)
       } catch (error) {
-        await functions.discard()
+        await Promise.all(prepared.map((part) => part.discard()))
         throw error
       }
-      functions.commit()
+      for (const part of prepared) part.commit()
       this.#targets.telemetry.useAlerts(next.alerts)
       this.#current = next
       this.#releaseSecrets()
@@ -119,6 +125,18 @@ export class ConfigReloader {
       log.error(`config reloaded, but recording it failed: ${(error as Error).message}`, { event: 'internal-error' })
     }
   }
+}
+
+// Each part prepared in order; when one refuses, those prepared before it are discarded.
+async function prepareAll(parts: readonly ReloadPart[], next: ResolvedRelayOptions): Promise<PreparedFunctions[]> {
+  const prepared: PreparedFunctions[] = []
+  try {
+    for (const part of parts) prepared.push(await part.prepare(next))
+  } catch (error) {
+    await Promise.all(prepared.map((part) => part.discard()))
+    throw error
+  }
+  return prepared
 }
 
 function logApplied({ added, changed, removed, alerts }: ReloadChanges): void {

@@ -37,10 +37,10 @@ describe('the table of routes in docs/maintainers.md', () => {
   it('lists the route files of every area', () => {
     expect(rows.map((r) => r.file).sort()).toEqual([
       'console/api-routes.ts',
-      'console/function-test-routes.ts',
       'console/page/operation-routes.ts',
       'console/page/page-routes.ts',
       'console/page/violation-routes.ts',
+      'features/functions/test-routes.ts',
       'features/live/page/live-routes.ts',
       'features/live/stream/routes.ts',
       'features/replay/archive-routes.ts',

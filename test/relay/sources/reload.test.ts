@@ -182,14 +182,16 @@ describe('ConfigReloader', () => {
           )
         },
       },
-      delivery: {
-        prepareFunctions: async () => ({
-          commit: () => events.push('functions committed'),
-          discard: async () => {
-            events.push('functions discarded')
-          },
-        }),
-      },
+      parts: [
+        {
+          prepare: async () => ({
+            commit: () => events.push('functions committed'),
+            discard: async () => {
+              events.push('functions discarded')
+            },
+          }),
+        },
+      ],
       telemetry: { useAlerts: () => events.push('alerts changed') },
       warningsLogged: false,
       onReloaded: () => {
@@ -207,7 +209,7 @@ describe('ConfigReloader', () => {
     // The next reload is compared with the config still running: the source is still new.
     const applied = await new ConfigReloader(current, {
       sources: { replace: () => {} },
-      delivery: { prepareFunctions: async () => ({ commit: () => {}, discard: async () => {} }) },
+      parts: [{ prepare: async () => ({ commit: () => {}, discard: async () => {} }) }],
       telemetry: { useAlerts: () => {} },
       warningsLogged: false,
     }).reload(next)

@@ -1,6 +1,6 @@
 import type { DeliverableMessage } from '../../../shared/message'
 import { DROPPED_BY_FUNCTION, FUNCTION_LOG_BYTES, FUNCTION_LOG_LINES } from '../../config/function-limits'
-import type { DeliveryStep, StepVerdict } from '../delivery-step'
+import type { DeliveryStep, StepVerdict } from '../../delivery/delivery-step'
 import type { FunctionResult } from './result'
 
 /** A destination's function as the delivery step sees it: one call per attempt. */

@@ -1,72 +1,61 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isNonEmptyString, isPlainObject } from '../../shared/validate'
-import { DEFAULT_FUNCTION_TEST_LIMIT, ERR_FUNCTION_COMPILE, MAX_FUNCTION_TEST_EVENTS } from '../config/function-limits'
-import { HttpError } from '../http/http-error'
-import type { Route } from '../http/route'
-import type { Store } from '../store/store'
+import { isNonEmptyString, isPlainObject } from '../../../shared/validate'
+import {
+  DEFAULT_FUNCTION_TEST_LIMIT,
+  ERR_FUNCTION_COMPILE,
+  MAX_FUNCTION_TEST_EVENTS,
+} from '../../config/function-limits'
+import { answeringStoreOutage } from '../../console/api-routes'
+import { StoreCalls } from '../../console/store-unavailable'
+import type { AdminToken } from '../../http/auth'
+import type { AuthLimiter } from '../../http/auth-limiter'
+import { readJsonBody, sendJson } from '../../http/body'
+import { HttpError } from '../../http/http-error'
+import type { Route } from '../../http/route'
+import type { Store } from '../../store/store'
 
 const INVALID = 'ERR_INVALID_FUNCTION_TEST'
 
-/** One route's function over the last minutes (docs/functions.md): calls, failures, the last error. */
-export interface RecentFunctionCallsView {
-  source: string
-  destination: string
-  calls: number
-  failed: number
-  /** `at`: epoch ms. */
-  lastError?: { error: string; at: number }
-}
-
-/**
- * The destinations' functions as the console sees them, provided by the delivery area (the
- * console never loads the sandbox itself): a test run of code on events, delivering nothing, and
- * each function's recent calls in this relay.
- */
-export interface ConsoleFunctions {
+/** What the route runs a test on: code on events under the relay's limits, delivering nothing. */
+export interface FunctionTester {
   /**
    * One result per event, in order: `{ input, output?, dropped?, error?, logs, ms }`.
    *
    * @throws an error whose `code` is `ERR_FUNCTION_COMPILE` when the code does not compile.
    */
   test(code: string, settings: Record<string, unknown>, events: readonly unknown[]): Promise<readonly object[]>
-  /** The compile error's text of `code` under the relay's limits, or `undefined` when it compiles (a `PUT` of a source). */
-  compileError(code: string): Promise<string | undefined>
-  /** Each route whose function was called in the window ending at `now`. */
-  recent(now: number): readonly RecentFunctionCallsView[]
 }
 
-/** What the route needs: the tester, and the store for a source's newest messages. */
+/** What the route needs: the tester, the store for a source's newest messages, the admin token. */
 export interface FunctionTestContext {
   store: Store
-  functions?: ConsoleFunctions | undefined
+  tester: FunctionTester
+  adminToken: AdminToken
+  /** Counts failed admin tokens per client address, and refuses an address over its failures. */
+  authLimiter: AuthLimiter
 }
 
-type WithBody = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  status: number,
-  handle: (body: Record<string, unknown>) => Promise<unknown>,
-) => Promise<void>
+// A test run's body: its code and up to MAX_FUNCTION_TEST_EVENTS messages of 32 KB.
+const MAX_BODY_BYTES = 10_000_000
 
 /**
- * `POST /v1/functions/test { code, settings?, events? | source?, limit? }` (admin Bearer, through
- * `withBody`) → `{ results }` (docs/functions.md). A compile error is a 400 naming the problem.
+ * `POST /v1/functions/test { code, settings?, events? | source?, limit? }` (admin Bearer) →
+ * `{ results }` (docs/functions.md). A compile error is a 400 naming the problem; the store out of
+ * reach, a 503.
  */
-export function functionTestRoutes(context: FunctionTestContext, withBody: WithBody): Route[] {
-  const tester = context.functions
-  if (tester === undefined) return []
-  return [
-    {
-      method: 'POST',
-      pattern: /^\/v1\/functions\/test$/,
-      handler: (req, res) => withBody(req, res, 200, (body) => handleFunctionTest(context.store, tester, body)),
-    },
-  ]
+export function functionTestRoutes(context: FunctionTestContext): Route[] {
+  // A failure of the store itself is a 503, never a 500 with a stack.
+  const store = new StoreCalls().watch(context.store)
+  const handler: Route['handler'] = async (req, res) => {
+    context.authLimiter.guard(req, 'admin API: token', () => context.adminToken.authenticate(req))
+    const body = await readJsonBody(req, MAX_BODY_BYTES)
+    sendJson(res, 200, await handleFunctionTest(store, context.tester, body))
+  }
+  return [{ method: 'POST', pattern: /^\/v1\/functions\/test$/, handler: answeringStoreOutage(handler) }]
 }
 
 async function handleFunctionTest(
   store: Store,
-  tester: ConsoleFunctions,
+  tester: FunctionTester,
   body: Record<string, unknown>,
 ): Promise<{ results: readonly object[] }> {
   const { code, settings = {}, events, source, limit } = body
