@@ -30,10 +30,10 @@ export function archiveRoutes(
             problems.push(`unknown parameter ${JSON.stringify(key)}; allowed: source, since, until`)
         const source = url.searchParams.get('source')
         const names = archives.names()
-        if (source === null || !names.includes(source))
-          problems.push(
-            `source must name a source with an Archive (${names.map((n) => JSON.stringify(n)).join(', ') || 'none'}), got ${JSON.stringify(source)}`,
-          )
+        if (source === null || !names.includes(source)) {
+          const known = names.map((n) => JSON.stringify(n)).join(', ') || 'none'
+          problems.push(`source must name a source with an Archive (${known}), got ${JSON.stringify(source)}`)
+        }
         if (url.searchParams.get('since') === null)
           problems.push('since is required (an ISO 8601 time, epoch ms or a time ago such as 7d)')
         let window: { since?: number | undefined; until?: number | undefined } = {}

@@ -123,7 +123,8 @@ class Cursor {
 
   constructor(archives: SourceArchives, replay: ReplayRecord, position: string) {
     this.position = position
-    this.#records = readFrom(archives, replay.filter, position === '' ? undefined : (JSON.parse(position) as Position))
+    const from = position === '' ? undefined : (JSON.parse(position) as Position)
+    this.#records = readFrom(archives, replay.filter, from)
   }
 
   /** Up to `room` matching records, with where it stands after them and whether it read them all. */

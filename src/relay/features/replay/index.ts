@@ -62,7 +62,8 @@ export function replayFeature(deps: ReplayDeps): Feature {
   const authenticate = (req: IncomingMessage): void => {
     deps.authLimiter.guard(req, 'admin API: token', () => deps.adminToken.authenticate(req))
   }
-  const routes = [...replayRoutes(context, authenticate), ...archiveRoutes(archives, authenticate)].map((route) => ({
+  const own = [...replayRoutes(context, authenticate), ...archiveRoutes(archives, authenticate)]
+  const routes = own.map((route) => ({
     ...route,
     handler: answeringStoreOutage(route.handler),
   }))
