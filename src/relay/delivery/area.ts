@@ -19,9 +19,10 @@ import type { CircuitSnapshot } from '../store/circuit-snapshot'
 import { type DeliveryStep, runStep } from './delivery-step'
 import type { DeliverableMessage } from '../../shared/message'
 import { guardedAgent } from './ssrf'
-import { Worker } from './worker'
+import { Worker, type WorkerOptions } from './worker'
 import type { RelayEvents } from '../events/channel'
 import { routesByUrl } from './worker-options'
+import { slotLeaseMs } from './limits/slot-lease'
 
 // On a database shared by several relays, work appears that this relay is not told of: messages
 // another relay took in, retries it scheduled, leases of a relay that died. Each relay looks for
@@ -64,6 +65,8 @@ export interface LaneDeps {
   concurrency: number
   leaseTimeout: number
   step: DeliveryStep | undefined
+  /** The per-URL limits, shared through the store by every relay (docs/delivery-controls.md). */
+  limits: NonNullable<WorkerOptions['limits']>
   /**
    * A Webhooks sender of `source` to `url` alone, whatever its configured URLs: signed as the
    * source's are (its shared secret, Standard Webhooks; unsigned without Webhooks settings), none
@@ -142,6 +145,8 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     concurrency: options.concurrency,
     leaseTimeout: options.leaseTimeout,
     step,
+    // The per-URL limits, shared through the store by every relay (docs/delivery-controls.md).
+    limits: { store: store.endpointLimits, slotLeaseMs: slotLeaseMs(options.webhookTimeout) },
     sendTo: (source, url) => {
       const found = sourcesNow().find((s) => s.name === source)
       if (found === undefined || webhooksModule === undefined) return undefined

@@ -9,6 +9,7 @@ import {
 import { RelayConfigError } from '../../errors'
 import type { DestinationModule, RetryPolicy } from '../destination'
 import { webhookSender } from './sender'
+import { splitWebhookLimits } from './limits'
 
 /** The platform's retries: its schedule within its 4-hour window. */
 export const WEBHOOK_RETRIES: RetryPolicy = Object.freeze({ schedule: nextAttemptAt, window: RETRY_WINDOW_MS })
@@ -20,10 +21,12 @@ export const WEBHOOK_RETRIES: RetryPolicy = Object.freeze({ schedule: nextAttemp
 export const webhooks: DestinationModule<WebhookSettings> = {
   name: 'Webhooks',
   parseSettings(raw, path) {
+    // The relay's per-URL limits first: every problem of theirs named, then the destination's.
+    const { settings } = splitWebhookLimits(raw, path)
     try {
       // Building one is cheap and sends nothing: its constructor is the settings' validation, so
       // a setting it would refuse at start is refused when the config is read.
-      new WebhookDestination(raw as WebhookSettings)
+      new WebhookDestination(settings as WebhookSettings)
     } catch (error) {
       if (!(error instanceof WebhookConfigError)) throw error
       const prefix = `Invalid webhook setting ${error.setting}: `
@@ -41,13 +44,14 @@ export const webhooks: DestinationModule<WebhookSettings> = {
     for (const entry of settings.webhooks ?? []) found.push(...Object.values(entry.headers ?? {}))
     return found.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0)
   },
-  create(settings, context) {
-    const destination = new WebhookDestination(settings, {
+  create(raw, context) {
+    const { settings, limits } = splitWebhookLimits(raw, 'settings')
+    const destination = new WebhookDestination(settings as WebhookSettings, {
       timeout: context.limits.timeout,
       dispatcher: context.agent,
       responseBodyLimit: context.limits.responseBodyLimit,
     })
-    return webhookSender(destination, WEBHOOK_RETRIES)
+    return { ...webhookSender(destination, WEBHOOK_RETRIES), limits }
   },
 }
 

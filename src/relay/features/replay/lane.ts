@@ -14,7 +14,10 @@ const REPLAY_POLL_MS = 1000
 
 /** What a replay lane needs: the live worker's settings, and the outbox it shares. */
 export interface ReplayLaneOptions
-  extends Pick<WorkerOptions, 'destinations' | 'retries' | 'concurrency' | 'leaseTimeout' | 'step' | 'observe'> {
+  extends Pick<
+    WorkerOptions,
+    'destinations' | 'retries' | 'concurrency' | 'leaseTimeout' | 'step' | 'limits' | 'observe'
+  > {
   store: Pick<Store, 'replays' | 'renew' | 'release' | 'record'>
   /**
    * A sender of the source's Webhooks to a URL none of its settings lists (`to: { url }`), signed
@@ -162,6 +165,8 @@ function toOneUrl(
   let made: DestinationSender | undefined
   return {
     targets: [url],
+    // A replay's copies count against the URL's limits as live deliveries do.
+    ...(destination?.limits === undefined ? {} : { limits: destination.limits }),
     batching: destination?.batching ?? ONE_AT_A_TIME,
     retries: destination?.retries ?? WEBHOOK_RETRIES,
     sendBatch: async (batch) => {
