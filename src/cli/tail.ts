@@ -112,6 +112,8 @@ export function describe(kind: string, data: Record<string, unknown>): string {
           ...field('status'),
           `${String(data['ms'])} ms`,
           ...quoted('error'),
+          // A replay's copy (docs/replay.md), marked with its replay.
+          ...(data['replay'] === undefined ? [] : [`(replay ${String(data['replay'])})`]),
         ]
       case 'skipped':
         return [`${String(data['count'])} events skipped: this reader was too slow`]

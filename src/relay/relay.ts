@@ -12,6 +12,7 @@ import { checkFeatureOrder, type Feature } from './features/feature'
 import { startFunctions } from './features/functions/index'
 import { liveFeature } from './features/live/index'
 import { plansFeature } from './features/plans/index'
+import { replayFeature } from './features/replay/index'
 import { startPrivacy } from './features/privacy/index'
 import { sourcesFeature } from './features/sources/index'
 import { AdminToken } from './http/auth'
@@ -155,6 +156,15 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
         ...auth,
       }),
       sourcesFeature({ store, registry, sync, box, functions: functions.console, page, ...auth }),
+      replayFeature({
+        store,
+        registry,
+        delivery,
+        events,
+        ...auth,
+        allowPrivateNetworks: resolved.allowPrivateNetworks,
+        page,
+      }),
     ]
     made.splice(0, made.length, ...features)
     checkFeatureOrder(features)

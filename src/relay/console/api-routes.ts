@@ -10,7 +10,6 @@ import { handleFind, handleGetDelivery, handleRetryMatching } from './find'
 import { snakeCase } from './audiences'
 import { handleViolations } from './violations'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from './store-unavailable'
-import { replayRoutes } from '../features/replay/routes'
 
 /** The admin API's body limit: an audience sync can list many user ids. */
 const MAX_ADMIN_BODY_BYTES = 10_000_000
@@ -38,7 +37,7 @@ export function adminRoutes(routesContext: AdminRoutesContext): Route[] {
     authenticate(req)
     sendJson(res, status, await handle(await readJsonBody(req, MAX_ADMIN_BODY_BYTES)))
   }
-  return [...apiRoutes(context, authenticate, withBody), ...replayRoutes(context, authenticate)].map((route) => ({
+  return apiRoutes(context, authenticate, withBody).map((route) => ({
     ...route,
     handler: answeringStoreOutage(route.handler),
   }))

@@ -17,10 +17,9 @@ import type { CircuitStore } from '../store/circuits'
 import type { Store } from '../store/store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
 import { type DeliveryStep, runStep } from './delivery-step'
-import { createReplayLane } from '../features/replay/lane'
 import type { DeliverableMessage } from '../../shared/message'
 import { guardedAgent } from './ssrf'
-import { Worker } from './worker'
+import { Worker, type WorkerOptions } from './worker'
 import type { RelayEvents } from '../events/channel'
 import { routesByUrl } from './worker-options'
 import { slotLeaseMs } from './limits/slot-lease'
@@ -55,8 +54,40 @@ export interface DeliveryDeps {
   destinations?: readonly DestinationModule[]
 }
 
+/**
+ * What a lane beside the live worker (the replays') shares with it: the outbox, the destinations
+ * (updated in place), the retry rule, limits and step.
+ */
+export interface LaneDeps {
+  store: Store
+  destinations: Map<string, Map<string, DestinationSender>>
+  retries: typeof WEBHOOK_RETRIES
+  concurrency: number
+  leaseTimeout: number
+  step: DeliveryStep | undefined
+  /** The per-URL limits, shared through the store by every relay (docs/delivery-controls.md). */
+  limits: NonNullable<WorkerOptions['limits']>
+  /**
+   * A Webhooks sender of `source` to `url` alone, whatever its configured URLs: signed as the
+   * source's are (its shared secret, Standard Webhooks; unsigned without Webhooks settings), none
+   * of its URLs' headers, through the SSRF guard. `undefined` for an unknown source. The caller
+   * closes it.
+   */
+  sendTo(source: string, url: string): DestinationSender | undefined
+}
+
+/** A lane a feature runs beside the live worker: told when sources change, drained with delivery. */
+export interface SideLane {
+  sourcesChanged(): void
+  drain(graceMs: number): Promise<void>
+}
+
 /** Delivery's area: its routes (none) and stop, and what the others ask of it. */
 export interface Delivery extends Area {
+  /** What a lane beside the live worker shares with it. */
+  readonly lane: LaneDeps
+  /** Runs `lane` beside the live worker: told when the sources change, drained before delivery stops. */
+  addLane(lane: SideLane): void
   /** Each webhook URL with the routes that send there: the console's endpoints and `url` filters. */
   readonly webhooks: Map<string, Route[]>
   /** Deliveries were queued: attempt what is due now. */
@@ -105,7 +136,8 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   const { step } = deps
   // What the live worker and the replays' lane share: the store, the destinations, the retry
   // rule (the platform's schedule and the window it keeps to, together), limits and step.
-  const lane = {
+  const webhooksModule = build.modules.find((m) => m.name === WEBHOOKS_DESTINATION)
+  const lane: LaneDeps = {
     store,
     destinations,
     // The rule of a delivery whose destination is gone; each sender judges its own by its own.
@@ -115,6 +147,15 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     step,
     // The per-URL limits, shared through the store by every relay (docs/delivery-controls.md).
     limits: { store: store.endpointLimits, slotLeaseMs: slotLeaseMs(options.webhookTimeout) },
+    sendTo: (source, url) => {
+      const found = sourcesNow().find((s) => s.name === source)
+      if (found === undefined || webhooksModule === undefined) return undefined
+      // A source without Webhooks (an archive's alone) sends unsigned.
+      const settings = found.destinations?.[WEBHOOKS_DESTINATION] ?? {}
+      const { webhooks: _urls, ...signing } = withoutFunction(withoutConsent(settings)) as Record<string, unknown>
+      const context = { source, relayId: build.relayId, agent: build.agent, limits: build.limits }
+      return webhooksModule.create({ ...signing, webhooks: [{ url }] }, context)
+    },
   }
   const worker = new Worker({
     ...lane,
@@ -132,8 +173,8 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
       },
     },
   })
-  // Replays (docs/replay.md): a lane of their own beside the live worker, through the same destinations.
-  const replays = createReplayLane(lane)
+  // Lanes of features beside the live worker (the replays', docs/replay.md).
+  const lanes: SideLane[] = []
   const retention = new RetentionSweeper(store, options.retention)
   let poll: NodeJS.Timeout | undefined
   const webhooks = routesByUrl(destinations)
@@ -147,10 +188,14 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     for (const sender of stale) void sender.close()
     replaceEntries(webhooks, routesByUrl(fresh))
     worker.sourcesChanged()
-    replays.sourcesChanged()
+    for (const side of lanes) side.sourcesChanged()
   })
   return {
     routes: [],
+    lane,
+    addLane: (side) => {
+      lanes.push(side)
+    },
     webhooks,
     // New live deliveries only (ingest, a retry, a deletion): replays are found by the replay lane's poll.
     wake: () => worker.wake(),
@@ -164,13 +209,12 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     },
     start: () => {
       worker.wake()
-      replays.start()
       retention.start()
       if (deps.shared) poll = setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref()
     },
     drain: async (graceMs) => {
       clearInterval(poll)
-      await Promise.all([worker.stop(graceMs), replays.drain(graceMs)])
+      await Promise.all([worker.stop(graceMs), ...lanes.map((side) => side.drain(graceMs))])
     },
     stop: async () => {
       unsubscribe?.()

@@ -19,6 +19,8 @@ export function tellObserver(
       messageId: delivery.message.messageId,
       outcome,
       ms,
+      // A replay's copy (docs/replay.md) says which replay made it.
+      ...('replayId' in delivery && typeof delivery.replayId === 'number' ? { replayId: delivery.replayId } : {}),
     })
   } catch (error) {
     log.error(`an observer of attempts threw: ${(error as Error).message}`, { event: 'internal-error' })

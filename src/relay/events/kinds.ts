@@ -44,6 +44,8 @@ export interface SettledAttempt {
   outcome: AttemptOutcome
   /** How long the attempt took, ms (every request of its fan-out, concurrently). */
   ms: number
+  /** The replay whose copy this was (docs/replay.md); none for a live delivery. */
+  replayId?: number
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ReplayAction, ReplayRecord, ReplayState } from './replays'
-import { REPLAY_TRANSITIONS, replayBatch, REPLAY_PENDING_LIMIT, replaySpacing } from './replays'
+import { type ArchiveStep, REPLAY_TRANSITIONS, replayBatch, REPLAY_PENDING_LIMIT, replaySpacing } from './replays'
 import type { DeliveryFilter } from './store'
 
 // How both stores read and write replays apart from their SQL: written once here.
@@ -17,6 +17,7 @@ export interface ReplayRow {
   up_to: number | string
   next_at: number | string
   created_at: number | string
+  archive_position?: string | null
 }
 
 /** How many of a replay's deliveries stand in each status. */
@@ -51,6 +52,7 @@ export function toReplayRecord(row: ReplayRow, counts: readonly StatusCount[]): 
     // Settled without reaching the receiver: dead-lettered, dropped by the function, or cancelled.
     failed: count('failed', 'filtered'),
     createdAt: Number(row.created_at),
+    from: row.archive_position === null || row.archive_position === undefined ? 'outbox' : 'archive',
   }
 }
 
@@ -89,3 +91,20 @@ export function advanced(
     done: room > 0 && picked.length < room,
   }
 }
+
+/**
+ * What a step of a replay from the archive writes on its replay: as {@link advanced}, with the
+ * position and `done` its reader gives.
+ */
+export function advancedFromArchive(
+  row: Pick<ReplayRow, 'rate' | 'next_at'>,
+  step: ArchiveStep,
+  now: number,
+): { queued: number; nextAt: number; done: boolean } {
+  const rate = Number(row.rate)
+  const spacing = replaySpacing(step.room === 0 ? replayBatch(rate) : step.copies.length, rate)
+  return { queued: step.copies.length, nextAt: Math.max(Number(row.next_at), now) + spacing, done: step.done }
+}
+
+/** The SQL condition of a replay of the outbox (not from the archive). */
+export const FROM_OUTBOX = 'archive_position IS NULL'

@@ -26,6 +26,11 @@ export interface NewReplay {
   url: string | undefined
   /** New deliveries per second at most, across every relay on the store. */
   ratePerSecond: number
+  /**
+   * A replay from the archive (its copies read from the archive's files, not the outbox), with the
+   * records its window holds; `undefined`: a replay of the outbox.
+   */
+  archive?: { matched: number }
 }
 
 /** A replay as the store keeps it. */
@@ -45,6 +50,41 @@ export interface ReplayRecord {
   failed: number
   /** When it was started, epoch ms. */
   createdAt: number
+  /** Where its copies are read from: the outbox, or the archive's files. */
+  from: 'outbox' | 'archive'
+}
+
+/** A running replay from the archive whose pace lets it make copies now. */
+export interface ArchiveReplayDue {
+  /** The replay, its counts left at 0 (reading them costs a read of every copy so far). */
+  replay: ReplayRecord
+  /** Where it stands in its files, as {@link ReplayStore.advanceFromArchive} last wrote it ('' at first). */
+  position: string
+  /** How many copies it may make now ({@link REPLAY_PENDING_LIMIT} less those pending, at most a batch). */
+  room: number
+}
+
+/** One copy a replay from the archive makes: a new delivery of a message read from a file. */
+export interface ArchiveCopy {
+  source: string
+  destination: string
+  messageId: string
+  type: string
+  /** The message's JSON. */
+  json: string
+  userId?: string | undefined
+  event?: string | undefined
+}
+
+/** What one step of a replay from the archive read. */
+export interface ArchiveStep {
+  copies: readonly ArchiveCopy[]
+  /** Where it stands after these. */
+  position: string
+  /** Every record of its window is read. */
+  done: boolean
+  /** The room it was given (its pace is kept by it when it had none). */
+  room: number
 }
 
 /** A claimed replay delivery, with the replay it belongs to and where it goes. */
@@ -111,6 +151,20 @@ export interface ReplayStore {
    * {@link REPLAY_PENDING_LIMIT} of its deliveries are pending; it is `done` once none is left.
    */
   queue(): Promise<QueueStep>
+  /**
+   * The running replay from the archive most overdue by its pace, with its position and room; or,
+   * when none is due, how long until one is (`undefined`: none runs).
+   */
+  dueFromArchive(): Promise<ArchiveReplayDue | { nextIn: number | undefined }>
+  /**
+   * Writes one step of a replay from the archive, in one transaction, when it still runs and stands
+   * at `from` (another relay may have stepped it meanwhile): its copies as new deliveries (pending,
+   * due at once, `replayOf` 0: no original in the outbox), its position, pace and counts, and `done`
+   * when `step.done`. Returns how many copies it wrote (0 when it had moved).
+   */
+  advanceFromArchive(id: number, from: string, step: ArchiveStep): Promise<number>
+  /** Which of `userIds` were erased (`POST /v1/deletions`), ever: a replay from the archive skips them. */
+  erasedAmong(userIds: readonly string[]): Promise<Set<string>>
   /** Claims due replay deliveries of `request.source` (of replays not paused), as the live claim does its own. */
   claim(request: ClaimRequest): Promise<ReplayDue[]>
   /** As `Store.nextDueIn`, for the source's replay deliveries. */
@@ -120,7 +174,8 @@ export interface ReplayStore {
    * settled delivery's body becomes an `erased` stub and its search keys go, a dead letter is
    * settled unsent, and every request's recorded answer and headers go. A pending delivery is
    * still sent (its message kept until retention prunes it). No replay picks an erased delivery.
-   * Returns how many deliveries were erased.
+   * The erasure is recorded for good, for replays from the archive ({@link erasedAmong}). Returns
+   * how many deliveries were erased.
    */
   eraseUser(userId: string): Promise<number>
   /**

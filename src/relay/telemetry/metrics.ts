@@ -87,6 +87,7 @@ export class RelayMetrics {
   readonly #refusedMessages: Counter<'source' | 'reason'>
   readonly #refusedRequests: Counter<'reason'>
   readonly #filtered: Counter<'source'>
+  readonly #replayCopies: Counter<'source' | 'outcome'>
   readonly #attempts: Counter<'source' | 'destination' | 'outcome'>
   readonly #duration: Histogram<'source' | 'destination'>
   readonly #outboxDeliveries: Gauge<'source' | 'status'>
@@ -139,6 +140,12 @@ export class RelayMetrics {
       name: 'tracklet_messages_filtered_total',
       help: "Messages accepted but not delivered: blocked by the source's schema or tracking plan, or from a suppressed user.",
       labelNames: ['source'],
+      registers,
+    })
+    this.#replayCopies = new Counter({
+      name: 'tracklet_replay_copies_total',
+      help: "Attempts of replays' copies (docs/replay.md), by source and outcome (delivered, retried, dead_lettered, filtered).",
+      labelNames: ['source', 'outcome'],
       registers,
     })
     this.#attempts = new Counter({
@@ -263,6 +270,15 @@ export class RelayMetrics {
       this.#rates.add(outcome)
     } catch (error) {
       log.error(`metrics: could not count an attempt: ${(error as Error).message}`, { event: 'internal-error' })
+    }
+  }
+
+  /** An attempt of a replay's copy settled: counted apart from live delivery's. Never throws. */
+  replayCopySettled(attempt: SettledAttempt): void {
+    try {
+      this.#replayCopies.inc({ source: attempt.source, outcome: outcomeLabel(attempt) })
+    } catch (error) {
+      log.error(`metrics: could not count a replay copy: ${(error as Error).message}`, { event: 'internal-error' })
     }
   }
 

@@ -35,7 +35,7 @@ export class MinuteHistory {
   count(event: RelayEvent): void {
     if (event.type === 'ingested') {
       if (event.outcome.accepted > 0) this.#current().ingested += event.outcome.accepted
-    } else if (event.type === 'attempt') {
+    } else if (event.type === 'attempt' && event.attempt.replayId === undefined) {
       const minute = this.#current()
       const { next } = event.attempt.outcome
       if (next.status === 'delivered') minute.delivered++

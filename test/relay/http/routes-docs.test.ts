@@ -43,6 +43,7 @@ describe('the table of routes in docs/maintainers.md', () => {
       'features/functions/test-routes.ts',
       'features/live/page/live-routes.ts',
       'features/live/stream/routes.ts',
+      'features/replay/archive-routes.ts',
       'features/replay/page-routes.ts',
       'features/replay/routes.ts',
       'features/sources/page/source-page-routes.ts',

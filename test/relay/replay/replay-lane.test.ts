@@ -139,7 +139,15 @@ describe('a relay killed mid-replay on PostgreSQL', () => {
       'the second relay to finish the replay',
       30_000,
     )
-    expect(done).toEqual({ id: replay.id, state: 'done', matched: count, queued: count, delivered: count, failed: 0 })
+    expect(done).toEqual({
+      id: replay.id,
+      state: 'done',
+      from: 'outbox',
+      matched: count,
+      queued: count,
+      delivered: count,
+      failed: 0,
+    })
     const { body } = await adminGet(`${second.url}/v1/deliveries?limit=500`)
     const copies = (body.deliveries as { messageId: string; replayOf?: number; status: string }[]).filter(
       (d) => d.replayOf !== undefined,

@@ -98,7 +98,8 @@ function tell(live: LiveStream, alerts: AlertSender | undefined, event: RelayEve
     if (event.type === 'circuit') alerts?.circuitChanged(event)
     if (event.type !== 'attempt') return
     publishAttempt(live, event.attempt)
-    alerts?.attemptSettled(event.attempt)
+    // A replay's copies are shown live but never page anyone: alerts are live traffic's.
+    if (event.attempt.replayId === undefined) alerts?.attemptSettled(event.attempt)
   } catch (error) {
     log.error(`live stream: could not publish an event: ${(error as Error).message}`, { event: 'internal-error' })
   }

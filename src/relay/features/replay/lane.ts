@@ -1,7 +1,8 @@
 import { log } from '../../log'
-import type { ReplayDue, ReplayStore } from '../../store/replays'
+import type { QueueStep, ReplayDue } from '../../store/replays'
 import type { ClaimRequest, Store } from '../../store/store'
-import type { DestinationSender } from '../../delivery/destination'
+import { type DestinationSender, ONE_AT_A_TIME } from '../../destinations/destination'
+import { WEBHOOK_RETRIES } from '../../destinations/webhooks/index'
 import type { DeliveryStep } from '../../delivery/delivery-step'
 import { nextBackoff } from '../../delivery/timing'
 import { Worker, type WorkerOptions } from '../../delivery/worker'
@@ -13,8 +14,18 @@ const REPLAY_POLL_MS = 1000
 
 /** What a replay lane needs: the live worker's settings, and the outbox it shares. */
 export interface ReplayLaneOptions
-  extends Pick<WorkerOptions, 'destinations' | 'retries' | 'concurrency' | 'leaseTimeout' | 'step' | 'limits'> {
+  extends Pick<
+    WorkerOptions,
+    'destinations' | 'retries' | 'concurrency' | 'leaseTimeout' | 'step' | 'limits' | 'observe'
+  > {
   store: Pick<Store, 'replays' | 'renew' | 'release' | 'record'>
+  /**
+   * A sender of the source's Webhooks to a URL none of its settings lists (`to: { url }`), signed
+   * as the source's are; without it, such a copy fails saying so.
+   */
+  sendTo?: (source: string, url: string) => DestinationSender | undefined
+  /** A queueing step for replays the store cannot make alone (from the archive). */
+  queue?: () => Promise<QueueStep>
 }
 
 /** The replay lane of one relay (docs/replay.md). */
@@ -37,7 +48,7 @@ export interface ReplayLane {
  */
 export function createReplayLane(options: ReplayLaneOptions): ReplayLane {
   const { store } = options
-  const targets = new ReplayTargets(options.destinations)
+  const targets = new ReplayTargets(options.destinations, options.sendTo)
   const outbox: WorkerStore = {
     claim: async (request: ClaimRequest) => targets.route(await store.replays.claim(request)),
     nextDueIn: (source) => store.replays.nextDueIn(source),
@@ -50,8 +61,13 @@ export function createReplayLane(options: ReplayLaneOptions): ReplayLane {
     store: outbox,
     destinations: targets.destinations,
     step: stepByTarget(options.step),
+    // A copy's target key names its destination first: the observers see the destination.
+    ...(options.observe === undefined
+      ? {}
+      : { observe: (attempt) => options.observe?.({ ...attempt, destination: attempt.destination.split(' ')[0]! }) }),
   })
-  const queuer = new ReplayQueuer(store.replays, () => worker.wake())
+  const queue = options.queue ?? (() => store.replays.queue())
+  const queuer = new ReplayQueuer(queue, () => worker.wake())
   return {
     start: () => queuer.start(),
     sourcesChanged: () => {
@@ -65,6 +81,7 @@ export function createReplayLane(options: ReplayLaneOptions): ReplayLane {
     drain: async (graceMs) => {
       await queuer.stop()
       await worker.stop(graceMs)
+      await targets.close()
     },
   }
 }
@@ -77,10 +94,20 @@ export function createReplayLane(options: ReplayLaneOptions): ReplayLane {
 class ReplayTargets {
   readonly destinations = new Map<string, Map<string, DestinationSender>>()
   readonly #live: WorkerOptions['destinations']
+  readonly #sendTo: ReplayLaneOptions['sendTo']
+  // The senders made for URLs no source lists: closed when the sources change, and at the end.
+  #own: DestinationSender[] = []
 
-  constructor(live: WorkerOptions['destinations']) {
+  constructor(live: WorkerOptions['destinations'], sendTo: ReplayLaneOptions['sendTo']) {
     this.#live = live
+    this.#sendTo = sendTo
     this.refresh()
+  }
+
+  async close(): Promise<void> {
+    const own = this.#own
+    this.#own = []
+    await Promise.all(own.map((sender) => sender.close()))
   }
 
   /**
@@ -89,10 +116,17 @@ class ReplayTargets {
    * from the settings of that moment.
    */
   refresh(): void {
+    void this.close()
     this.destinations.clear()
     for (const source of this.#live.keys()) {
       this.destinations.set(source, new Map(this.#live.get(source)))
     }
+  }
+
+  #ownSender(source: string, url: string): DestinationSender | undefined {
+    const sender = this.#sendTo?.(source, url)
+    if (sender !== undefined) this.#own.push(sender)
+    return sender
   }
 
   /** The claimed deliveries, each with the key of its target as its destination. */
@@ -102,8 +136,12 @@ class ReplayTargets {
       const key = `${delivery.destination} ${delivery.url}`
       const live = this.#live.get(delivery.source)?.get(delivery.destination)
       const byKey = this.destinations.get(delivery.source)
-      if (live !== undefined && byKey !== undefined && !byKey.has(key)) {
-        byKey.set(key, toOneUrl(live, delivery.url))
+      // A source with no Webhooks (an archive's alone) sends its copies to `to.url` all the same.
+      if (byKey !== undefined && !byKey.has(key)) {
+        byKey.set(
+          key,
+          toOneUrl(live, delivery.url, () => this.#ownSender(delivery.source, delivery.url!)),
+        )
       }
       return { ...delivery, destination: key }
     })
@@ -117,21 +155,28 @@ function stepByTarget(step: DeliveryStep | undefined): DeliveryStep | undefined 
   return { of: (source, key) => step.of(source, key.split(' ')[0]!) }
 }
 
-// `destination`, sending to `url` alone. A URL no longer among the destination's targets (its
-// settings changed since the replay started) is a delivery it can never send: the attempt says so.
-function toOneUrl(destination: DestinationSender, url: string): DestinationSender {
+// `destination`, sending to `url` alone: one of its URLs, or (`to: { url }` of a URL it does not
+// list) a sender of its own, signed as the source's are. Without one, the attempt says why.
+function toOneUrl(
+  destination: DestinationSender | undefined,
+  url: string,
+  own: () => DestinationSender | undefined,
+): DestinationSender {
+  let made: DestinationSender | undefined
   return {
     targets: [url],
     // A replay's copies count against the URL's limits as live deliveries do.
-    ...(destination.limits === undefined ? {} : { limits: destination.limits }),
-    batching: destination.batching,
-    retries: destination.retries,
+    ...(destination?.limits === undefined ? {} : { limits: destination.limits }),
+    batching: destination?.batching ?? ONE_AT_A_TIME,
+    retries: destination?.retries ?? WEBHOOK_RETRIES,
     sendBatch: async (batch) => {
-      if (!destination.targets.includes(url)) {
-        const error = `the destination threw: ${url} is no longer one of the destination's URLs`
+      if (destination?.targets.includes(url)) return destination.sendBatch(batch, { targets: [url] })
+      made ??= own()
+      if (made === undefined) {
+        const error = `the destination threw: ${url} is not one of the destination's URLs and cannot be sent to alone`
         return batch.map(() => ({ kind: 'failed', retryable: false, error }))
       }
-      return destination.sendBatch(batch, { targets: [url] })
+      return made.sendBatch(batch)
     },
     // The live destination's: closed with it.
     close: async () => {},
@@ -143,7 +188,7 @@ function toOneUrl(destination: DestinationSender, url: string): DestinationSende
  * (the store says when the next is due), and wakes the lane's worker when it made some.
  */
 class ReplayQueuer {
-  readonly #replays: ReplayStore
+  readonly #queue: () => Promise<QueueStep>
   readonly #queued: () => void
   #timer: NodeJS.Timeout | undefined
   #stepping: Promise<void> | undefined
@@ -151,8 +196,8 @@ class ReplayQueuer {
   #failedMs = 0
   #stopped = false
 
-  constructor(replays: ReplayStore, queued: () => void) {
-    this.#replays = replays
+  constructor(queue: () => Promise<QueueStep>, queued: () => void) {
+    this.#queue = queue
     this.#queued = queued
   }
 
@@ -190,7 +235,7 @@ class ReplayQueuer {
   async #step(): Promise<void> {
     let wait = REPLAY_POLL_MS
     try {
-      const step = await this.#replays.queue()
+      const step = await this.#queue()
       this.#failedMs = 0
       if (step.queued > 0) this.#queued()
       if (step.nextIn !== undefined) wait = Math.min(REPLAY_POLL_MS, Math.max(0, step.nextIn))

@@ -2,14 +2,19 @@ import type { IncomingMessage } from 'node:http'
 import { readJsonBody, sendJson } from '../../http/body'
 import type { Route } from '../../http/route'
 import type { ReplayAction } from '../../store/replays'
-import type { AdminContext } from '../../console/operations'
-import { handleChangeReplay, handleGetReplay, handleListReplays, handleStartReplay } from './replays-api'
+import {
+  handleChangeReplay,
+  handleGetReplay,
+  handleListReplays,
+  handleStartReplay,
+  type ReplayContext,
+} from './replays-api'
 
 // A replay request's body is a filter and a few fields.
 const MAX_REPLAY_BODY_BYTES = 100_000
 
 /** The admin API's replay routes (docs/replay.md), each signed with the admin token. */
-export function replayRoutes(context: AdminContext, authenticate: (req: IncomingMessage) => void): Route[] {
+export function replayRoutes(context: ReplayContext, authenticate: (req: IncomingMessage) => void): Route[] {
   return [
     {
       method: 'POST',

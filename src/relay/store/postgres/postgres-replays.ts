@@ -1,6 +1,8 @@
 import type { PoolClient } from 'pg'
 import { filterFields, type FilterField } from '../filter'
 import {
+  type ArchiveReplayDue,
+  type ArchiveStep,
   CANCELLED_REPLAY_ERROR,
   ERASED_ERROR,
   REPLAY_TRANSITIONS,
@@ -13,6 +15,8 @@ import {
 } from '../replays'
 import {
   advanced,
+  advancedFromArchive,
+  FROM_OUTBOX,
   fromStates,
   ORIGINALS,
   REPLAY_PENDING,
@@ -57,11 +61,47 @@ export const POSTGRES_REPLAY_STATEMENTS = {
   WITH gone AS (DELETE FROM queue WHERE replay_id = $1 AND status = 'pending' RETURNING *)
   INSERT INTO outcomes (id, created_at, status, attempts, first_attempt_at, last_error, settled_at)
   SELECT id, created_at, 'filtered', attempts, first_attempt_at, $2, $3 FROM gone`,
-  nextRunning: "SELECT min(next_at) AS at FROM replays WHERE state = 'running'",
+  nextRunning: `SELECT min(next_at) AS at FROM replays WHERE state = 'running' AND ${FROM_OUTBOX}`,
   // The most overdue running replay no other relay is queueing at this instant. $1 now.
   due: `
-  SELECT * FROM replays WHERE state = 'running' AND next_at <= $1 ORDER BY next_at, id LIMIT 1
+  SELECT * FROM replays WHERE state = 'running' AND ${FROM_OUTBOX} AND next_at <= $1 ORDER BY next_at, id LIMIT 1
   FOR UPDATE SKIP LOCKED`,
+  // Replays from the archive (docs/replay.md). $1 filter, $2 url, $3 rate, $4 matched, $5 now.
+  createFromArchive: `
+  INSERT INTO replays (state, filter, target_url, rate, matched, up_to, next_at, created_at, updated_at,
+    archive_position)
+  VALUES ('running', $1, $2, $3, $4, 0, $5, $5, $5, '') RETURNING *`,
+  nextFromArchive: "SELECT min(next_at) AS at FROM replays WHERE state = 'running' AND archive_position IS NOT NULL",
+  // $1 now.
+  dueFromArchive: `
+  SELECT * FROM replays WHERE state = 'running' AND archive_position IS NOT NULL AND next_at <= $1
+  ORDER BY next_at, id LIMIT 1`,
+  // $1 id, $2 the position it must still stand at.
+  stillAt: `
+  SELECT rate, next_at FROM replays WHERE id = $1 AND state = 'running' AND archive_position = $2 FOR UPDATE`,
+  // The copies, as new deliveries due now. $1 the copies (JSON), $2 now, $3 the replay's id.
+  insertCopies: `
+  WITH picked AS (
+    SELECT nextval('${DELIVERY_IDS}') AS new_id, c.*
+    FROM json_to_recordset($1::json) AS c(source text, destination text, "messageId" text, type text,
+      json text, "userId" text, event text)
+  ), written AS (
+    INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event,
+      replay_of, replay_id)
+    SELECT new_id, $2::bigint, source, destination, "messageId", type, json, "userId", event, 0, $3::bigint
+    FROM picked
+  )
+  INSERT INTO queue (id, created_at, source, destination, status, next_attempt_at, updated_at, replay_of, replay_id)
+  SELECT new_id, $2::bigint, source, destination, 'pending', $2::bigint, $2::bigint, 0, $3::bigint FROM picked`,
+  // $1 id, $2 position, $3 queued, $4 next at, $5 done, $6 now.
+  advanceFromArchive: `
+  UPDATE replays SET archive_position = $2, queued = queued + $3, next_at = $4,
+    state = CASE WHEN $5 THEN 'done' ELSE state END, updated_at = $6
+  WHERE id = $1`,
+  // $1 user id, $2 now.
+  recordErasure: 'INSERT INTO erasures (user_id, erased_at) VALUES ($1, $2) ON CONFLICT (user_id) DO NOTHING',
+  // $1 the user ids.
+  erasedAmong: 'SELECT user_id FROM erasures WHERE user_id = ANY($1::text[])',
   pendingOf: "SELECT count(*) AS n FROM queue WHERE replay_id = $1 AND status = 'pending'",
   // The replay's next originals in id order, each copied as a new delivery due now. After the
   // filter's values: now, the replay's id, its cursor, up to, room.
@@ -163,6 +203,20 @@ export class PostgresReplays implements ReplayStore {
   }
 
   async create(replay: NewReplay): Promise<ReplayRecord> {
+    if (replay.archive !== undefined) {
+      const { archive } = replay
+      return transaction(this.#pool, async (client) => {
+        const now = await this.#now(client)
+        const { rows } = await client.query<ReplayRow>(SQL.createFromArchive, [
+          JSON.stringify(replay.filter),
+          replay.url ?? null,
+          replay.ratePerSecond,
+          archive.matched,
+          now,
+        ])
+        return toReplayRecord(rows[0]!, [])
+      })
+    }
     return transaction(this.#pool, async (client) => {
       const upTo = await lastId(client)
       const matched = await this.#count(client, replay.filter, upTo)
@@ -241,6 +295,40 @@ export class PostgresReplays implements ReplayStore {
     return { queued, nextIn: after === undefined ? undefined : after - now }
   }
 
+  async dueFromArchive(): Promise<ArchiveReplayDue | { nextIn: number | undefined }> {
+    const now = await this.#now(this.#pool)
+    const { rows } = await this.#pool.query<ReplayRow>(SQL.dueFromArchive, [now])
+    const row = rows[0]
+    if (row === undefined) {
+      const next = await this.#pool.query<{ at: string | null }>(SQL.nextFromArchive)
+      const at = next.rows[0]?.at
+      return { nextIn: at === null || at === undefined ? undefined : Math.max(0, Number(at) - now) }
+    }
+    const pending = await this.#pool.query<{ n: string }>(SQL.pendingOf, [row.id])
+    const room = roomFor(row, Number(pending.rows[0]!.n))
+    // Its filter and pace only: its counts (a read of every copy so far) are not needed to step.
+    return { replay: toReplayRecord(row, []), position: row.archive_position ?? '', room }
+  }
+
+  async advanceFromArchive(id: number, from: string, step: ArchiveStep): Promise<number> {
+    return transaction(this.#pool, async (client) => {
+      const { rows } = await client.query<ReplayRow>(SQL.stillAt, [id, from])
+      const row = rows[0]
+      if (row === undefined) return 0
+      const now = await this.#now(client)
+      if (step.copies.length > 0) await client.query(SQL.insertCopies, [JSON.stringify(step.copies), now, id])
+      const next = advancedFromArchive(row, step, now)
+      await client.query(SQL.advanceFromArchive, [id, step.position, next.queued, next.nextAt, next.done, now])
+      return step.copies.length
+    })
+  }
+
+  async erasedAmong(userIds: readonly string[]): Promise<Set<string>> {
+    if (userIds.length === 0) return new Set()
+    const { rows } = await this.#pool.query<{ user_id: string }>(SQL.erasedAmong, [userIds])
+    return new Set(rows.map((r) => r.user_id))
+  }
+
   async claim({ source, limit, owner, leaseMs }: ClaimRequest): Promise<ReplayDue[]> {
     if (limit <= 0) return []
     const { rows } = await this.#pool.query<ClaimedRow & { replay_id: string; target_url: string | null }>(SQL.claim, [
@@ -269,6 +357,7 @@ export class PostgresReplays implements ReplayStore {
   async eraseUser(userId: string): Promise<number> {
     return transaction(this.#pool, async (client) => {
       const now = await this.#now(client)
+      await client.query(SQL.recordErasure, [userId, now])
       await client.query(SQL.eraseAttempts, [userId])
       const { rows } = await client.query<{ n: string }>(SQL.erase, [userId, now, ERASED_ERROR])
       return Number(rows[0]!.n)

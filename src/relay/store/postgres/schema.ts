@@ -1,3 +1,4 @@
+import { POSTGRES_ARCHIVE_REPLAYS_STEP } from '../archive-replays-schema'
 import type { PoolClient, QueryConfig } from 'pg'
 import { log } from '../../log'
 import { type PostgresPool, transaction } from '../../kit/postgres/pool'
@@ -186,6 +187,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_MESSAGE_KEY_HASH_STEP,
   // The per-URL limits' shared budget (docs/delivery-controls.md).
   POSTGRES_ENDPOINT_LIMITS_STEP,
+  // Replays from the archive, and the erasures they skip (docs/replay.md).
+  POSTGRES_ARCHIVE_REPLAYS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

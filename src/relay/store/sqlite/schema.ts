@@ -1,3 +1,4 @@
+import { SQLITE_ARCHIVE_REPLAYS_STEP } from '../archive-replays-schema'
 import type Database from 'better-sqlite3'
 import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
@@ -153,6 +154,8 @@ export const MIGRATIONS: readonly string[] = [
   SQLITE_SUPPRESSIONS_STEP,
   // The per-URL limits' shared budget (docs/delivery-controls.md).
   SQLITE_ENDPOINT_LIMITS_STEP,
+  // Replays from the archive, and the erasures they skip (docs/replay.md).
+  SQLITE_ARCHIVE_REPLAYS_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

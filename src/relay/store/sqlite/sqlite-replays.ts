@@ -1,5 +1,7 @@
 import { filterFields, type FilterField } from '../filter'
 import {
+  type ArchiveReplayDue,
+  type ArchiveStep,
   CANCELLED_REPLAY_ERROR,
   ERASED_ERROR,
   REPLAY_TRANSITIONS,
@@ -12,6 +14,8 @@ import {
 } from '../replays'
 import {
   advanced,
+  advancedFromArchive,
+  FROM_OUTBOX,
   fromStates,
   ORIGINALS,
   REPLAY_PENDING,
@@ -56,8 +60,29 @@ export const SQLITE_REPLAY_STATEMENTS = {
   cancelPending: `
   UPDATE deliveries SET status = 'filtered', last_error = @error, updated_at = @now, lease_until = NULL, lease_owner = NULL
   WHERE replay_id = @id AND status = 'pending'`,
-  nextRunning: "SELECT min(next_at) FROM replays WHERE state = 'running'",
-  due: "SELECT * FROM replays WHERE state = 'running' AND next_at <= ? ORDER BY next_at, id LIMIT 1",
+  nextRunning: `SELECT min(next_at) FROM replays WHERE state = 'running' AND ${FROM_OUTBOX}`,
+  due: `SELECT * FROM replays WHERE state = 'running' AND ${FROM_OUTBOX} AND next_at <= ? ORDER BY next_at, id LIMIT 1`,
+  // Replays from the archive (docs/replay.md): made with their matches counted from the files.
+  createFromArchive: `
+  INSERT INTO replays (state, filter, target_url, rate, matched, up_to, cursor, next_at, created_at, updated_at,
+    archive_position)
+  VALUES ('running', @filter, @url, @rate, @matched, 0, 0, @now, @now, @now, '') RETURNING *`,
+  nextFromArchive: "SELECT min(next_at) FROM replays WHERE state = 'running' AND archive_position IS NOT NULL",
+  dueFromArchive: `
+  SELECT * FROM replays WHERE state = 'running' AND archive_position IS NOT NULL AND next_at <= ?
+  ORDER BY next_at, id LIMIT 1`,
+  // A copy of the same message in the same replay (a file read twice) is written once.
+  insertCopies: `
+  INSERT OR IGNORE INTO deliveries (source, destination, message_id, type, message, user_id, event, status,
+    next_attempt_at, created_at, updated_at, replay_of, replay_id)
+  VALUES (@source, @destination, @messageId, @type, @json, @userId, @event, 'pending', @now, @now, @now, 0, @replayId)`,
+  advanceFromArchive: `
+  UPDATE replays SET archive_position = @position, queued = queued + @queued, next_at = @nextAt,
+    state = CASE WHEN @done THEN 'done' ELSE state END, updated_at = @now
+  WHERE id = @id AND state = 'running' AND archive_position = @from`,
+  stillAt: "SELECT rate, next_at FROM replays WHERE id = @id AND state = 'running' AND archive_position = @from",
+  recordErasure: 'INSERT INTO erasures (user_id, erased_at) VALUES (?, ?) ON CONFLICT (user_id) DO NOTHING',
+  erasedAmong: 'SELECT user_id FROM erasures WHERE user_id IN (SELECT value FROM json_each(?))',
   pendingOf: "SELECT count(*) FROM deliveries WHERE replay_id = ? AND status = 'pending'",
   // The replay's next originals in id order, each copied as a new delivery due now.
   queue: (fields: readonly FilterField[]) => `
@@ -120,6 +145,16 @@ export class SqliteReplays implements ReplayStore {
 
   async create(replay: NewReplay): Promise<ReplayRecord> {
     const SQL = SQLITE_REPLAY_STATEMENTS
+    if (replay.archive !== undefined) {
+      const row = this.#sql.get(SQL.createFromArchive).get({
+        filter: JSON.stringify(replay.filter),
+        url: replay.url ?? null,
+        rate: replay.ratePerSecond,
+        matched: replay.archive.matched,
+        now: this.#now(),
+      }) as ReplayRow
+      return toReplayRecord(row, [])
+    }
     return this.#sql.db
       .transaction(() => {
         const upTo = this.#lastId()
@@ -202,6 +237,47 @@ export class SqliteReplays implements ReplayStore {
     return { queued, nextIn: after === null ? undefined : after - now }
   }
 
+  async dueFromArchive(): Promise<ArchiveReplayDue | { nextIn: number | undefined }> {
+    const SQL = SQLITE_REPLAY_STATEMENTS
+    const now = this.#now()
+    const row = this.#sql.get(SQL.dueFromArchive).get(now) as ReplayRow | undefined
+    if (row === undefined) {
+      const next = this.#sql.get(SQL.nextFromArchive).pluck().get() as number | null
+      return { nextIn: next === null ? undefined : Math.max(0, next - now) }
+    }
+    const room = roomFor(row, this.#sql.get(SQL.pendingOf).pluck().get(row.id) as number)
+    // Its filter and pace only: its counts (a read of every copy so far) are not needed to step.
+    return { replay: toReplayRecord(row, []), position: row.archive_position ?? '', room }
+  }
+
+  async advanceFromArchive(id: number, from: string, step: ArchiveStep): Promise<number> {
+    const SQL = SQLITE_REPLAY_STATEMENTS
+    const now = this.#now()
+    return this.#sql.db
+      .transaction(() => {
+        const row = this.#sql.get(SQL.stillAt).get({ id, from }) as ReplayRow | undefined
+        if (row === undefined) return 0
+        const insert = this.#sql.get(SQL.insertCopies)
+        let written = 0
+        for (const copy of step.copies) {
+          const { userId = null, event = null, ...rest } = copy
+          written += insert.run({ ...rest, userId, event, now, replayId: id }).changes
+        }
+        const next = advancedFromArchive(row, { ...step, copies: step.copies.slice(0, written) }, now)
+        this.#sql
+          .get(SQL.advanceFromArchive)
+          .run({ ...next, done: next.done ? 1 : 0, position: step.position, id, from, now })
+        return written
+      })
+      .immediate()
+  }
+
+  async erasedAmong(userIds: readonly string[]): Promise<Set<string>> {
+    if (userIds.length === 0) return new Set()
+    const rows = this.#sql.get(SQLITE_REPLAY_STATEMENTS.erasedAmong).pluck().all(JSON.stringify(userIds)) as string[]
+    return new Set(rows)
+  }
+
   async claim({ source, limit, owner, leaseMs }: ClaimRequest): Promise<ReplayDue[]> {
     if (limit <= 0) return []
     const SQL = SQLITE_REPLAY_STATEMENTS
@@ -232,6 +308,7 @@ export class SqliteReplays implements ReplayStore {
     const SQL = SQLITE_REPLAY_STATEMENTS
     return this.#sql.db
       .transaction(() => {
+        this.#sql.get(SQL.recordErasure).run(userId, this.#now())
         this.#sql.get(SQL.eraseAttempts).run(userId)
         return this.#sql.get(SQL.erase).run({ userId, now: this.#now(), error: ERASED_ERROR }).changes
       })

@@ -49,7 +49,8 @@ export const LIVE_SCRIPT = `'use strict'
   const describe = (kind, data) => {
     if (kind === 'attempt') {
       const said = data.status !== undefined ? 'HTTP ' + data.status : ''
-      return [data.outcome, said, data.error, data.ms + ' ms', data.url].filter(Boolean).join(' · ')
+      const copy = data.replay !== undefined ? 'replay ' + data.replay + ' copy' : ''
+      return [copy, data.outcome, said, data.error, data.ms + ' ms', data.url].filter(Boolean).join(' · ')
     }
     if (kind === 'skipped') return data.count + ' events skipped: this view did not keep up with the stream'
     if (kind === 'ingested') return 'accepted'

@@ -52,6 +52,8 @@ export interface AttemptEvent {
   error?: string
   /** How long the attempt took, milliseconds. */
   ms: number
+  /** The replay whose copy was sent (docs/replay.md); none for a live delivery. */
+  replay?: number
 }
 
 /** A message of the source a `forward` reader follows, formatted and signed by the relay. */

@@ -105,6 +105,7 @@ export function publishAttempt(live: LiveStream, attempt: SettledAttempt): void 
     deliveryId: String(outcome.id),
     messageId: attempt.messageId ?? '',
     outcome: result,
+    ...(attempt.replayId === undefined ? {} : { replay: attempt.replayId }),
   }
   if (outcome.next.status === 'filtered') {
     // Its destination's function dropped it (no request went): the delivery ends filtered.

@@ -1,6 +1,6 @@
 import type { HealthReport } from '../../events/readings'
-import { type Html, html } from '../../console/page/html'
-import { layout } from '../../console/page/layout'
+import { type Html, html } from './html'
+import { layout } from './layout'
 
 /** The confirmation of a bulk replay: what the filter is, and how many dead letters it matches now. */
 export interface ReplayView {
