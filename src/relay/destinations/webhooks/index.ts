@@ -1,11 +1,6 @@
 import { didYouMean } from '../../../shared/nearest-name'
-import {
-  nextAttemptAt,
-  RETRY_WINDOW_MS,
-  WebhookConfigError,
-  WebhookDestination,
-  type WebhookSettings,
-} from '../../../webhooks/index'
+import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination, type WebhookSettings } from '../../../webhooks/index'
+import { webhookConfigProblems } from '../../../webhooks/settings'
 import { RelayConfigError } from '../../errors'
 import type { DestinationModule, RetryPolicy } from '../destination'
 import { webhookSender } from './sender'
@@ -20,16 +15,17 @@ export const WEBHOOK_RETRIES: RetryPolicy = Object.freeze({ schedule: nextAttemp
 export const webhooks: DestinationModule<WebhookSettings> = {
   name: 'Webhooks',
   parseSettings(raw, path) {
-    try {
-      // Building one is cheap and sends nothing: its constructor is the settings' validation, so
-      // a setting it would refuse at start is refused when the config is read.
-      new WebhookDestination(raw as WebhookSettings)
-    } catch (error) {
-      if (!(error instanceof WebhookConfigError)) throw error
-      const prefix = `Invalid webhook setting ${error.setting}: `
-      const problem = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
-      const field = error.setting === 'settings' ? path : `${path}.${error.setting}`
-      throw new RelayConfigError(field, withHint(problem, error.setting), { cause: error })
+    // The destination's own checks, every problem of them: its constructor throws only the first.
+    const problems = webhookConfigProblems(raw)
+    if (problems.length > 0) {
+      const listed = problems.map((error) => {
+        const prefix = `Invalid webhook setting ${error.setting}: `
+        const problem = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
+        const field = error.setting === 'settings' ? path : `${path}.${error.setting}`
+        return { field, message: withHint(problem, error.setting) }
+      })
+      const first = listed[0]!
+      throw new RelayConfigError(first.field, first.message, { cause: problems[0], problems: listed })
     }
     // A deep copy, so later changes to the caller's objects never reach the running relay.
     return structuredClone(raw) as WebhookSettings
