@@ -1,7 +1,7 @@
 import { log, redactFromLog } from '../log'
 import type { Notifications } from '../store/notifications/channel'
 import type { SourceConfigStore } from '../store/source-configs'
-import { decodeStored } from './api-source-codec'
+import { decodeReadable } from './readable-sources'
 import type { SecretBox } from './secrets-key'
 import type { ApiSource, SourceRegistry } from './source-registry'
 import { mapSecrets } from './source-secrets'
@@ -44,9 +44,9 @@ export class SourceSync {
   }
 
   /**
-   * Reads the API sources into the registry, then follows changes.
-   * @throws {RelayError} `ERR_SECRETS_KEY` when a stored secret cannot be decrypted, and
-   * `ERR_RELAY_CONFIG` when an API source has a file source's name.
+   * Reads the API sources into the registry (one it cannot decrypt left out and listed as
+   * unreadable), then follows changes.
+   * @throws {RelayError} `ERR_RELAY_CONFIG` when an API source has a file source's name.
    */
   async start(): Promise<void> {
     await this.#apply(await this.#deps.store.version())
@@ -95,8 +95,8 @@ export class SourceSync {
 
   async #apply(version: number): Promise<void> {
     const stored = await this.#deps.store.list()
-    const sources = stored.map((source) => decodeStored(source, this.#deps.box))
-    this.#deps.registry.replaceStored(sources)
+    const { sources, unreadable } = decodeReadable(stored, this.#deps.box)
+    this.#deps.registry.replaceStored(sources, unreadable)
     this.#applied = version
     // The API sources' secrets are kept out of the log as the file's are.
     const forget = this.#forgetSecrets

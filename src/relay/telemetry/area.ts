@@ -37,7 +37,7 @@ export interface TelemetryDeps {
    * The sources' settings now, the file's and the admin API's: how a message is formatted and
    * signed for `forward` readers. Without it, the options' sources.
    */
-  registry?: Pick<SourceRegistry, 'all' | 'onChange'> | undefined
+  registry?: (Pick<SourceRegistry, 'all' | 'onChange'> & Partial<Pick<SourceRegistry, 'unreadable'>>) | undefined
   /** What ingest and delivery tell: the metrics count it. */
   events: RelayEvents
   /** The circuit breaker's view of each webhook URL, read at each scrape. */
@@ -99,7 +99,10 @@ export interface Telemetry extends Area {
 export function createTelemetry(deps: TelemetryDeps): Telemetry {
   const opened = deps.store
   // A probe runs only after a write failed.
-  const health = new StoreHealth({ probe: (bytes) => probeWrite(opened, bytes) })
+  const health = new StoreHealth({
+    probe: (bytes) => probeWrite(opened, bytes),
+    unreadableSources: () => deps.registry?.unreadable?.() ?? [],
+  })
   // Everything below writes through this: every write's outcome tells /healthz.
   const store = watchWrites(opened, health)
   const metrics = new RelayMetrics({ store, sources: deps.sources, health, circuits: deps.circuits })
