@@ -24,7 +24,7 @@ const DAY0 = Date.parse('2026-03-01T00:00:00.000Z')
 const CHUNK = 1000 // as the retention sweep (src/relay/store/retention.ts)
 
 const src = await importSource(`
-  export { openPool } from './src/relay/store/postgres/pool'
+  export { openPool } from './src/relay/kit/postgres/pool'
   export { migrate } from './src/relay/store/postgres/schema'
   export { makeDaysAhead } from './src/relay/store/postgres/partitions'
   export { PostgresStore } from './src/relay/store/postgres/postgres-store'

@@ -30,7 +30,7 @@ const ROWS = (from, to) => `
   FROM deliveries WHERE id BETWEEN ${from} AND ${to};`
 
 const src = await importSource(`
-  export { openPool } from './src/relay/store/postgres/pool'
+  export { openPool } from './src/relay/kit/postgres/pool'
   export { migrate, MIGRATIONS } from './src/relay/store/postgres/schema'
   export { POSTGRES_SCHEMA6_STEP } from './src/relay/store/postgres/schema6'
   export { copyToSchema6Online } from './src/relay/store/postgres/upgrade6'

@@ -84,7 +84,7 @@ async function locally(code: string, settings: Record<string, unknown>, events: 
   if (list.length === 0 || !list.every(isPlainObject))
     throw new UsageError('--event must hold a JSON message or an array of them')
   // Loaded only here: the sandbox is not part of the other commands.
-  const { testFunction } = await import('../relay/delivery/functions/test-run')
+  const { testFunction } = await import('../relay/features/functions/test-run')
   try {
     return await testFunction({ code, filename: file, settings }, list)
   } catch (error) {

@@ -10,7 +10,7 @@ import { type LogFormat, logFormatFrom, plural, useLogLevel } from '../relay/log
 import { nonBlockingStderr, writeLogTo } from '../relay/log-sink'
 import { isPostgresUrl } from '../relay/config/database-value'
 import { openStore } from '../relay/store/open-store'
-import { logRefusedReload } from '../relay/config/reload-plan'
+import { logRefusedReload } from '../relay/sources/reload-plan'
 import { parseRelayArgs, type RelayArgs } from './relay-args'
 import { reloadOnHangup } from './reload-on-hangup'
 import { checkedReload } from './workers/pool-reload'
@@ -134,7 +134,7 @@ async function check(options: RelayOptions, origins: Origins): Promise<number> {
     resolved = validateRelayOptions(options)
     refuseUnsharedStore(resolved.database, resolved.workers)
     // Each function compiled as the relay's start would (docs/functions.md), loaded only if needed.
-    await (await import('../relay/delivery/functions/load')).compileFunctions(resolved)
+    await (await import('../relay/features/functions/load')).compileFunctions(resolved)
   } catch (error) {
     return failed(error, origins)
   }

@@ -3,7 +3,7 @@ import { RelayError } from './errors'
 
 /**
  * What only a relay uses, as optional peer dependencies of the package (beside the database
- * drivers, `store/load-driver.ts`): `npm i tracklet` for the SDK alone installs none of them, and
+ * drivers, `kit/load-driver.ts`): `npm i tracklet` for the SDK alone installs none of them, and
  * a relay loads each only when it needs it. package.json's `peerDependencies` and the README's
  * install lines list the same packages (test/packaging/relay-peers.test.ts).
  */

@@ -1,5 +1,5 @@
 import type { RelayOptions } from './config/options'
-import type { ReloadChanges } from './config/reload-plan'
+import type { ReloadChanges } from './sources/reload-plan'
 
 /** A running relay. */
 export interface Relay {

@@ -1,9 +1,9 @@
 import { describeStore } from './config/database-value'
-import { ConfigReloader, type ReloadTargets } from './config/reload'
-import { auditReload } from './config/reload-audit'
+import { ConfigReloader, type ReloadTargets } from './sources/reload'
+import { auditReload } from './sources/reload-audit'
 import type { RelayOptions } from './config/options'
 import { secretsOf } from './config/secrets'
-import { openSources } from './config/open-sources'
+import { openSources } from './sources/open-sources'
 import { logStartupWarnings } from './config/startup-warnings'
 import { refuseWorkersOutsideCommand, validateRelayOptions } from './config/validate'
 import { createConsole } from './console/area'
@@ -13,8 +13,9 @@ import { AdminToken } from './http/auth'
 import { AuthLimiter } from './http/auth-limiter'
 import { createRouter } from './http/router'
 import { listen } from './http/server'
-import { ingestCheckOf } from './features/compose'
+import { deliveryStepOf, ingestCheckOf } from './features/compose'
 import { checkFeatureOrder, type Feature } from './features/feature'
+import { startFunctions } from './features/functions/index'
 import { plansFeature } from './features/plans/index'
 import { startPrivacy } from './features/privacy/index'
 import { createIngest } from './ingest/area'
@@ -112,6 +113,9 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const { store, health, readings: metrics, ingestTap: tap } = telemetry
     // A SQLite file shared by `--workers` processes is shared like a PostgreSQL database.
     const shared = store.kind === 'postgres' || process.sharedByProcesses
+    // The destinations' functions compile before delivery starts: its step calls them.
+    const functions = await startFunctions({ options: resolved, registry, events, store, ...auth })
+    undo.unshift(['stop the functions feature', () => functions.stop()])
     const onStore = {
       options: resolved,
       store,
@@ -119,6 +123,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       shared,
       events,
       sources: registry,
+      step: deliveryStepOf([functions]),
     }
     const started = await createDelivery(onStore)
     delivery = started
@@ -129,19 +134,20 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     undo.unshift(['stop privacy', () => privacy.stop()])
     // The features, in order: each one folder under features/ (docs/architecture.md, "Features").
     // Privacy before plans: no violation is kept of a suppressed user's message.
-    const features: readonly Feature[] = [privacy, plansFeature({ violations: store.violations })]
+    const plans = plansFeature({ violations: store.violations })
+    const features: readonly Feature[] = [privacy, plans, functions]
     checkFeatureOrder(features)
     const check = ingestCheckOf(features)
     const ingestDeps = { store, sources: registry, ...auth, wake, events, tap }
     const ingest = createIngest(check === undefined ? ingestDeps : { ...ingestDeps, check })
     const circuitChanged = (url: string) => started.circuitChanged(url)
-    const { webhooks, functions } = started
+    const { webhooks } = started
     const operations = {
       store,
       sources,
       wake,
       webhooks,
-      functions,
+      functions: functions.console,
       circuitChanged,
       health,
       metrics,
@@ -168,7 +174,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const reloader = new ConfigReloader(resolved, {
       ...process,
       sources: registry,
-      delivery: started,
+      parts: features.flatMap((f) => (f.reload === undefined ? [] : [f.reload])),
       telemetry,
       onReloaded,
     })

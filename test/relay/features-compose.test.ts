@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { ingestCheckOf } from '../../src/relay/features/compose'
+import { ingestCheckOf, ingestTapOf } from '../../src/relay/features/compose'
 import { checkFeatureOrder, type Feature } from '../../src/relay/features/feature'
 import type { IngestCheck } from '../../src/relay/ingest/ingest-check'
+import type { IngestTap } from '../../src/relay/events/tap'
 
 const source = { name: 'web', destinations: ['Webhooks'] }
 const violation = (path: string) => ({ path }) as never
@@ -41,5 +42,30 @@ describe('the features composed', () => {
     const refusing: Feature = { name: 'zero', ingestCheck: () => 'no' }
     expect(ingestCheckOf([refusing, ...features])!({ event: 'Good' }, source)).toBe('no')
     expect(ingestCheckOf([{ name: 'none' }])).toBeUndefined()
+  })
+
+  it('tell each listening tap of ingest, in order, and listen while any of them does', () => {
+    const heard: string[] = []
+    const tap = (name: string, listening: () => boolean): IngestTap => ({
+      get listening() {
+        return listening()
+      },
+      accepted: (source) => heard.push(`${name} accepted ${source}`),
+      refused: (source) => heard.push(`${name} refused ${source}`),
+    })
+    let second = false
+    const one = tap('one', () => true)
+    expect(ingestTapOf([{ name: 'none' }])).toBeUndefined()
+    expect(ingestTapOf([{ name: 'one', ingestTap: one }])).toBe(one)
+    const both = ingestTapOf([
+      { name: 'one', ingestTap: tap('one', () => false) },
+      { name: 'two', ingestTap: tap('two', () => second) },
+    ])!
+    expect(both.listening).toBe(false)
+    second = true
+    expect(both.listening).toBe(true)
+    both.accepted('web', {}, false)
+    both.refused('app', { error: 'x' } as never, {})
+    expect(heard).toEqual(['two accepted web', 'two refused app'])
   })
 })

@@ -128,7 +128,7 @@ describe('the layout of src/', () => {
     // Two modules of those layers serve a destination as they serve their own layer, and know
     // nothing of the relay's options or outbox: config's rule kit for settings, and the PostgreSQL
     // connection (the multi-host connector and pool) that the warehouse loads through.
-    const shared = ['src/relay/config/rules.ts', 'src/relay/store/postgres/pool.ts']
+    const shared = ['src/relay/kit/rules.ts', 'src/relay/kit/postgres/pool.ts']
     const upward = FILES.flatMap((file) => {
       if (folderOf(file) !== 'destinations') return []
       const above = [...AREAS, 'features', 'config', 'store']

@@ -1,7 +1,7 @@
 import type { RelayOptions } from '../../relay/index'
-import { logRefusedReload, logRestartNeeded, restartNeededKeys, withReloadable } from '../../relay/config/reload-plan'
+import { logRefusedReload, logRestartNeeded, restartNeededKeys, withReloadable } from '../../relay/sources/reload-plan'
 import { validateRelayOptions } from '../../relay/config/validate'
-import { loadFunctions } from '../../relay/delivery/functions/load'
+import { loadFunctions } from '../../relay/features/functions/load'
 
 /**
  * The primary's half of a reload under `tracklet relay --workers N`: checks the file's options

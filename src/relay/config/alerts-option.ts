@@ -1,4 +1,4 @@
-import { type ConfigProblems, listOf, objectOf, oneOf, type Rule, type RulesOf, secret } from './rules'
+import { type ConfigProblems, listOf, objectOf, oneOf, type Rule, type RulesOf, secret } from '../kit/rules'
 
 /** The alerts the relay sends (`alerts.events` picks some; all by default). */
 export const ALERT_EVENTS = ['endpoint.failing', 'endpoint.recovered', 'delivery.failed'] as const

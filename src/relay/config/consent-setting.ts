@@ -1,4 +1,4 @@
-import { type ConfigProblems, flag, listOf, objectOf, pathOf, type Rule, type RulesOf, text } from './rules'
+import { type ConfigProblems, flag, listOf, objectOf, pathOf, type Rule, type RulesOf, text } from '../kit/rules'
 
 /**
  * A destination's consent rule (docs/privacy.md, "Consent"): `destinations.<Name>.consent`.

@@ -1,6 +1,6 @@
 import { didYouMean } from '../../shared/nearest-name'
-import { hostName, parseDatabaseHosts } from '../store/postgres/hosts'
-import type { Rule } from './rules'
+import { hostName, parseDatabaseHosts } from '../kit/postgres/hosts'
+import type { Rule } from '../kit/rules'
 
 // Anything shaped like a URL: a scheme and `://`, however the scheme is spelt.
 const URL_SHAPED = /^\s*([a-z][a-z0-9+.-]*):\/\//i

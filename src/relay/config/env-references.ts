@@ -1,5 +1,5 @@
 import { isPlainObject } from '../../shared/validate'
-import { type ConfigProblems, pathOf } from './rules'
+import { type ConfigProblems, pathOf } from '../kit/rules'
 
 // `${NAME}`, or `$${` for a literal `${`. What is between the braces is checked separately, so
 // that `${ NAME }` or `${}` is reported rather than left in the value.

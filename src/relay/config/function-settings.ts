@@ -1,5 +1,5 @@
 import { isNonEmptyString, isPlainObject } from '../../shared/validate'
-import { type ConfigProblems, describeSafely, integer } from './rules'
+import { type ConfigProblems, describeSafely, integer } from '../kit/rules'
 
 /** Where a destination's function comes from: a file (relative to the config file's folder) or inline code. */
 export type FunctionSource = { file: string } | { code: string }

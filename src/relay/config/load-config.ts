@@ -6,7 +6,7 @@ import type { RelayOptions } from './options'
 import { isPostgresUrl } from './database-value'
 import { expandEnvReferences } from './env-references'
 import { whereJsonBreaks } from './json-error'
-import { ConfigProblems } from './rules'
+import { ConfigProblems } from '../kit/rules'
 import { validateRelayOptions } from './validate'
 
 /**

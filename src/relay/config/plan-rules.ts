@@ -4,7 +4,7 @@ import { PLAN_DEFAULTS } from './defaults'
 import type { SourceSchema } from './options'
 import type { JsonSchema, TrackingPlan } from './plan'
 import { UNPLANNED_ACTIONS, VIOLATION_ACTIONS } from './plan'
-import { type ConfigProblems, describeSafely, objectOf, oneOf, type Rule } from './rules'
+import { type ConfigProblems, describeSafely, objectOf, oneOf, type Rule } from '../kit/rules'
 
 // The rules of `sources[].schema.plan`, `.unplanned` and `.violations` (docs/plans.md).
 // A plan is checked whole: its shape, then every schema compiled, each problem at its own path.

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
-import type { Rule } from './rules'
+import type { Rule } from '../kit/rules'
 
 /** The environment variable read when `secretsKey` is not given. */
 export const SECRETS_KEY_ENV = 'TRACKLET_SECRETS_KEY'

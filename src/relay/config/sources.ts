@@ -1,6 +1,6 @@
 import { describe } from '../../shared/validate'
 import { DESTINATIONS } from '../destinations/index'
-import type { Rule } from './rules'
+import type { Rule } from '../kit/rules'
 import type { SourceTracking } from './plan'
 
 /**

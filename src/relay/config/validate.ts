@@ -34,7 +34,7 @@ import {
   type RulesOf,
   secret,
   text,
-} from './rules'
+} from '../kit/rules'
 
 // Probes at least every hour: past that, a receiver back for long would still wait, unseen.
 const PROBE_INTERVAL = integer(100, 3_600_000)

@@ -7,11 +7,10 @@ import type { Route } from '../http/route'
 import { type AdminContext, handleAudienceSync, handleDeletion, handleRetry, refuseNul } from './operations'
 import { handlePause, handleEndpoints, handleResume } from './endpoints'
 import { handleFind, handleGetDelivery, handleRetryMatching } from './find'
-import { functionTestRoutes } from './function-test-routes'
 import { snakeCase } from './audiences'
 import { handleViolations } from './violations'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from './store-unavailable'
-import { replayRoutes } from './replay-routes'
+import { replayRoutes } from '../features/replay/routes'
 
 /** The admin API's body limit: an audience sync can list many user ids. */
 const MAX_ADMIN_BODY_BYTES = 10_000_000
@@ -136,7 +135,6 @@ function apiRoutes(
         sendJson(res, 202, await handleRetry(context, id!))
       },
     },
-    ...functionTestRoutes(context, withBody),
   ]
 }
 

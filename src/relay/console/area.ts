@@ -5,11 +5,11 @@ import type { AdminToken } from '../http/auth'
 import type { AuthLimiter } from '../http/auth-limiter'
 import type { Store } from '../store/store'
 import { adminRoutes } from './api-routes'
-import type { ConsoleFunctions } from './function-test-routes'
+import type { ConsoleFunctions } from './function-health'
 import type { PageContext } from './page/page-context'
 import { pageRoutes } from './page/page-routes'
-import { sourceRoutes } from './source-routes'
-import type { SourcesContext } from './sources-api'
+import { sourceRoutes } from '../features/sources/source-routes'
+import type { SourcesContext } from '../features/sources/sources-api'
 import { Sessions } from './page/sessions'
 import type { WebhookRoutes } from './webhook-urls'
 
@@ -31,7 +31,7 @@ export interface ConsoleDeps {
   metrics: PageContext['metrics']
   /** The sources of the file and of the admin API, and how a change is stored and spread. */
   sourceAdmin: Omit<SourcesContext, 'store'>
-  /** The destinations' functions: test runs (`POST /v1/functions/test`) and recent calls (docs/functions.md). */
+  /** The destinations' functions (docs/functions.md): their recent calls, the compile check of a `PUT`. */
   functions?: ConsoleFunctions
 }
 

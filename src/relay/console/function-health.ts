@@ -1,7 +1,27 @@
-import type { RecentFunctionCallsView } from './function-test-routes'
-
 // Each endpoint's functions on the endpoints view (docs/functions.md): a function that fails on
 // most calls is shown there, not silently disabled.
+
+/** One route's function over the last minutes (docs/functions.md): calls, failures, the last error. */
+export interface RecentFunctionCallsView {
+  source: string
+  destination: string
+  calls: number
+  failed: number
+  /** `at`: epoch ms. */
+  lastError?: { error: string; at: number }
+}
+
+/**
+ * The destinations' functions as the console sees them, given by the functions feature (the
+ * console never loads the sandbox itself): each function's recent calls in this relay, and the
+ * compile check of a source's `PUT`.
+ */
+export interface ConsoleFunctions {
+  /** The compile error's text of `code` under the relay's limits, or `undefined` when it compiles (a `PUT` of a source). */
+  compileError(code: string): Promise<string | undefined>
+  /** Each route whose function was called in the window ending at `now`. */
+  recent(now: number): readonly RecentFunctionCallsView[]
+}
 
 /** A function's recent calls as `GET /v1/endpoints` answers them (`at` in ISO 8601). */
 export interface FunctionCallsJson {

@@ -5,10 +5,10 @@ import type { RoutedSource } from '../config/sources'
 import type { AudienceChange, Store } from '../store/store'
 import { syncAudience } from './audiences'
 import { requestDeletion } from './deletions'
-import { SOURCE_REMOVED } from './sources-api'
+import { SOURCE_REMOVED } from '../features/sources/sources-api'
 import type { WebhookRoutes } from './webhook-urls'
 import { storeIdOf } from './store-id'
-import type { ConsoleFunctions } from './function-test-routes'
+import type { ConsoleFunctions } from './function-health'
 
 /** What the admin API works on. */
 export interface AdminContext {
@@ -20,7 +20,7 @@ export interface AdminContext {
   webhooks: WebhookRoutes
   /** An operator paused or resumed `url`: this relay's worker reads its circuit again at once. */
   circuitChanged?: (url: string) => Promise<void>
-  /** The destinations' functions (docs/functions.md): test runs and recent calls. */
+  /** The destinations' functions (docs/functions.md): their recent calls. */
   functions?: ConsoleFunctions | undefined
   now?: () => number
 }

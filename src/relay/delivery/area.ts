@@ -1,8 +1,7 @@
 import type { Agent } from 'undici'
 import type { Area } from '../area'
 import type { RelaySource, ResolvedRelayOptions } from '../config/options'
-import type { SourceRegistry } from '../config/source-registry'
-import type { PreparedFunctions } from '../config/reload'
+import type { SourceRegistry } from '../sources/source-registry'
 import { withoutFunction } from '../config/function-settings'
 import { withoutConsent } from '../config/consent-setting'
 import { DESTINATIONS } from '../destinations/index'
@@ -17,16 +16,9 @@ import { RetentionSweeper } from '../store/retention'
 import type { CircuitStore } from '../store/circuits'
 import type { Store } from '../store/store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
-import { chainSteps, type DeliveryStep, runStep } from './delivery-step'
-import type { FunctionObserver } from './functions/load'
-import { ReloadableFunctions } from './functions/reloadable'
-import { outcomeLabel } from './functions/result'
-import { createReplayLane } from './replay-lane'
+import { type DeliveryStep, runStep } from './delivery-step'
+import { createReplayLane } from '../features/replay/lane'
 import type { DeliverableMessage } from '../../shared/message'
-import { functionStep } from './functions/step'
-import { FunctionCallLog, type RecentFunctionCalls } from './functions/recent-calls'
-import { compileErrorOf, type FunctionTestResult, testFunction } from './functions/test-run'
-import { ApiFunctionSync } from './functions/api-sync'
 import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
 import type { RelayEvents } from '../events/channel'
@@ -46,9 +38,12 @@ export interface DeliveryDeps {
   circuits: CircuitStore
   /** Other processes use the store at once (`--workers`, or PostgreSQL): look for their work. */
   shared: boolean
-  /** A step each delivery passes through before its function and formatting (`delivery-step.ts`); none: as stored. */
-  step?: DeliveryStep
-  /** Where delivery tells of each `attempt` as it settles, and of each call of a function. */
+  /**
+   * The step each delivery passes through before its destination formats it (`delivery-step.ts`):
+   * the features' (the destinations' functions, docs/functions.md); none: as stored.
+   */
+  step?: DeliveryStep | undefined
+  /** Where delivery tells of each `attempt` as it settles. */
   events: RelayEvents
   /**
    * The sources, the config file's and the admin API's, followed as they change; without it, the
@@ -69,25 +64,13 @@ export interface Delivery extends Area {
   circuitChanged(url: string): Promise<void>
   /** The breaker's view of each webhook URL. */
   circuits(): readonly CircuitSnapshot[]
-  /** Reads and compiles the functions of `options`' sources, for a config reload to put in use. */
-  prepareFunctions(options: ResolvedRelayOptions): Promise<PreparedFunctions>
   start(): void
   /**
-   * `message` of `source` as its Webhooks destination would format it: after the destination's
-   * function, when it has one (docs/functions.md); `undefined` when the function ends it there
+   * `message` of `source` as its Webhooks destination would format it: after the delivery step
+   * (the destination's function, docs/functions.md); `undefined` when the step ends it there
    * (dropped, failed). For `tracklet tail --forward-to`, which sends what delivery would.
    */
   beforeFormatting(source: string, message: DeliverableMessage): Promise<DeliverableMessage | undefined>
-  /**
-   * The destinations' functions for the console: a test run of code on events under this relay's
-   * limits, delivering nothing (`POST /v1/functions/test`), and each function's recent calls here.
-   */
-  readonly functions: {
-    test(code: string, settings: Record<string, unknown>, events: readonly unknown[]): Promise<FunctionTestResult[]>
-    /** The compile error's text of `code` under this relay's limits, or `undefined` when it compiles. */
-    compileError(code: string): Promise<string | undefined>
-    recent(now: number): RecentFunctionCalls[]
-  }
   /** Stops claiming; deliveries in flight get `graceMs` to finish (the rest go again at the next start). */
   drain(graceMs: number): Promise<void>
 }
@@ -118,26 +101,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     void agent.close()
     throw error
   }
-  const { events } = deps
-  // Each call of a destination's function, told to metrics through the events channel.
-  const calls = new FunctionCallLog()
-  const observeFunction: FunctionObserver = (source, result, destination) => {
-    calls.record(source, destination, result, Date.now())
-    if (events.listened) events.publish({ type: 'function', source, outcome: outcomeLabel(result), ms: result.ms })
-  }
-  const functions = await ReloadableFunctions.load(options, observeFunction).catch(async (error: unknown) => {
-    await agent.close()
-    throw error
-  })
-  // The API sources' functions, compiled now and again after each change of the sources.
-  const apiFunctions = new ApiFunctionSync(functions, () => deps.sources?.all() ?? [])
-  await apiFunctions.start().catch(async (error: unknown) => {
-    await functions.close()
-    await agent.close()
-    throw error
-  })
-  // One step before each attempt: the one given, then the destination's function.
-  const step = chainSteps(deps.step, functionStep(functions.bySource))
+  const { step } = deps
   // What the live worker and the replays' lane share: the store, the destinations, the retry
   // rule (the platform's schedule and the window it keeps to, together), limits and step.
   const lane = {
@@ -181,8 +145,6 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     replaceEntries(webhooks, routesByUrl(fresh))
     worker.sourcesChanged()
     replays.sourcesChanged()
-    // The registry's settled() waits for it: a PUT answers once its function is in use here.
-    return apiFunctions.changed()
   })
   return {
     routes: [],
@@ -196,28 +158,6 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
       if (routeStep === undefined) return message
       const verdict = await runStep(routeStep, message)
       return verdict.kind === 'send' ? verdict.message : undefined
-    },
-    prepareFunctions: (next) => functions.prepare(next),
-    functions: {
-      recent: (now) => calls.recent(now),
-      test: (code, settings, events) =>
-        testFunction(
-          {
-            code,
-            filename: 'the tested code',
-            settings,
-            timeoutMs: options.functionTimeout,
-            memoryMb: options.functionMemory,
-          },
-          events,
-        ),
-      compileError: (code) =>
-        compileErrorOf({
-          code,
-          filename: 'the code',
-          timeoutMs: options.functionTimeout,
-          memoryMb: options.functionMemory,
-        }),
     },
     start: () => {
       worker.wake()
@@ -233,7 +173,6 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
       unsubscribe?.()
       clearInterval(poll)
       for (const named of destinations.values()) for (const sender of named.values()) await sender.close()
-      await functions.close()
       await agent.destroy()
       await retention.stop()
     },

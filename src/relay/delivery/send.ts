@@ -54,7 +54,8 @@ export function alone(sender: DestinationSender, targets: readonly string[] | un
 
 /** The attempt's result when a step ended it before any request. */
 export function unsentBy(verdict: Exclude<StepVerdict, { kind: 'send' }>): AttemptResult {
-  const logs = verdict.logs === undefined || verdict.logs.length === 0 ? {} : { logs: verdict.logs }
+  // A function's verdict always carries its lines (maybe none): the attempt it ended is listed.
+  const logs = verdict.logs === undefined ? {} : { logs: verdict.logs }
   switch (verdict.kind) {
     case 'filtered':
       return { kind: 'filtered', reason: verdict.reason, ...logs }

@@ -7,7 +7,7 @@ import type { DestinationSender, RetryPolicy } from './destination'
 
 /**
  * What the worker asks of the store: its claims, leases and outcomes (the live outbox's, or a
- * replay lane's claims over the same outbox: `replay-lane.ts`).
+ * replay lane's claims over the same outbox: `features/replay/lane.ts`).
  */
 export type WorkerStore = Pick<Store, 'claim' | 'nextDueIn' | 'renew' | 'release' | 'record'>
 

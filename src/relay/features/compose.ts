@@ -1,5 +1,6 @@
 import type { DeliveryStep } from '../delivery/delivery-step'
 import { chainSteps } from '../delivery/delivery-step'
+import type { IngestTap } from '../events/tap'
 import type { CheckFindings, IngestCheck } from '../ingest/ingest-check'
 import type { NewViolation } from '../store/violations'
 import type { Feature } from './feature'
@@ -63,4 +64,24 @@ function findings(
 /** The features' delivery steps as one, in the features' order. */
 export function deliveryStepOf(features: readonly Feature[]): DeliveryStep | undefined {
   return features.reduce<DeliveryStep | undefined>((step, f) => chainSteps(step, f.deliveryStep), undefined)
+}
+
+/**
+ * The features' ingest taps as one, told in the features' order. It listens while any of them
+ * does (read once per request, as ingest reads a tap); `undefined` when no feature taps ingest.
+ */
+export function ingestTapOf(features: readonly Feature[]): IngestTap | undefined {
+  const taps = features.flatMap((f) => (f.ingestTap === undefined ? [] : [f.ingestTap]))
+  if (taps.length <= 1) return taps[0]
+  return {
+    get listening() {
+      return taps.some((tap) => tap.listening)
+    },
+    accepted: (...args) => {
+      for (const tap of taps) if (tap.listening) tap.accepted(...args)
+    },
+    refused: (...args) => {
+      for (const tap of taps) if (tap.listening) tap.refused(...args)
+    },
+  }
 }

@@ -1,6 +1,7 @@
 import type { ResolvedRelayOptions } from '../config/options'
 import type { DeliveryStep } from '../delivery/delivery-step'
 import type { RelayEventListener } from '../events/channel'
+import type { IngestTap } from '../events/tap'
 import type { Route } from '../http/route'
 import type { IngestCheck } from '../ingest/ingest-check'
 
@@ -33,6 +34,11 @@ export interface Feature {
   readonly deliveryStep?: DeliveryStep
   /** What it reads of the relay's events (attempts, circuits, violations…), as they happen. */
   readonly readers?: readonly RelayEventListener[]
+  /**
+   * What it hears of each message of an ingest request as ingest judges it (the live view). The
+   * relay tells every feature's tap, in the features' order.
+   */
+  readonly ingestTap?: IngestTap
   /** Its section of the operator page. */
   readonly page?: PageSection
   /** Its part of a config reload (a changed file applied to the running relay). */
@@ -76,7 +82,8 @@ export function checkFeatureOrder(features: readonly Feature[]): void {
   for (const feature of features) {
     if (seen.has(feature.name)) throw new Error(`the feature ${feature.name} is listed twice`)
     for (const needed of feature.dependencies ?? []) {
-      if (!seen.has(needed)) throw new Error(`the feature ${feature.name} needs ${needed} listed before it`)
+      if (seen.has(needed)) continue
+      throw new Error(`the feature ${feature.name} needs ${needed} listed before it`)
     }
     seen.add(feature.name)
   }

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import { writeKeyDigest } from '../config/write-key-digest'
+import { writeKeyDigest } from '../kit/write-key-digest'
 import { HttpError } from './http-error'
 
 // Secrets are compared as SHA-256 digests: equal lengths for timingSafeEqual, and the time taken

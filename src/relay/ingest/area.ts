@@ -1,5 +1,5 @@
 import type { Area } from '../area'
-import type { SourceRegistry } from '../config/source-registry'
+import type { SourceRegistry } from '../sources/source-registry'
 import { WriteKeys } from '../http/auth'
 import type { RelayEvents } from '../events/channel'
 import type { AuthLimiter } from '../http/auth-limiter'

@@ -28,6 +28,13 @@ export interface StatusCount {
 /** The conditions every replay's filter adds: originals only (never replays' own), none erased. */
 export const ORIGINALS = ['replay_of IS NULL', 'erased_at IS NULL'] as const
 
+/**
+ * The condition of a replay's delivery that is still to send: pending, of a replay not paused
+ * (those wait for a resume). The same SQL in both dialects.
+ */
+export const REPLAY_PENDING = `status = 'pending' AND replay_of IS NOT NULL
+  AND replay_id NOT IN (SELECT id FROM replays WHERE state = 'paused')`
+
 /** A row and its deliveries' counts as a {@link ReplayRecord}. */
 export function toReplayRecord(row: ReplayRow, counts: readonly StatusCount[]): ReplayRecord {
   const count = (...statuses: string[]) =>

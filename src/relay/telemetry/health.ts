@@ -1,7 +1,7 @@
 import type { HealthReport, WriteKind } from '../events/readings'
 import { log } from '../log'
 import { redactUrlsInText } from '../redact'
-import { NO_PRIMARY_MESSAGE } from '../store/postgres/primary-finder'
+import { NO_PRIMARY_MESSAGE } from '../kit/postgres/primary-finder'
 
 /**
  * {@link HealthReport} without the errors (`the store refuses writes of outcomes`), for whoever

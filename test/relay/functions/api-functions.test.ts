@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { WEBHOOKS_DESTINATION } from '../../../src/relay/config/sources'
 import { validateRelayOptions } from '../../../src/relay/config/validate'
-import { ReloadableFunctions } from '../../../src/relay/delivery/functions/reloadable'
+import { ReloadableFunctions } from '../../../src/relay/features/functions/reloadable'
 
 // The API sources' functions as a relay holds them (docs/functions.md, "Through the admin API"):
 // what an attempt calls while one compiles, after one fails to compile here, and once one is gone.

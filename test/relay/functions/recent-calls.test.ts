@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { FUNCTION_HEALTH_WINDOW_MS } from '../../../src/relay/config/function-limits'
-import { FunctionCallLog } from '../../../src/relay/delivery/functions/recent-calls'
-import type { FunctionResult } from '../../../src/relay/delivery/functions/result'
+import { FunctionCallLog } from '../../../src/relay/features/functions/recent-calls'
+import type { FunctionResult } from '../../../src/relay/features/functions/result'
 
 const base = { logs: [], logsTruncated: false, ms: 1 }
 const sent: FunctionResult = { ...base, kind: 'pass' }

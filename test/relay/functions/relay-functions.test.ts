@@ -143,6 +143,25 @@ describe.each(STORE_KINDS)('functions on a relay (%s)', (store) => {
     }, 'a retried delivery')
     expect(pending.lastError).toContain('lookup service down')
     expect(Date.parse(pending.nextAttemptAt)).toBeGreaterThan(Date.now())
+    // The attempt the function ended is listed (no request: no URL), with its error.
+    const { body } = await adminGet(`${relay!.url}/v1/deliveries/${pending.id}`)
+    expect(body.attempts).toEqual([expect.objectContaining({ url: '', error: pending.lastError })])
+    expect(body.attempts[0]).not.toHaveProperty('console')
+  })
+
+  it('lists the attempt of a delivery its function dropped, on the API and the page', async () => {
+    // It prints nothing: the attempt is listed all the same.
+    await withFunction('function onTrack() { return null }')
+    await send(track({ messageId: 'm-gone' }))
+    const filtered = await waitForDelivery(relay!.url, 'filtered', 'm-gone')
+    const { body } = await adminGet(`${relay!.url}/v1/deliveries/${filtered.id}`)
+    expect(body.attempts).toEqual([expect.objectContaining({ url: '', error: 'dropped by function' })])
+    expect(body.attempts[0]).not.toHaveProperty('console')
+    const client = new PageClient(relay!.url)
+    await client.signIn()
+    const page = (await client.get(`/ui/deliveries/${filtered.id}`)).body
+    expect(page).not.toContain('No attempt yet.')
+    expect(page).toContain('the function (no request)')
   })
 
   it('dead-letters a function that runs past functionTimeout with ERR_FUNCTION_TIMEOUT', async () => {

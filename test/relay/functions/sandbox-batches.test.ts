@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { FunctionSandbox } from '../../../src/relay/delivery/functions/sandbox'
+import { FunctionSandbox } from '../../../src/relay/features/functions/sandbox'
 
 // Calls waiting together go to the worker in one batch; one that ends its worker (a timeout, the
 // memory limit) ends the batch there, and the calls after it run, in order, on a fresh worker.

@@ -6,8 +6,8 @@ import {
   FUNCTION_LOG_LINES,
   FUNCTION_REPLY_CHARS,
 } from '../../../src/relay/config/function-limits'
-import { cappedErrorText, cappedLogs, cutToBytes } from '../../../src/relay/delivery/functions/result'
-import { FunctionSandbox, type FunctionSpec } from '../../../src/relay/delivery/functions/sandbox'
+import { cappedErrorText, cappedLogs, cutToBytes } from '../../../src/relay/features/functions/result'
+import { FunctionSandbox, type FunctionSpec } from '../../../src/relay/features/functions/sandbox'
 import { MAX_MESSAGE_BYTES } from '../../../src/shared/limits'
 
 // Every cap of a call holds whatever the function's code does: its memory (functionMemory, typed

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FUNCTION_LOG_BYTES, FUNCTION_LOG_LINES } from '../../../src/relay/config/function-limits'
-import { FunctionCompileError, FunctionSandbox } from '../../../src/relay/delivery/functions/sandbox'
+import { FunctionCompileError, FunctionSandbox } from '../../../src/relay/features/functions/sandbox'
 
 const event = {
   type: 'track',

@@ -37,18 +37,18 @@ describe('the table of routes in docs/maintainers.md', () => {
   it('lists the route files of every area', () => {
     expect(rows.map((r) => r.file).sort()).toEqual([
       'console/api-routes.ts',
-      'console/function-test-routes.ts',
-      'console/page/live-routes.ts',
       'console/page/operation-routes.ts',
       'console/page/page-routes.ts',
-      'console/page/replays-page-routes.ts',
-      'console/page/source-page-routes.ts',
       'console/page/violation-routes.ts',
-      'console/replay-routes.ts',
-      'console/source-routes.ts',
+      'features/functions/test-routes.ts',
+      'features/live/page/live-routes.ts',
+      'features/live/stream/routes.ts',
+      'features/replay/page-routes.ts',
+      'features/replay/routes.ts',
+      'features/sources/page/source-page-routes.ts',
+      'features/sources/source-routes.ts',
       'ingest/routes.ts',
       'telemetry/routes.ts',
-      'telemetry/stream/routes.ts',
     ])
   })
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { planCompilations } from '../../../src/relay/config/plan-compiler'
-import { SourceRegistry } from '../../../src/relay/config/source-registry'
+import { SourceRegistry } from '../../../src/relay/sources/source-registry'
 import { validateRelayOptions } from '../../../src/relay/config/validate'
 import { GroupCommit } from '../../../src/relay/ingest/group-commit'
 import { ingest } from '../../../src/relay/ingest/ingest'

@@ -5,7 +5,7 @@ import { STORE_KINDS, type StoreKind } from '../../support/stores'
 import { ADMIN_TOKEN, admin, adminGet, post, startReceiver, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
 import { parseExposition, sampleValue } from '../telemetry/prometheus'
 import { PageClient } from '../console/page-client'
-import { openStream } from '../telemetry/stream/stream-client'
+import { openStream } from '../live/stream/stream-client'
 
 // Tracking plans at ingest (docs/plans.md): each action on each kind of violation, on both
 // stores, as a client and a receiver see it.

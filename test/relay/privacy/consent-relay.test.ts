@@ -4,7 +4,7 @@ import type { Relay } from '../../../src/relay/index'
 import { STORE_KINDS, type StoreKind } from '../../support/stores'
 import { adminGet, basic, post, type Receiver, startReceiver, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
 import { api, webhooksTo } from '../sources/api-client'
-import { openStream } from '../telemetry/stream/stream-client'
+import { openStream } from '../live/stream/stream-client'
 
 // A destination's consent rule on a real relay (docs/privacy.md, "Consent"), from the config file
 // and through the admin API.

@@ -3,7 +3,7 @@ import { createRelay, type Relay } from '../../../src/relay/index'
 import { STORE_KINDS, throwawayDatabase } from '../../support/stores'
 import { ADMIN_TOKEN, post, type Receiver, startReceiver, track, waitFor, WRITE_KEY } from '../helpers'
 import { recorded } from '../destinations/recorder'
-import { openStream } from '../telemetry/stream/stream-client'
+import { openStream } from '../live/stream/stream-client'
 
 // The tests' second destination joins the registry, so one source has two destinations.
 vi.mock('../../../src/relay/destinations/index', async (original) => {

@@ -16,7 +16,7 @@ import {
 } from '../helpers'
 import { api } from '../sources/api-client'
 import { parseExposition, sampleValue } from '../telemetry/prometheus'
-import { openStream } from '../telemetry/stream/stream-client'
+import { openStream } from '../live/stream/stream-client'
 
 // Suppression through the admin API on a real relay (docs/privacy.md, "Suppression").
 

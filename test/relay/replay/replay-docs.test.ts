@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_REPLAY_RATE, MAX_REPLAY_RATE } from '../../../src/relay/console/replays'
+import { DEFAULT_REPLAY_RATE, MAX_REPLAY_RATE } from '../../../src/relay/features/replay/replays-api'
 import { REPLAY_PENDING_LIMIT } from '../../../src/relay/store/replays'
 
 // docs/replay.md states the replay API's default and limits: tied to the constants here.

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { PostgresNotifications } from '../../../src/relay/store/notifications/postgres'
-import { openPool, type PostgresPool, transaction } from '../../../src/relay/store/postgres/pool'
+import { openPool, type PostgresPool, transaction } from '../../../src/relay/kit/postgres/pool'
 import { MIGRATION_LOCK, migrate } from '../../../src/relay/store/postgres/schema'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
 import { waitFor } from '../../support/wait-for'

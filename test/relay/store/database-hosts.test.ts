@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { databaseValue, describeStore } from '../../../src/relay/config/database-value'
-import { ConfigProblems } from '../../../src/relay/config/rules'
-import { parseDatabaseHosts, TARGET_SESSION_ATTRS } from '../../../src/relay/store/postgres/hosts'
-import { describeDatabase, redact } from '../../../src/relay/store/postgres/pool'
-import type { DatabaseHost } from '../../../src/relay/store/postgres/hosts'
-import { NO_PRIMARY_CODE, PrimaryFinder } from '../../../src/relay/store/postgres/primary-finder'
+import { ConfigProblems } from '../../../src/relay/kit/rules'
+import { parseDatabaseHosts, TARGET_SESSION_ATTRS } from '../../../src/relay/kit/postgres/hosts'
+import { describeDatabase, redact } from '../../../src/relay/kit/postgres/pool'
+import type { DatabaseHost } from '../../../src/relay/kit/postgres/hosts'
+import { NO_PRIMARY_CODE, PrimaryFinder } from '../../../src/relay/kit/postgres/primary-finder'
 
 // libpq's several-host URLs, read without the network; and the search for the host that accepts writes.
 

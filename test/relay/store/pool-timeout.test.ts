@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { openPool, type PostgresPool } from '../../../src/relay/store/postgres/pool'
+import { openPool, type PostgresPool } from '../../../src/relay/kit/postgres/pool'
 import { freshPostgresDatabase } from '../../support/postgres'
 
 // A PostgreSQL statement that outlasts storeTimeout fails, and the connection it ran on never

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { DAY_MS, makeDaysAhead, partitionName } from '../../../src/relay/store/postgres/partitions'
-import type { PostgresPool } from '../../../src/relay/store/postgres/pool'
+import type { PostgresPool } from '../../../src/relay/kit/postgres/pool'
 import type { PostgresStore } from '../../../src/relay/store/postgres/postgres-store'
 import type { NewDelivery } from '../../../src/relay/store/store'
 import { openPostgresStoreWithPool } from '../fixtures/store'

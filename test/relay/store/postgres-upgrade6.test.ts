@@ -3,7 +3,7 @@ import { addLogSink, type LogEvent } from '../../../src/relay/log'
 import { MIGRATIONS } from '../../../src/relay/store/postgres/schema'
 import { POSTGRES_SCHEMA6_STEP } from '../../../src/relay/store/postgres/schema6'
 import { copyToSchema6Online } from '../../../src/relay/store/postgres/upgrade6'
-import { openPool, type PostgresPool } from '../../../src/relay/store/postgres/pool'
+import { openPool, type PostgresPool } from '../../../src/relay/kit/postgres/pool'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
 import { openTestStore } from '../../support/stores'
 

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-import { openPool, type PostgresPool } from '../../../src/relay/store/postgres/pool'
+import { openPool, type PostgresPool } from '../../../src/relay/kit/postgres/pool'
 import { MIGRATIONS, MIGRATION_LOCK, migrate } from '../../../src/relay/store/postgres/schema'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
 

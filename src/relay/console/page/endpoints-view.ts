@@ -4,7 +4,7 @@ import { type Html, html } from './html'
 import { layout, truncate, when } from './layout'
 import { functionNotes } from './function-console'
 import { functionsOf } from '../function-health'
-import type { RecentFunctionCallsView } from '../function-test-routes'
+import type { RecentFunctionCallsView } from '../function-health'
 
 /** What the endpoints view shows. */
 export interface EndpointsView {

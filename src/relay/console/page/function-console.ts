@@ -2,7 +2,7 @@ import { redactUrl } from '../../../shared/redact-url'
 import type { DeliveryView } from '../../store/store'
 import { FUNCTION_HEALTH_WINDOW_MS } from '../../config/function-limits'
 import { failingMostly } from '../function-health'
-import type { RecentFunctionCallsView } from '../function-test-routes'
+import type { RecentFunctionCallsView } from '../function-health'
 import { type Html, html } from './html'
 import { truncate, when } from './layout'
 

@@ -2,7 +2,7 @@ import type { AdminToken } from '../../http/auth'
 import type { AuthLimiter } from '../../http/auth-limiter'
 import type { HealthReport, LastHour, RecentRates } from '../../events/readings'
 import type { AdminContext } from '../operations'
-import type { SourcesContext } from '../sources-api'
+import type { SourcesContext } from '../../features/sources/sources-api'
 
 /** What the operator page works on. */
 export interface PageContext extends AdminContext {

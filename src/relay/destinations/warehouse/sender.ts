@@ -1,5 +1,5 @@
 import type { Pool } from 'pg'
-import { openPool, type PgLoader } from '../../store/postgres/pool'
+import { openPool, type PgLoader } from '../../kit/postgres/pool'
 import { PostgresCatalog } from './postgres/catalog'
 import { PostgresLoader } from './postgres/loader'
 import { schemaOf, type WarehouseSettings, warehouseTarget } from './settings'

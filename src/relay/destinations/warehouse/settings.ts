@@ -1,6 +1,6 @@
 import { RelayConfigError } from '../../errors'
-import { ConfigProblems, describeSafely, integer, objectOf, type Rule } from '../../config/rules'
-import { describeDatabase } from '../../store/postgres/pool'
+import { ConfigProblems, describeSafely, integer, objectOf, type Rule } from '../../kit/rules'
+import { describeDatabase } from '../../kit/postgres/pool'
 import { isIdentifier, MAX_IDENTIFIER_BYTES, schemaNameOf } from './schema/names'
 
 /** A source's `Warehouse` settings (docs/warehouse.md, "Settings"). */

@@ -1,4 +1,4 @@
-import type { SourceRegistry } from '../../config/source-registry'
+import type { SourceRegistry } from '../../sources/source-registry'
 import type { ConsentSetting } from './consent'
 import type { DestinationConsent } from '../../config/consent-setting'
 

@@ -1,4 +1,4 @@
-import type { SourceRegistry } from '../../config/source-registry'
+import type { SourceRegistry } from '../../sources/source-registry'
 import { answeringStoreOutage } from '../../console/api-routes'
 import { requestDeletion } from '../../console/deletions'
 import { StoreCalls } from '../../console/store-unavailable'

@@ -1,8 +1,8 @@
 import type { Client } from 'pg'
 import { RELAY_DEFAULTS } from '../../config/defaults'
 import { log } from '../../log'
-import { type Connector, connectorFor } from '../postgres/connect'
-import { loadDriver } from '../load-driver'
+import { type Connector, connectorFor } from '../../kit/postgres/connect'
+import { loadDriver } from '../../kit/load-driver'
 import { type NotificationListener, type Notifications, Topics } from './channel'
 
 // After a lost connection, while topics are listened to, it is opened again after this wait,

@@ -8,7 +8,7 @@ import {
   toEndpointView,
 } from '../endpoints'
 import { type FailureRow, toFailure } from '../rows'
-import type { PostgresPool } from './pool'
+import type { PostgresPool } from '../../kit/postgres/pool'
 import { POSTGRES_STATEMENTS as SQL } from './statements'
 
 /**

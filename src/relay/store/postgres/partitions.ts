@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg'
 import { log, plural } from '../../log'
-import { type PostgresPool, transaction } from './pool'
+import { type PostgresPool, transaction } from '../../kit/postgres/pool'
 import { MIGRATION_LOCK } from './schema'
 
 // Schema 6's retention (docs/postgres.md): messages, outcomes and the requests (attempts) are

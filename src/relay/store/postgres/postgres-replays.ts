@@ -15,6 +15,7 @@ import {
   advanced,
   fromStates,
   ORIGINALS,
+  REPLAY_PENDING,
   type ReplayRow,
   roomFor,
   type StatusCount,
@@ -22,13 +23,9 @@ import {
 } from '../replay-rows'
 import { type ClaimedRow, toDueDeliveries } from '../rows'
 import type { ClaimRequest, DeliveryFilter } from '../store'
-import { type PostgresPool, transaction } from './pool'
+import { type PostgresPool, transaction } from '../../kit/postgres/pool'
 import { DELIVERY_IDS } from './schema6'
 import { filterValues, MESSAGE_OF, where } from './statements'
-
-// Replays' deliveries, excluding those of paused replays (they wait for a resume).
-const REPLAY_PENDING = `status = 'pending' AND replay_of IS NOT NULL
-  AND replay_id NOT IN (SELECT id FROM replays WHERE state = 'paused')`
 
 // The store's clock, epoch ms: the database's, unless a test stands in for it ($1).
 const CLOCK = 'SELECT coalesce($1::bigint, (extract(epoch FROM now()) * 1000)::bigint) AS now'

@@ -10,7 +10,7 @@ import type {
   StoredSource,
   StoredWriteKey,
 } from '../source-configs'
-import { type PostgresPool, transaction } from './pool'
+import { type PostgresPool, transaction } from '../../kit/postgres/pool'
 
 // The statements of the API sources' tables (their schema: ../source-configs-schema.ts). Every
 // write bumps config_version first: its row lock makes concurrent writes (from any relay) take

@@ -37,7 +37,7 @@ import {
   type PoolSettings,
   type PostgresPool,
   transaction,
-} from './pool'
+} from '../../kit/postgres/pool'
 import { endpointViews } from './endpoint-views'
 import { PostgresCircuits } from './postgres-circuits'
 import { PostgresReplays } from './postgres-replays'

@@ -1,7 +1,7 @@
 import type { QueryConfig } from 'pg'
 import { log } from '../../log'
 import { ATTEMPTS_DAY_KEY } from './attempts-by-day'
-import type { PostgresPool } from './pool'
+import type { PostgresPool } from '../../kit/postgres/pool'
 import { SCHEMA_UPGRADE_LIMIT_MS } from './schema'
 
 // The step that partitions the requests log by day (./attempts-by-day.ts) needs a primary key

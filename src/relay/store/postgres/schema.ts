@@ -1,6 +1,6 @@
 import type { PoolClient, QueryConfig } from 'pg'
 import { log } from '../../log'
-import { type PostgresPool, transaction } from './pool'
+import { type PostgresPool, transaction } from '../../kit/postgres/pool'
 import { POSTGRES_ALERT_CLAIMS_STEP } from '../alert-claims'
 import { POSTGRES_SESSIONS_STEP } from '../sessions-schema'
 import { POSTGRES_REPLAYS_STEP } from '../replays-schema'

@@ -8,7 +8,7 @@ import {
   type SuppressionStore,
 } from '../suppressions'
 import type { AuditRecord } from '../source-configs'
-import { type PostgresPool, transaction } from './pool'
+import { type PostgresPool, transaction } from '../../kit/postgres/pool'
 
 // The statements of the suppressions' tables (their schema: ./suppressions-schema.ts). A write
 // that changes something bumps the version last, in its transaction.

@@ -1,5 +1,5 @@
 import { log } from '../../log'
-import { type PostgresPool, transaction } from './pool'
+import { type PostgresPool, transaction } from '../../kit/postgres/pool'
 import { MIGRATION_LOCK, MIGRATIONS } from './schema'
 import { copyDeliveries, POSTGRES_SCHEMA6_STEP, SCHEMA6_CHANGES_TRIGGER, SCHEMA6_TABLES } from './schema6'
 

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
-import { loadDriver } from '../load-driver'
+import { loadDriver } from '../../kit/load-driver'
 import { SQLITE_ALERT_CLAIMS_STEP } from '../alert-claims'
 import { SQLITE_SESSIONS_STEP } from '../sessions-schema'
 import { SQLITE_SOURCE_CONFIGS_STEP } from '../source-configs-schema'

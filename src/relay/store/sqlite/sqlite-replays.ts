@@ -14,6 +14,7 @@ import {
   advanced,
   fromStates,
   ORIGINALS,
+  REPLAY_PENDING,
   type ReplayRow,
   roomFor,
   type StatusCount,
@@ -23,10 +24,6 @@ import { type ClaimedRow, toDueDeliveries } from '../rows'
 import type { ClaimRequest, DeliveryFilter } from '../store'
 import type { StatementCache } from './statement-cache'
 import { filterParams, where } from './statements'
-
-// Replays' deliveries, excluding those of paused replays (they wait for a resume).
-const REPLAY_PENDING = `status = 'pending' AND replay_of IS NOT NULL
-  AND replay_id NOT IN (SELECT id FROM replays WHERE state = 'paused')`
 
 /** Every statement of the SQLite replays (their schema: ../replays-schema.ts). */
 export const SQLITE_REPLAY_STATEMENTS = {

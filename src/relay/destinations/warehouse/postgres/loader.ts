@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg'
-import { redact } from '../../../store/postgres/pool'
+import { redact } from '../../../kit/postgres/pool'
 import { changesFor, type CoercedRow, coerceRow, mergeUpserts } from '../schema/evolution'
 import { rowsOf, type TableRow } from '../schema/rows'
 import type { MessageOutcome, OutboundMessage } from '../types'
