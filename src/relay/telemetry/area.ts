@@ -51,7 +51,7 @@ export interface TelemetryDeps {
    * Where `/metrics` and the operator page read the relay's figures, given this process's own:
    * under `--workers`, all the workers' together (the primary gathers them). Its own when absent.
    */
-  figures?: ((own: RelayMetrics) => RelayFigures) | undefined
+  figures?: ((own: RelayMetrics, history: MinuteHistory) => RelayFigures) | undefined
   /**
    * `streamReaders`; `alerts` (where alerts go, if anywhere); the sources' Webhooks settings (how
    * messages are formatted and signed for `forward` readers).
@@ -82,7 +82,10 @@ export interface Telemetry extends Area {
   /** Ingest's tap into the live stream: each message as ingest judges it. */
   readonly ingestTap: IngestTap
   /** What the operator page shows of the figures: the recent rates, and the last hour for its charts. */
-  readonly readings: { recentRates(): RecentRates | Promise<RecentRates>; lastHour(): LastHour }
+  readonly readings: {
+    recentRates(): RecentRates | Promise<RecentRates>
+    lastHour(): LastHour | Promise<LastHour>
+  }
   /** Connects what the areas made after telemetry give the live stream. */
   connect(later: LaterDeps): void
   /** `listener`, each ingest request timed from arrival to answer. */
@@ -109,7 +112,8 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   // On PostgreSQL, this relay's clock's offset to the database's, which judges leases and due times.
   const clock = store.kind === 'postgres' ? new ClockOffset({ store: opened }) : undefined
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
-  const figures = deps.figures?.(metrics) ?? metrics
+  const history = new MinuteHistory()
+  const figures: RelayFigures = deps.figures?.(metrics, history) ?? metrics
   // A source added while the relay runs gets its series at 0 as the configured ones did.
   const unwatchSources = deps.registry?.onChange(() => metrics.sourcesChanged(deps.sources))
   const live = new LiveStream({ maxReaders: deps.resolved.streamReaders })
@@ -121,7 +125,6 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
   const senderOf = (options: AlertsOptions | undefined) =>
     options === undefined ? undefined : new AlertSender(options, { claims: store.alertClaims })
   let alerts = senderOf(deps.resolved.alerts)
-  const history = new MinuteHistory()
   let later: LaterDeps | undefined
   const unsubscribe = deps.events.subscribe((event) => {
     count(metrics, event)
@@ -157,7 +160,10 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
           ?.destinations?.Webhooks,
       (source, message) => later?.beforeFormatting(source, message) ?? Promise.resolve(message),
     ),
-    readings: { recentRates: () => figures.recentRates(), lastHour: () => history.lastHour() },
+    readings: {
+      recentRates: () => figures.recentRates(),
+      lastHour: () => figures.lastHour?.() ?? history.lastHour(),
+    },
     connect: (given) => {
       later = given
     },

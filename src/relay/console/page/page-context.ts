@@ -12,7 +12,7 @@ export interface PageContext extends AdminContext {
   /** Whether the store takes writes (what /healthz answers). */
   health: { report(): HealthReport }
   /** The rates the overview shows, and its charts of the last hour. */
-  metrics: { recentRates(): RecentRates | Promise<RecentRates>; lastHour(): LastHour }
+  metrics: { recentRates(): RecentRates | Promise<RecentRates>; lastHour(): LastHour | Promise<LastHour> }
   now?: () => number
   /** The sources and how a change is stored and spread: the sources view and its actions. */
   sourceAdmin?: Omit<SourcesContext, 'store'>

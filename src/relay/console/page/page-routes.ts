@@ -127,7 +127,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
             sources: context.sources.map((s) => s.name),
             backlog: overview.backlog,
             rates: await context.metrics.recentRates(),
-            lastHour: context.metrics.lastHour(),
+            lastHour: await context.metrics.lastHour(),
             troubled: overview.troubled,
             query: overview.query,
             urls: overview.urls,
