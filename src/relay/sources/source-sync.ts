@@ -1,5 +1,6 @@
-import { log, redactFromLog } from '../log'
+import { redactFromLog } from '../log'
 import type { Notifications } from '../store/notifications/channel'
+import { VersionFollower } from '../store/notifications/version-follower'
 import type { SourceConfigStore } from '../store/source-configs'
 import { decodeReadable } from './readable-sources'
 import type { SecretBox } from '../config/secrets-key'
@@ -32,15 +33,20 @@ export interface SourceSyncDeps {
  */
 export class SourceSync {
   readonly #deps: SourceSyncDeps
-  #applied: number | undefined
-  #queue: Promise<void> = Promise.resolve()
-  #timer: NodeJS.Timeout | undefined
-  #unlisten: (() => Promise<void>) | undefined
+  readonly #follower: VersionFollower
   #forgetSecrets: () => void = () => {}
-  #stopped = false
 
   constructor(deps: SourceSyncDeps) {
     this.#deps = deps
+    this.#follower = new VersionFollower({
+      topic: CONFIG_TOPIC,
+      what: 'configuration',
+      failedEvent: 'config-failed',
+      version: () => deps.store.version(),
+      apply: () => this.#apply(),
+      notifications: deps.notifications,
+      pollMs: deps.pollMs ?? CONFIG_POLL_MS,
+    })
   }
 
   /**
@@ -48,56 +54,29 @@ export class SourceSync {
    * unreadable), then follows changes.
    * @throws {RelayError} `ERR_RELAY_CONFIG` when an API source has a file source's name.
    */
-  async start(): Promise<void> {
-    await this.#apply(await this.#deps.store.version())
-    this.#timer = setInterval(() => void this.refresh(), this.#deps.pollMs ?? CONFIG_POLL_MS).unref()
-    try {
-      this.#unlisten = await this.#deps.notifications.listen(CONFIG_TOPIC, () => void this.refresh())
-    } catch (error) {
-      // The poll still applies every change, a second later.
-      log.warn(`cannot listen for configuration changes, polling for them: ${(error as Error).message}`, {
-        event: 'notifications-lost',
-      })
-    }
+  start(): Promise<void> {
+    return this.#follower.start()
   }
 
   /** Reads the store's version and, when it moved, the sources again. Failures are logged (the next poll tries again). */
   refresh(): Promise<void> {
-    this.#queue = this.#queue.then(async () => {
-      if (this.#stopped) return
-      try {
-        const version = await this.#deps.store.version()
-        if (version !== this.#applied) await this.#apply(version)
-      } catch (error) {
-        log.error(`cannot apply the configuration stored: ${(error as Error).message}`, { event: 'config-failed' })
-      }
-    })
-    return this.#queue
+    return this.#follower.refresh()
   }
 
   /** This relay changed the configuration: apply it here, and tell every other relay on the store. */
-  async changed(): Promise<void> {
-    await this.refresh()
-    await this.#deps.notifications.notify(CONFIG_TOPIC, String(this.#applied ?? 0)).catch((error: unknown) => {
-      log.warn(`cannot announce a configuration change (the others poll for it): ${(error as Error).message}`, {
-        event: 'notifications-lost',
-      })
-    })
+  changed(): Promise<void> {
+    return this.#follower.changed()
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true
-    clearInterval(this.#timer)
-    await this.#queue
-    await this.#unlisten?.().catch(() => {})
+    await this.#follower.stop()
     this.#forgetSecrets()
   }
 
-  async #apply(version: number): Promise<void> {
+  async #apply(): Promise<void> {
     const stored = await this.#deps.store.list()
     const { sources, unreadable } = decodeReadable(stored, this.#deps.box)
     this.#deps.registry.replaceStored(sources, unreadable)
-    this.#applied = version
     // The API sources' secrets are kept out of the log as the file's are.
     const forget = this.#forgetSecrets
     this.#forgetSecrets = redactFromLog(secretsOf(sources))
