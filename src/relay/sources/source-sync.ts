@@ -31,49 +31,33 @@ export interface SourceSyncDeps {
  * store's configuration version moves, told by a notification (PostgreSQL `LISTEN`, or this
  * relay's own changes) or seen by the poll.
  */
-export class SourceSync {
+export class SourceSync extends VersionFollower {
   readonly #deps: SourceSyncDeps
-  readonly #follower: VersionFollower
   #forgetSecrets: () => void = () => {}
 
+  /**
+   * {@link start} reads the API sources into the registry (one it cannot decrypt left out and
+   * listed as unreadable), then follows changes; it throws `ERR_RELAY_CONFIG` when an API source
+   * has a file source's name.
+   */
   constructor(deps: SourceSyncDeps) {
-    this.#deps = deps
-    this.#follower = new VersionFollower({
+    super({
       topic: CONFIG_TOPIC,
       what: 'configuration',
       failedEvent: 'config-failed',
       version: () => deps.store.version(),
-      apply: () => this.#apply(),
       notifications: deps.notifications,
       pollMs: deps.pollMs ?? CONFIG_POLL_MS,
     })
+    this.#deps = deps
   }
 
-  /**
-   * Reads the API sources into the registry (one it cannot decrypt left out and listed as
-   * unreadable), then follows changes.
-   * @throws {RelayError} `ERR_RELAY_CONFIG` when an API source has a file source's name.
-   */
-  start(): Promise<void> {
-    return this.#follower.start()
-  }
-
-  /** Reads the store's version and, when it moved, the sources again. Failures are logged (the next poll tries again). */
-  refresh(): Promise<void> {
-    return this.#follower.refresh()
-  }
-
-  /** This relay changed the configuration: apply it here, and tell every other relay on the store. */
-  changed(): Promise<void> {
-    return this.#follower.changed()
-  }
-
-  async stop(): Promise<void> {
-    await this.#follower.stop()
+  override async stop(): Promise<void> {
+    await super.stop()
     this.#forgetSecrets()
   }
 
-  async #apply(): Promise<void> {
+  protected override async read(): Promise<void> {
     const stored = await this.#deps.store.list()
     const { sources, unreadable } = decodeReadable(stored, this.#deps.box)
     this.#deps.registry.replaceStored(sources, unreadable)

@@ -25,24 +25,21 @@ export interface SuppressionFollowerDeps {
  * whenever the store's version moves, told by a notification (PostgreSQL `LISTEN`, or this
  * relay's own change) or seen by the poll. Ingest reads {@link current} at each message.
  */
-export class SuppressionFollower {
+export class SuppressionFollower extends VersionFollower {
+  readonly #store: SuppressionStore
   #set = new SuppressionSet()
-  readonly #follower: VersionFollower
 
   constructor(deps: SuppressionFollowerDeps) {
     const { store, notifications } = deps
-    this.#follower = new VersionFollower({
+    super({
       topic: SUPPRESSIONS_TOPIC,
       what: 'suppression',
       failedEvent: 'suppressions-failed',
       version: () => store.version(),
-      // The version is read before the list: a change between the two is read again at the next look.
-      apply: async () => {
-        this.#set = new SuppressionSet(await store.list())
-      },
       notifications,
       pollMs: deps.pollMs ?? SUPPRESSIONS_POLL_MS,
     })
+    this.#store = store
   }
 
   /** The suppressions now. */
@@ -50,22 +47,7 @@ export class SuppressionFollower {
     return this.#set
   }
 
-  /** Reads the suppressions, then follows their changes. Rejects when the first read fails. */
-  start(): Promise<void> {
-    return this.#follower.start()
-  }
-
-  /** Reads the version and, when it moved, the suppressions again. Failures are logged (the poll tries again). */
-  refresh(): Promise<void> {
-    return this.#follower.refresh()
-  }
-
-  /** This relay changed the suppressions: apply them here, then tell every other relay on the store. */
-  changed(): Promise<void> {
-    return this.#follower.changed()
-  }
-
-  stop(): Promise<void> {
-    return this.#follower.stop()
+  protected override async read(): Promise<void> {
+    this.#set = new SuppressionSet(await this.#store.list())
   }
 }

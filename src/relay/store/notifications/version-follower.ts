@@ -11,8 +11,6 @@ export interface VersionFollowerOptions {
   failedEvent: string
   /** The store's version of what is followed now: one cheap read. */
   version: () => Promise<number>
-  /** Reads what is followed, as of `version` (read before it), into memory. */
-  apply: (version: number) => Promise<void>
   notifications: Notifications
   /** How often the version is read when no notification comes, ms. */
   pollMs: number
@@ -22,9 +20,10 @@ export interface VersionFollowerOptions {
  * Follows something the store keeps with a version (the API's sources, the suppressions): read at
  * start, then again whenever the version moves, told by a notification (PostgreSQL `LISTEN`, or
  * this relay's own change) or seen by the poll, the fallback when a notification is lost or cannot
- * come (SQLite `--workers` processes share no server). Reads run one at a time, in order.
+ * come (SQLite `--workers` processes share no server). Reads run one at a time, in order. A
+ * follower says what it reads in {@link read}.
  */
-export class VersionFollower {
+export abstract class VersionFollower {
   readonly #options: VersionFollowerOptions
   #applied: number | undefined
   #queue: Promise<void> = Promise.resolve()
@@ -86,8 +85,11 @@ export class VersionFollower {
     await this.#unlisten?.().catch(() => {})
   }
 
+  /** Reads what is followed into memory (after the version: a change between the two is read again). */
+  protected abstract read(): Promise<void>
+
   async #apply(version: number): Promise<void> {
-    await this.#options.apply(version)
+    await this.read()
     this.#applied = version
   }
 }
