@@ -7,7 +7,7 @@
 // msgs/s. The archive is bundled from src/ with esbuild (tsup's); the relay is dist/ (npm run build).
 //   node bench/archive.mjs   (BENCH_MESSAGES, default 20,000; BENCH_FILE_MESSAGES, default 10,000)
 import { fork } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -40,7 +40,8 @@ async function loadArchive() {
     stdin: {
       contents: `export { Archive } from './src/relay/destinations/archive/module'
         export { readArchive } from './src/relay/destinations/archive/reader'
-        export { FileStore } from './src/relay/destinations/archive/file-store'`,
+        export { FileStore } from './src/relay/destinations/archive/file-store'
+        export { rememberStoredJson } from './src/relay/store/stored-json'`,
       resolveDir: root,
       loader: 'ts',
     },
@@ -115,7 +116,7 @@ async function ingest(dir) {
 
 /** B: the archive writing N messages in files of FILE, then reading them back. */
 async function archive(archiveModule, dir, format) {
-  const { Archive, readArchive, FileStore } = archiveModule
+  const { Archive, readArchive, FileStore, rememberStoredJson } = archiveModule
   const folder = join(dir, `archive-${format}`)
   const sender = Archive.create(Archive.parseSettings({ url: `file://${folder}`, format }, 'Archive'), {
     source: 'bench',
@@ -125,13 +126,14 @@ async function archive(archiveModule, dir, format) {
   const batches = []
   for (let i = 0; i < N; i += FILE) {
     batches.push(
-      Array.from({ length: Math.min(FILE, N - i) }, (_, j) => ({
-        deliveryId: i + j + 1,
-        source: 'bench',
-        // As stored: the relay's ingest puts its receivedAt in every message.
-        message: { ...message(i + j), receivedAt },
-        receivedAt,
-      })),
+      Array.from({ length: Math.min(FILE, N - i) }, (_, j) => {
+        // As the store's claim gives it: the stored text (ingest puts its receivedAt in every
+        // message) parsed, the text kept beside it.
+        const text = JSON.stringify({ ...message(i + j), receivedAt })
+        const stored = JSON.parse(text)
+        rememberStoredJson(stored, text)
+        return { deliveryId: i + j + 1, source: 'bench', message: stored, receivedAt }
+      }),
     )
   }
   const cpu = process.cpuUsage()
@@ -141,12 +143,17 @@ async function archive(archiveModule, dir, format) {
   }
   const used = process.cpuUsage(cpu)
   const writeUs = (used.user + used.system) / N
+  // What the files take, hidden notes beside them left out.
+  const files = readdirSync(folder, { recursive: true, withFileTypes: true }).filter(
+    (entry) => entry.isFile() && !entry.name.startsWith('.'),
+  )
+  const bytes = files.reduce((sum, entry) => sum + statSync(join(entry.parentPath, entry.name)).size, 0)
   const started = performance.now()
   let read = 0
   const window = { source: 'bench', since: Date.parse(receivedAt) - 1000, until: Date.now() + 1000 }
   for await (const _ of readArchive(new FileStore(folder), '', window)) read++
   if (read !== N) throw new Error(`read ${read} of ${N}`)
-  return { writeUs, readRate: N / ((performance.now() - started) / 1000) }
+  return { writeUs, bytesPerMessage: bytes / N, readRate: N / ((performance.now() - started) / 1000) }
 }
 
 const median = (values) => {
@@ -163,8 +170,9 @@ try {
     const runDir = mkdtempSync(join(dir, 'run-'))
     rows.ingest.push(await ingest(runDir))
     for (const format of ['ndjson', 'parquet']) {
-      const { writeUs, readRate } = await archive(archiveModule, runDir, format)
+      const { writeUs, readRate, bytesPerMessage } = await archive(archiveModule, runDir, format)
       rows[format].push(writeUs)
+      rows[`${format}Bytes`] = bytesPerMessage
       rows[`${format}Read`].push(readRate)
     }
     const ingestUs = rows.ingest.at(-1)
@@ -172,6 +180,7 @@ try {
       `run ${run + 1}: ingest ${ingestUs.toFixed(1)} µs relay CPU/msg; archive ndjson.gz ` +
         `${rows.ndjson.at(-1).toFixed(1)} µs/msg (${((100 * rows.ndjson.at(-1)) / ingestUs).toFixed(1)} %), ` +
         `parquet ${rows.parquet.at(-1).toFixed(1)} µs/msg (${((100 * rows.parquet.at(-1)) / ingestUs).toFixed(1)} %); ` +
+        `files ${rows.ndjsonBytes.toFixed(1)} / ${rows.parquetBytes.toFixed(1)} bytes/msg; ` +
         `read back ${Math.round(rows.ndjsonRead.at(-1))} / ${Math.round(rows.parquetRead.at(-1))} msgs/s`,
     )
     rmSync(runDir, { recursive: true, force: true })

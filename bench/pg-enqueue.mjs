@@ -1,13 +1,18 @@
 // node bench/pg-enqueue.mjs [--messages 30000] [--batch 200] [--writers 4] [--history 0]
+//   [--days 0 --per-day 30000] [--key-index btree|hash]
 //
 // Ingest's write alone on PostgreSQL: the store's enqueue (what group commit calls), `writers`
 // at once, batches of `batch` messages with UUID ids as the SDK makes them, on a durable server.
 // Prints msgs/s, the server's CPU and WAL per message, and the statements' server time per
 // message (pg_stat_statements). `--history N` first writes N messages (not measured), so the
 // duplicate check looks into a filled partition. For A/B runs of two builds of the store: whole
-// process figures from outside, the printed ones from within.
+// process figures from outside, the printed ones from within. `--days N` first fills the N days
+// before today, each its own partition of `per-day` messages (SQL, not measured): the duplicate
+// check then reads N filled partitions more, as with N days of retention. `--key-index btree`
+// makes the message key's index a B-tree again (as before the hash index's schema step).
 import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
+import pg from 'pg'
 import { importSource } from './load-source.mjs'
 import { measureServer } from './pg-server-cost.mjs'
 import { resetStatements, statementTimes } from './pg-round-trips.mjs'
@@ -19,9 +24,59 @@ const { values: args } = parseArgs({
     batch: { type: 'string', default: '200' },
     writers: { type: 'string', default: '4' },
     history: { type: 'string', default: '0' },
+    days: { type: 'string', default: '0' },
+    'per-day': { type: 'string', default: '30000' },
+    'key-index': { type: 'string', default: 'hash' },
   },
 })
-const [N, BATCH, WRITERS, HISTORY] = [args.messages, args.batch, args.writers, args.history].map(Number)
+const [N, BATCH, WRITERS, HISTORY, DAYS, PER_DAY] = [
+  args.messages,
+  args.batch,
+  args.writers,
+  args.history,
+  args.days,
+  args['per-day'],
+].map(Number)
+const KEY_INDEX = args['key-index']
+if (KEY_INDEX !== 'btree' && KEY_INDEX !== 'hash') throw new Error('--key-index is btree or hash')
+const DAY_MS = 86_400_000
+
+// The N days before today, each a partition of `perDay` messages with UUID ids (random, as the
+// SDK's), written by SQL in one statement a day; then analysed, as autovacuum would.
+async function fillDays(url, days, perDay) {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const today = Math.floor(Date.now() / DAY_MS) * DAY_MS
+    for (let d = 1; d <= days; d++) {
+      const day = today - d * DAY_MS
+      const name = `messages_${new Date(day).toISOString().slice(0, 10).replaceAll('-', '_')}`
+      await client.query(`CREATE TABLE ${name} PARTITION OF messages FOR VALUES FROM (${day}) TO (${day + DAY_MS})`)
+      await client.query(
+        `INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event)
+         SELECT nextval('delivery_ids'), $1::bigint + i, 'web', 'Webhooks', gen_random_uuid()::text, 'track',
+           '{"type":"track","event":"Order Completed"}', 'user-' || (i % 5000), 'Order Completed'
+         FROM generate_series(1, $2::int) AS i`,
+        [day, perDay],
+      )
+    }
+    await client.query('ANALYZE messages')
+  } finally {
+    await client.end()
+  }
+}
+
+// The message key's index made again with the access method `kind` (the store makes a hash index).
+async function useKeyIndex(url, kind) {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query('DROP INDEX messages_key')
+    await client.query(`CREATE INDEX messages_key ON messages USING ${kind} ((md5(message_id)::uuid))`)
+  } finally {
+    await client.end()
+  }
+}
 
 function batchOf(n) {
   return Array.from({ length: n }, (_, i) => {
@@ -54,6 +109,8 @@ try {
     `export { openPostgresStore } from './src/relay/store/postgres/postgres-store'`,
   )
   const store = await openPostgresStore(url, { pool: { max: WRITERS } })
+  await useKeyIndex(url, KEY_INDEX)
+  await fillDays(url, DAYS, PER_DAY)
   await write(store, HISTORY)
   await resetStatements(url)
   const measuring = await measureServer(server)
@@ -66,7 +123,7 @@ try {
   const per = (x) => ((x * 1000) / N).toFixed(1)
   console.log(
     `enqueue, ${N.toLocaleString('en-US')} messages in batches of ${BATCH}, ${WRITERS} writers, ` +
-      `${HISTORY.toLocaleString('en-US')} before: ${Math.round(N / (ms / 1000)).toLocaleString('en-US')} msgs/s; ` +
+      `${HISTORY.toLocaleString('en-US')} before, ${DAYS} days of ${PER_DAY.toLocaleString('en-US')} (${KEY_INDEX} key index): ${Math.round(N / (ms / 1000)).toLocaleString('en-US')} msgs/s; ` +
       `PostgreSQL ${per(cpuMs)} µs CPU and ${Math.round(walBytes / N).toLocaleString('en-US')} bytes of WAL per message`,
   )
   const listed = times.map((t) => `${t.kind} ${per(t.ms)} µs (${t.calls.toLocaleString('en-US')} calls)`)

@@ -3,13 +3,20 @@
 // messages' deliveries written to its outbox (the webhook never answers, so delivery holds back
 // after its first requests). Rounds alternate A B A B; the ratio is taken per pair and its median
 // printed. One message in ten breaks its event's schema (a string revenue: omit removes it).
+// Beside msgs/s, the process's CPU per message acknowledged (both relays run in this process, the
+// other one idle but for its held deliveries): the figure a loaded machine moves least.
 //   BENCH_ROUNDS=8 BENCH_BATCHES=200 node bench/plans.mjs   (after npm run build)
-import { mkdtempSync, rmSync } from 'node:fs'
+//   BENCH_DIST=.tmp/dist-before node bench/plans.mjs   (another build of the package)
+//   BENCH_JSON=file   (the medians, for bench/relay-issue.mjs)
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { request } from 'undici'
-import { createRelay } from '../dist/relay/index.js'
+
+const DIST = process.env.BENCH_DIST ?? join(import.meta.dirname, '..', 'dist')
+const { createRelay } = await import(pathToFileURL(join(DIST, 'relay', 'index.js')).href)
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 150)
@@ -90,10 +97,12 @@ function body() {
   return JSON.stringify({ batch })
 }
 
-// Messages per second acknowledged by `relay` for BATCHES batches, IN_FLIGHT requests at once.
+// Messages per second acknowledged by `relay` for BATCHES batches, IN_FLIGHT requests at once, and
+// the process's CPU µs per message meanwhile.
 async function ingest(relay) {
   const bodies = Array.from({ length: BATCHES }, body)
   let next = 0
+  const cpu = process.cpuUsage()
   const started = process.hrtime.bigint()
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
@@ -109,25 +118,30 @@ async function ingest(relay) {
     }),
   )
   const seconds = Number(process.hrtime.bigint() - started) / 1e9
-  return (BATCHES * BATCH) / seconds
+  const used = process.cpuUsage(cpu)
+  return { rate: (BATCHES * BATCH) / seconds, cpuUs: (used.user + used.system) / (BATCHES * BATCH) }
 }
 
 await ingest(withPlan)
 await ingest(without)
 const ratios = []
+const cpuRatios = []
 for (let round = 0; round < ROUNDS; round++) {
   const a = round % 2 === 0 ? await ingest(withPlan) : undefined
   const b = await ingest(without)
   const a2 = a ?? (await ingest(withPlan))
-  ratios.push(a2 / b)
+  ratios.push(a2.rate / b.rate)
+  cpuRatios.push(a2.cpuUs / b.cpuUs)
   console.log(
-    `round ${round + 1}: with a plan ${a2.toFixed(0)} msg/s, without ${b.toFixed(0)} msg/s, ratio ${(a2 / b).toFixed(3)}`,
+    `round ${round + 1}: with a plan ${a2.rate.toFixed(0)} msg/s (${a2.cpuUs.toFixed(1)} µs CPU each), without ${b.rate.toFixed(0)} msg/s (${b.cpuUs.toFixed(1)} µs), ratio ${(a2.rate / b.rate).toFixed(3)}, CPU ratio ${(a2.cpuUs / b.cpuUs).toFixed(3)}`,
   )
 }
-ratios.sort((x, y) => x - y)
+const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]
 console.log(
-  `median ratio (with a 20-event plan, omit / without a plan): ${ratios[Math.floor(ratios.length / 2)].toFixed(3)}`,
+  `median ratio (with a 20-event plan, omit / without a plan): ${median(ratios).toFixed(3)}; CPU per message ${median(cpuRatios).toFixed(3)}× (one message in ${INVALID_EVERY} violating)`,
 )
+if (process.env.BENCH_JSON)
+  writeFileSync(process.env.BENCH_JSON, JSON.stringify({ ratio: median(ratios), cpuRatio: median(cpuRatios) }))
 for (const req of held) req.socket.destroy()
 await withPlan.close()
 await without.close()

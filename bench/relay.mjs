@@ -31,7 +31,7 @@
 //   (BENCH_CLIENTS, BENCH_CONCURRENCY and BENCH_MAX_IN_FLIGHT_PER_URL set those relay options)
 import { fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -597,3 +597,26 @@ if (tracklet && peer) {
   )
 }
 for (const [title, breakdown, count] of walDetails) printWalBreakdown(title, breakdown, count)
+
+// BENCH_JSON=file: the issue's figures of this run, for bench/relay-issue.mjs to print beside the
+// other store's and the plans' (one run, every figure).
+if (process.env.BENCH_JSON) {
+  const figures = { store: STORE, messages: N, ids: RANDOM_IDS ? 'random' : 'ordered' }
+  if (alone) {
+    figures.ingestOnlyVsInserts = (N - alone.ingest.failed) / (alone.ingest.ms / 1000) / insertRate
+    figures.bothPathsVsRawSenderCpu = (alone.ingest.cpuUs + alone.delivery.cpuUs) / N / rawCpuUs
+  }
+  if (tracklet && peer) {
+    const ingestRate = (run) => (N - run.failed) / run.ingestMs
+    const perMsg = (run, key) => run.serverCost[key] / N
+    figures.peer = {
+      ingest: ingestRate(tracklet) / ingestRate(peer),
+      delivery: peer.deliveredMs / tracklet.deliveredMs,
+      serverCpu: perMsg(tracklet, 'cpuMs') / perMsg(peer, 'cpuMs'),
+      walBytes: perMsg(tracklet, 'walBytes'),
+      peerWalBytes: perMsg(peer, 'walBytes'),
+      statements: tracklet.times?.slice(0, 6).map((t) => ({ kind: t.kind, usPerMessage: (t.ms * 1000) / N })),
+    }
+  }
+  writeFileSync(process.env.BENCH_JSON, JSON.stringify(figures))
+}

@@ -2,6 +2,7 @@ import { redactUrl } from '../../shared/redact-url'
 import { HttpError } from '../http/http-error'
 import { log } from '../log'
 import type { EndpointView } from '../store/endpoints'
+import { statusOf } from '../destinations/status-board'
 import { type FunctionCallsJson, functionCallsJson, functionsOf } from './function-health'
 import type { AdminContext } from './operations'
 import { webhookOfId } from './webhook-urls'
@@ -10,8 +11,15 @@ import { webhookOfId } from './webhook-urls'
  * An endpoint as the admin API answers it: the endpoints view, its times in ISO 8601 as every
  * time of the admin API is (`/v1/deliveries` too), not epoch ms.
  */
-export type EndpointJson = Omit<EndpointView, 'openedAt' | 'pausedAt' | 'nextProbeAt' | 'lastFailure'> & {
+export type EndpointJson = Omit<
+  EndpointView,
+  'openedAt' | 'pausedAt' | 'nextProbeAt' | 'lastFailure' | 'oldestPendingAt'
+> & {
   openedAt?: string
+  /** When the oldest delivery pending for it was written. */
+  oldestPendingAt?: string
+  /** An archive's or a warehouse's last success and conflicts, as this relay process saw them. */
+  destination?: { last?: { at: string; text: string }; conflicts?: number }
   pausedAt?: string
   nextProbeAt?: string
   lastFailure?: Omit<NonNullable<EndpointView['lastFailure']>, 'at'> & { at: string }
@@ -32,10 +40,20 @@ export async function handleEndpoints(context: AdminContext, now: number): Promi
 }
 
 function endpointJson(view: EndpointView): EndpointJson {
-  const { openedAt, pausedAt, nextProbeAt, lastFailure, ...rest } = view
+  const { openedAt, pausedAt, nextProbeAt, lastFailure, oldestPendingAt, ...rest } = view
   const iso = (ms: number) => new Date(ms).toISOString()
+  const status = statusOf(view.id)
   return {
     ...rest,
+    ...(oldestPendingAt === undefined ? {} : { oldestPendingAt: iso(oldestPendingAt) }),
+    ...(status === undefined
+      ? {}
+      : {
+          destination: {
+            ...(status.last === undefined ? {} : { last: { ...status.last, at: iso(status.last.at) } }),
+            ...(status.conflicts === undefined ? {} : { conflicts: status.conflicts }),
+          },
+        }),
     ...(openedAt === undefined ? {} : { openedAt: iso(openedAt) }),
     ...(pausedAt === undefined ? {} : { pausedAt: iso(pausedAt) }),
     ...(nextProbeAt === undefined ? {} : { nextProbeAt: iso(nextProbeAt) }),

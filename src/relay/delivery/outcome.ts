@@ -62,7 +62,9 @@ export function outcomeOf({ delivery, at, attempt, skipped, retries, now }: Sett
       })
     }
     // The common case, built directly (no intermediate object to spread).
-    return { id: delivery.id, at, requests, next: { status: 'delivered' } }
+    const delivered: AttemptOutcome = { id: delivery.id, at, requests, next: { status: 'delivered' } }
+    if (outcome.detail !== undefined) delivered.detail = outcome.detail
+    return delivered
   }
   const base = { id: delivery.id, at, requests }
   // The stored error (admin-only) keeps whole URLs; the log shows them without query strings.

@@ -24,6 +24,26 @@ export interface DestinationModule<Settings = unknown> {
   secrets(settings: Settings): string[]
   /** Builds the live sender of one source's destination; sends nothing yet. */
   create(settings: Settings, context: DestinationContext): DestinationSender
+  /**
+   * The destination's own counters (`tracklet_archive_files_total`), each labelled by source and
+   * fed from the `detail` of its delivered outcomes: the relay registers and feeds them, so a new
+   * destination's series need no code outside its folder.
+   */
+  readonly metrics?: readonly DestinationMetric[]
+  /**
+   * The gauge of how far behind the destination is, seconds since the oldest message still
+   * waiting for it was received (`tracklet_archive_lag_seconds`), per source; none when absent.
+   */
+  readonly lagMetric?: { readonly name: string; readonly help: string }
+}
+
+/** A counter a destination declares (see {@link DestinationModule.metrics}). */
+export interface DestinationMetric {
+  /** The Prometheus name, `tracklet_<destination>_<what>_total`. */
+  readonly name: string
+  readonly help: string
+  /** What one delivered message adds, read from its outcome's `detail` (0: nothing). */
+  count(detail: Readonly<Record<string, unknown>>): number
 }
 
 /** What the relay gives a destination it creates. */
@@ -113,8 +133,12 @@ export type MessageOutcome =
       kind: 'delivered'
       /** The requests made (each target's), for the delivery log and the breaker. */
       requests?: readonly TargetRequest[]
-      /** What a person may want to know (an archive's file key): kept for the stream. */
-      detail?: Record<string, unknown>
+      /**
+       * Facts about the delivery beyond its requests (an archive's file, a warehouse's conflicts):
+       * what the module's {@link DestinationModule.metrics} count. Seen by the attempt's observers;
+       * what a person should read goes in a request's `responseBody`, which the delivery log keeps.
+       */
+      detail?: Readonly<Record<string, unknown>>
     }
   | {
       kind: 'failed'

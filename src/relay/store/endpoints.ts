@@ -54,6 +54,8 @@ export interface EndpointView {
   lastFailure?: EndpointFailure
   /** Deliveries pending for its routes (waiting, parked or in flight). */
   pending: number
+  /** When the oldest of them was written, epoch ms (none pending: absent): an archive's lag. */
+  oldestPendingAt?: number
   /** Its requests of the last five minutes, by every relay. */
   recent: {
     /** Requests answered 2xx. */
@@ -83,6 +85,7 @@ export function toEndpointView(input: {
   routes: readonly Route[]
   circuit: Circuit | undefined
   pending: number
+  oldestPendingAt?: number | undefined
   delivered: number
   failed: number
   p50: number | undefined
@@ -105,6 +108,7 @@ export function toEndpointView(input: {
     ...(state === 'open' && circuit?.nextProbeAt !== undefined ? { nextProbeAt: circuit.nextProbeAt } : {}),
     ...(lastFailure === undefined ? {} : { lastFailure }),
     pending: input.pending,
+    ...(input.oldestPendingAt === undefined ? {} : { oldestPendingAt: input.oldestPendingAt }),
     recent: {
       delivered: input.delivered,
       failed: input.failed,

@@ -1,4 +1,5 @@
 import type { DeliverableMessage } from '../../shared/message'
+import { rememberStoredJson } from './stored-json'
 import type { Route } from './circuits'
 import type { EndpointFailure } from './endpoints'
 import type {
@@ -87,11 +88,13 @@ export function toFailure(row: FailureRow): EndpointFailure {
 
 /** A claimed `deliveries` row, as the worker attempts it. */
 export function toDueDelivery(row: Omit<ClaimedRow, 'next_attempt_at'>): DueDelivery {
+  const message = JSON.parse(row.message) as DeliverableMessage
+  rememberStoredJson(message, row.message)
   return {
     id: Number(row.id),
     source: row.source,
     destination: row.destination,
-    message: JSON.parse(row.message) as DeliverableMessage,
+    message,
     attempts: Number(row.attempts),
     firstAttemptAt: row.first_attempt_at === null ? undefined : Number(row.first_attempt_at),
   }

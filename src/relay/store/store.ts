@@ -232,6 +232,8 @@ export interface AttemptOutcome {
   at: number
   requests: readonly RequestRecord[]
   next: NextStep
+  /** What the destination said of a delivered message (an archive's file): for observers, not stored. */
+  detail?: Readonly<Record<string, unknown>>
 }
 
 /** A filter and page of the delivery log. */

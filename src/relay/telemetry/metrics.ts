@@ -3,6 +3,8 @@ import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind, type SettledAttemp
 import type { LastHour, RecentRates } from '../events/readings'
 import { FunctionMetrics } from './function-metrics'
 import { ViolationMetrics } from './violation-metrics'
+import { DestinationMetrics } from './destination-metrics'
+import { DESTINATIONS } from '../destinations/index'
 import { log } from '../log'
 import type { RoutedSource } from '../config/sources'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
@@ -104,6 +106,8 @@ export class RelayMetrics {
   readonly functions: FunctionMetrics
   /** Violations of tracking plans (docs/plans.md). */
   readonly violations: ViolationMetrics
+  /** The destinations' own series (an archive's files, a warehouse's conflicts). */
+  readonly destinations: DestinationMetrics
   /** Settled attempts not yet added to their series (a scrape adds them first). */
   readonly #tally: AttemptTally
   /** Recent events, for the operator page's rates. */
@@ -197,6 +201,7 @@ export class RelayMetrics {
     })
     this.functions = new FunctionMetrics(registers)
     this.violations = new ViolationMetrics(registers, options.sources)
+    this.destinations = new DestinationMetrics(registers, DESTINATIONS, options.sources)
     this.console = new ConsoleMetrics(registers, routesOf(options.sources))
     this.#startSeries(options.sources)
     this.#tally = new AttemptTally({
@@ -215,6 +220,7 @@ export class RelayMetrics {
   sourcesChanged(sources: readonly RoutedSource[]): void {
     this.#startSeries(sources)
     this.violations.startSeries(sources)
+    this.destinations.startSeries(sources)
     this.console.startSeries(routesOf(sources))
   }
 
@@ -254,6 +260,7 @@ export class RelayMetrics {
     try {
       const outcome = outcomeLabel(attempt)
       this.#tally.add(attempt, outcome)
+      this.destinations.attemptSettled(attempt)
       this.#rates.add(outcome)
     } catch (error) {
       log.error(`metrics: could not count an attempt: ${(error as Error).message}`, { event: 'internal-error' })
@@ -288,8 +295,10 @@ export class RelayMetrics {
   }
 
   async #readNow(storeWide: boolean): Promise<void> {
-    if (storeWide) await this.#readOutbox()
-    else {
+    if (storeWide) {
+      await this.#readOutbox()
+      await this.destinations.readLags(this.#options.store, this.#now())
+    } else {
       this.#outboxDeliveries.reset()
       this.#outboxOldestAge.reset()
     }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { archive } from '../../../src/relay/destinations/archive/index'
 import { ARCHIVE_DEFAULTS, ARCHIVE_LIMITS } from '../../../src/relay/destinations/archive/settings'
 
 const DOC = readFileSync(new URL('../../../docs/archive.md', import.meta.url), 'utf8')
@@ -24,5 +25,15 @@ describe('docs/archive.md', () => {
     for (const [name, { min, max }] of Object.entries(ARCHIVE_LIMITS)) {
       expect(table.get(name)?.meaning, name).toContain(`(${min} to ${max.toLocaleString('en-US')})`)
     }
+  })
+
+  it('lists the series the archive declares, each with its type', () => {
+    const table = DOC.split('## Metrics and the endpoints view')[1]!.split('\n\n')[2]!.split('\n').slice(2)
+    const rows = table.map((row) => row.split('|').map((cell) => cell.trim().replace(/`/g, '')))
+    const declared = [
+      ...(archive.metrics ?? []).map((metric) => [metric.name, 'counter']),
+      [archive.lagMetric!.name, 'gauge'],
+    ]
+    expect(rows.map((cells) => [cells[1], cells[2]])).toEqual(declared)
   })
 })

@@ -18,7 +18,8 @@ describe.each(STORE_KINDS)('POST /v1/functions/test (%s)', (store) => {
   let relay: Relay
   beforeAll(async () => {
     receiver = await startReceiver()
-    relay = await startRelay(receiver.url, {}, store)
+    // No test here runs into functionTimeout: one a loaded machine's scheduling cannot meet.
+    relay = await startRelay(receiver.url, { functionTimeout: 30_000 }, store)
   })
   afterAll(async () => {
     await relay.close()

@@ -9,7 +9,8 @@ describe('calls of a function sent together', () => {
       code: `let seen = 0
         function onTrack(e) { seen++; if (e.event === 'Loop') for (;;) {} return { ...e, properties: { seen } } }`,
       filename: 'batch.js',
-      timeoutMs: 50,
+      // Long enough that every call but the loop meets it on a loaded machine: only the loop runs into it.
+      timeoutMs: 2_000,
     })
     try {
       const events = ['A', 'B', 'Loop', 'C', 'D'].map((event) => ({ type: 'track', event, messageId: event }))
@@ -20,6 +21,53 @@ describe('calls of a function sent together', () => {
       expect(
         results.map((r) => (r.kind === 'event' ? (r.event['properties'] as { seen: number }).seen : null)),
       ).toEqual([1, 2, null, 1, 2])
+    } finally {
+      await sandbox.close()
+    }
+  })
+
+  it("keeps each call's own outcome in a batch: async, a retry, a drop, a promise that never settles", async () => {
+    const sandbox = await FunctionSandbox.start({
+      code: `async function onTrack(e) {
+          console.log('at', e.event)
+          if (e.event === 'Retry') throw new RetryError('later')
+          if (e.event === 'Drop') return null
+          if (e.event === 'Never') return new Promise(() => {})
+          if (e.event === 'Throw') throw new Error('no ' + e.event)
+          return { ...e, properties: { done: true } }
+        }
+        function onIdentify() { return null }`,
+      filename: 'mixed.js',
+      timeoutMs: 30_000,
+    })
+    try {
+      const events = ['A', 'Retry', 'Never', 'Drop', 'Throw', 'B'].map((event) => ({ type: 'track', event }))
+      const results = await Promise.all([...events, { type: 'identify' }].map((e) => sandbox.call(e)))
+      expect(results.map((r) => r.kind)).toEqual(['event', 'retry', 'error', 'drop', 'error', 'event', 'drop'])
+      expect(results[2]).toMatchObject({ message: expect.stringMatching(/never settles/), logs: ['at Never'] })
+      expect(results[4]).toMatchObject({ message: 'no Throw', logs: ['at Throw'] })
+      expect(results.slice(0, 6).map((r) => r.logs)).toEqual(events.map((e) => [`at ${e.event}`]))
+      expect(results[5]).toMatchObject({ event: { event: 'B', properties: { done: true } } })
+    } finally {
+      await sandbox.close()
+    }
+  })
+
+  it('ends only the call that runs out of memory; its batch-mates keep their outcomes', async () => {
+    const sandbox = await FunctionSandbox.start({
+      code: `function onTrack(e) {
+          if (e.event === 'Blow up') { const a = []; for (;;) a.push('x'.repeat(1024) + a.length) }
+          return e
+        }`,
+      filename: 'memory.js',
+      memoryMb: 8,
+      timeoutMs: 30_000,
+    })
+    try {
+      const events = ['A', 'Blow up', 'B'].map((event) => ({ type: 'track', event }))
+      const results = await Promise.all(events.map((e) => sandbox.call(e)))
+      expect(results.map((r) => r.kind)).toEqual(['event', 'error', 'event'])
+      expect(results[1]).toMatchObject({ code: 'ERR_FUNCTION_MEMORY' })
     } finally {
       await sandbox.close()
     }

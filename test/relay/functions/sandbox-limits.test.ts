@@ -17,7 +17,8 @@ import { MAX_MESSAGE_BYTES } from '../../../src/shared/limits'
 const event = { type: 'track', event: 'Signed Up', userId: 'u1', messageId: 'm1', properties: {} }
 
 async function run(code: string, spec: Partial<FunctionSpec> = {}) {
-  const sandbox = await FunctionSandbox.start({ code, filename: 'limits.js', ...spec })
+  // A timeout a loaded machine's scheduling cannot run into, unless the test gives its own.
+  const sandbox = await FunctionSandbox.start({ code, filename: 'limits.js', timeoutMs: 30_000, ...spec })
   try {
     return await sandbox.call(event)
   } finally {

@@ -11,7 +11,8 @@ const event = {
 }
 
 async function run(code: string, input: Record<string, unknown> = event, settings: Record<string, unknown> = {}) {
-  const sandbox = await FunctionSandbox.start({ code, filename: 'test.js', settings })
+  // No call here tests the timeout: one a loaded machine's scheduling cannot run into.
+  const sandbox = await FunctionSandbox.start({ code, filename: 'test.js', settings, timeoutMs: 30_000 })
   try {
     return await sandbox.call(input)
   } finally {
@@ -164,7 +165,9 @@ describe('what a function is given', () => {
     const sandbox = await FunctionSandbox.start({
       code: "function onTrack(e) { if (e.event === 'loop') for (;;) {} return e }",
       filename: 'loop.js',
-      timeoutMs: 50,
+      // Long enough that the call after the loop, on a fresh worker, meets it on a loaded machine:
+      // only the loop runs into it.
+      timeoutMs: 2_000,
     })
     try {
       expect(await sandbox.call({ ...event, event: 'loop' })).toMatchObject({

@@ -80,6 +80,8 @@ describe.each(STORE_KINDS)('the endpoints view (%s)', (kind) => {
       nextProbeAt: now + 4000,
       lastFailure: { at: now - 1000, status: 500, error: 'HTTP 500', responseBody: '{"error":"db pool exhausted"}' },
       pending: 2,
+      // Both written at T0 (the clock of the enqueue): the oldest waiting is what an archive's lag reads.
+      oldestPendingAt: T0,
       recent: { delivered: 0, failed: 2, p50: 4, p99: 6 },
     })
     expect(up).toEqual({

@@ -2,6 +2,7 @@ import type { EndpointView } from '../../store/endpoints'
 import type { HealthReport } from '../../events/readings'
 import { type Html, html } from './html'
 import { layout, truncate, when } from './layout'
+import { destinationNotes } from './destination-notes'
 import { functionNotes } from './function-console'
 import { functionsOf } from '../function-health'
 import type { RecentFunctionCallsView } from '../function-health'
@@ -45,7 +46,7 @@ export function endpointsTable(
   <thead><tr><th>URL</th><th>Sources</th><th>State</th><th>Next probe</th><th>Last error</th><th class="num">Pending</th><th class="num">Delivered 5 min</th><th class="num">Failed 5 min</th><th class="num">p50 / p99</th><th></th></tr></thead>
   <tbody>${endpoints.map(
     (e) => html`<tr>
-    <td class="mono">${e.url}</td>
+    <td class="mono">${e.url}${destinationNotes(e, now)}</td>
     <td>${e.sources.join(', ')}${functionNotes(functionsOf(e.sources, functions), now)}</td>
     <td><span class="circuit ${e.state}">${e.state}</span>${
       e.pausedAt !== undefined && html`<div class="muted">since ${at(e.pausedAt, now)}</div>`

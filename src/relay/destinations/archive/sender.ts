@@ -63,7 +63,13 @@ export class ArchiveSender implements DestinationSender {
     for (const [hour, indexes] of hours) {
       const files = indexes.map((index) => batch[index]!)
       const outcome = await this.#write(hour, files)
-      for (const index of indexes) outcomes[index] = outcome
+      // The file's size and count go with its first message only, so a metrics reader counts each
+      // file once; every message says which file holds it.
+      const rest: MessageOutcome =
+        outcome.kind === 'delivered' ? { ...outcome, detail: { file: outcome.detail?.['file'] } } : outcome
+      indexes.forEach((index, n) => {
+        outcomes[index] = n === 0 ? outcome : rest
+      })
     }
     return outcomes
   }
@@ -93,7 +99,6 @@ export class ArchiveSender implements DestinationSender {
       return { kind: 'failed', retryable, error: message(error), target }
     }
     this.#options.onFile?.({ ...meta, source: this.#options.source, key, bytes: body.byteLength })
-    // The file's size and count travel with each outcome: what a metrics reader counts.
     return { kind: 'delivered', target, detail: { file: key, messages: batch.length, bytes: body.byteLength } }
   }
 

@@ -79,21 +79,34 @@ export function leftByRemoval(schema: SchemaCheck, mended: unknown, before: read
 /**
  * A copy of `value` without the values at `pointers` (each a leaf the checked field's schema
  * refused: a nested property goes, never its parent). Deepest and last array items first, so one
- * removal never moves another's target.
+ * removal never moves another's target. Only the objects and arrays on the way to a removed value
+ * are copied (shallow, once each); everything else is shared with `value`, which is left as it is:
+ * a deep clone of the whole field cost more than the check that found the violation.
  */
 export function withoutPointers(value: unknown, pointers: readonly string[]): unknown {
-  const copy = structuredClone(value)
   const paths = [...new Set(pointers)].map((pointer) => pointer.split('/').slice(1).map(unescapePointer))
   paths.sort((a, b) => compareDescending(a, b))
-  for (const path of paths) remove(copy, path)
+  const copies = new WeakSet<object>()
+  const copy = copyOnce(value, copies)
+  for (const path of paths) remove(copy, path, copies)
   return copy
 }
 
-function remove(root: unknown, path: readonly string[]): void {
+// `value` itself if it is one of `copies` (or not a container), else a shallow copy, noted there.
+function copyOnce(value: unknown, copies: WeakSet<object>): unknown {
+  if (typeof value !== 'object' || value === null || copies.has(value)) return value
+  const copy = Array.isArray(value) ? value.slice() : { ...value }
+  copies.add(copy)
+  return copy
+}
+
+function remove(root: unknown, path: readonly string[], copies: WeakSet<object>): void {
   let parent = root
   for (const key of path.slice(0, -1)) {
-    if (typeof parent !== 'object' || parent === null) return
-    parent = (parent as Record<string, unknown>)[key]
+    if (typeof parent !== 'object' || parent === null || !Object.hasOwn(parent, key)) return
+    const child = copyOnce((parent as Record<string, unknown>)[key], copies)
+    ;(parent as Record<string, unknown>)[key] = child
+    parent = child
   }
   const last = path.at(-1)
   if (last === undefined || typeof parent !== 'object' || parent === null) return

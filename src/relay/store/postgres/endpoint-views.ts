@@ -27,7 +27,10 @@ export async function endpointViews(
   return Promise.all(
     query.endpoints.map(async ({ url, routes }) => {
       const [pending, recent, failure] = await Promise.all([
-        pool.query<{ count: number }>(SQL.pendingFor, [routes.map((r) => r.source), routes.map((r) => r.destination)]),
+        pool.query<{ count: number; oldest: string | null }>(SQL.pendingFor, [
+          routes.map((r) => r.source),
+          routes.map((r) => r.destination),
+        ]),
         pool.query<{ total: number; delivered: number }>(SQL.recentRequests, [url, since]),
         pool.query<FailureRow>(SQL.lastFailure, [url, now - LAST_FAILURE_LOOKBACK_MS]),
       ])
@@ -44,6 +47,7 @@ export async function endpointViews(
         routes,
         circuit: circuits.get(url),
         pending: pending.rows[0]!.count,
+        oldestPendingAt: pending.rows[0]!.oldest === null ? undefined : Number(pending.rows[0]!.oldest),
         delivered,
         failed: total - delivered,
         p50,

@@ -48,6 +48,7 @@ import { PostgresViolations } from './postgres-violations'
 import { PostgresSuppressions } from './suppressions'
 import { makeDaysAhead, pruneSettled } from './partitions'
 import { prepareAttemptsByDay } from './prepare-attempts'
+import { prepareMessageKey } from './prepare-message-key'
 import { migrate } from './schema'
 import { copyToSchema6Online } from './upgrade6'
 import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
@@ -80,6 +81,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   try {
     await copyToSchema6Online(pool)
     await prepareAttemptsByDay(pool)
+    await prepareMessageKey(pool)
     await migrate(pool)
     await makeDaysAhead(pool, options.databaseNow?.() ?? Date.now())
   } catch (error) {

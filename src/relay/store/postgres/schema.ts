@@ -11,6 +11,7 @@ import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 import { POSTGRES_SESSION_ROLE_STEP } from '../session-role-schema'
 import { POSTGRES_ATTEMPTS_BY_DAY_STEP } from './attempts-by-day'
 import { POSTGRES_ENQUEUE_FUNCTION_STEP } from './enqueue-function'
+import { POSTGRES_MESSAGE_KEY_HASH_STEP } from './message-key-hash'
 import { POSTGRES_SCHEMA6_STEP } from './schema6'
 import { POSTGRES_SUPPRESSIONS_STEP } from './suppressions-schema'
 
@@ -180,6 +181,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_SUPPRESSIONS_STEP,
   // Ingest's write in one statement: the messages' locks and the insert in one function.
   POSTGRES_ENQUEUE_FUNCTION_STEP,
+  // The messages' key as a hash index: ingest's duplicate check reads one page per retained day.
+  POSTGRES_MESSAGE_KEY_HASH_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -169,7 +169,7 @@ export const POSTGRES_STATEMENTS = {
     (SELECT count(*) FROM retried)::int AS retried`,
   // The endpoints view: per URL, what waits behind it and how its recent requests went.
   pendingFor: `
-  SELECT count(*)::int AS count FROM queue
+  SELECT count(*)::int AS count, min(created_at) AS oldest FROM queue
   WHERE status = 'pending' AND (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
   recentRequests: `
   SELECT count(*)::int AS total, (count(*) FILTER (WHERE status BETWEEN 200 AND 299))::int AS delivered FROM attempts

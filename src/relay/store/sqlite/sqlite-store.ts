@@ -329,7 +329,7 @@ export class SqliteStore implements Store {
     const { now } = query
     const circuits = new Map((await this.circuits.get(query.endpoints.map((e) => e.url))).map((c) => [c.url, c]))
     return query.endpoints.map(({ url, routes }) => {
-      const pending = this.#sql.get(SQL.pendingFor).pluck().get(routesJson(routes)) as number
+      const waiting = this.#sql.get(SQL.pendingFor).get(routesJson(routes)) as { count: number; oldest: number | null }
       const since = now - RECENT_MS
       const recent = this.#sql.get(SQL.recentRequests).get(url, since) as { total: number; delivered: number }
       const latency = (p: number) =>
@@ -341,7 +341,8 @@ export class SqliteStore implements Store {
         url,
         routes,
         circuit: circuits.get(url),
-        pending,
+        pending: waiting.count,
+        oldestPendingAt: waiting.oldest ?? undefined,
         delivered: recent.delivered,
         failed: recent.total - recent.delivered,
         p50: latency(0.5),

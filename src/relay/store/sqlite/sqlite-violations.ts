@@ -15,33 +15,21 @@ const SQL = {
   counts: violationCountsText(() => '?'),
   prune: 'DELETE FROM violations WHERE id IN (SELECT id FROM violations WHERE at < ? ORDER BY id LIMIT ?)',
   eraseUser: 'DELETE FROM violations WHERE user_id = ?',
+  // Prepared once (db.pragma() prepares its statement anew on every call).
+  relaxed: 'PRAGMA synchronous = NORMAL',
+  durable: 'PRAGMA synchronous = FULL',
 }
 
 /** The {@link ViolationStore} on the relay's SQLite database, over the store's own statements. */
 export class SqliteViolations implements ViolationStore {
   readonly #sql: StatementCache
+  /** The inserts of one call, in one transaction (wrapped once: db.transaction() wraps anew). */
+  readonly #write: (violations: readonly NewViolation[]) => void
 
   constructor(sql: StatementCache) {
     this.#sql = sql
-  }
-
-  async record(violations: readonly NewViolation[]): Promise<void> {
-    if (violations.length === 0) return
-    const insert = this.#sql.get(SQL.insert)
-    const { db } = this.#sql
-    // Without waiting for the disk (synchronous = NORMAL), as the worker's writes: written right
-    // after the request's messages, which did wait; the next commit that waits (the next ingest)
-    // makes it durable too, and a crash of the process loses nothing.
-    db.pragma('synchronous = NORMAL')
-    try {
-      this.#write(violations, insert)
-    } finally {
-      db.pragma('synchronous = FULL')
-    }
-  }
-
-  #write(violations: readonly NewViolation[], insert: ReturnType<StatementCache['get']>): void {
-    this.#sql.db.transaction(() => {
+    const insert = sql.get(SQL.insert)
+    this.#write = sql.db.transaction((violations: readonly NewViolation[]) => {
       for (const v of violations) {
         insert.run(
           Date.parse(v.at),
@@ -55,7 +43,20 @@ export class SqliteViolations implements ViolationStore {
           v.userId ?? null,
         )
       }
-    })()
+    })
+  }
+
+  async record(violations: readonly NewViolation[]): Promise<void> {
+    if (violations.length === 0) return
+    // Without waiting for the disk (synchronous = NORMAL), as the worker's writes: written right
+    // after the request's messages, which did wait; the next commit that waits (the next ingest)
+    // makes it durable too, and a crash of the process loses nothing.
+    this.#sql.get(SQL.relaxed).run()
+    try {
+      this.#write(violations)
+    } finally {
+      this.#sql.get(SQL.durable).run()
+    }
   }
 
   async find(query: ViolationQuery): Promise<ViolationPage> {

@@ -84,7 +84,7 @@ export const SQLITE_STATEMENTS = {
       RETURNING id`,
   // The endpoints view: per URL, what waits behind it and how its recent requests went.
   pendingFor: `
-      SELECT count(*) FROM deliveries
+      SELECT count(*) AS count, min(created_at) AS oldest FROM deliveries
       WHERE status = 'pending' AND (source, destination) IN (${ROUTES_OF_JSON})`,
   recentRequests: `
       SELECT count(*) AS total, coalesce(sum(status BETWEEN 200 AND 299), 0) AS delivered FROM attempts

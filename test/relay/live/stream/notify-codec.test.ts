@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import type { StreamEvent } from '../../../../src/relay/features/live/stream/events'
-import { decodeNotice, encodeNotices, NOTIFY_PAYLOAD_BYTES } from '../../../../src/relay/features/live/stream/notify-codec'
+import {
+  decodeNotice,
+  encodeNotices,
+  NOTIFY_PAYLOAD_BYTES,
+} from '../../../../src/relay/features/live/stream/notify-codec'
 
 const ingested = (n: number, extra = ''): StreamEvent => ({
   kind: 'ingested',

@@ -66,7 +66,8 @@ function isTimestamp(value: string): boolean {
   return isIsoTimestamp(value) && !value.startsWith('0000')
 }
 
-function isInt64(value: number): boolean {
+/** Whether a number is an integer a 64-bit signed `bigint` holds. */
+export function isInt64(value: number): boolean {
   return Number.isInteger(value) && value >= -INT64_LIMIT && value < INT64_LIMIT
 }
 

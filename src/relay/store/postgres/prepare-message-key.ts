@@ -1,0 +1,87 @@
+import type { PoolClient, QueryConfig } from 'pg'
+import { log } from '../../log'
+import { MESSAGE_KEY_EXPRESSION, MESSAGE_KEY_HASH } from './message-key-hash'
+import type { PostgresPool } from '../../kit/postgres/pool'
+import { SCHEMA_UPGRADE_LIMIT_MS } from './schema'
+
+// The step that makes the messages' key a hash index (./message-key-hash.ts) would hold the
+// migration's locks, and ingest with them, while it indexed every retained day. Built here
+// beforehand, one partition at a time and `CONCURRENTLY`, it blocks no writer; the step then
+// only swaps the names. The parent index is made first `ON ONLY` the messages (invalid, empty):
+// a day partition made meanwhile gets its own index with it, and the parent is valid once every
+// partition's index is attached.
+
+// The session lock relays starting together take turns on while one of them builds it ("tracklet"
+// in ASCII, plus three: apart from the migration lock and the other preparations).
+const PREPARE_LOCK = (0x747261636b6c6574n + 3n).toString()
+
+/**
+ * Builds, without blocking writers, the hash index of the messages' key on a database whose key
+ * is still a B-tree. Does nothing on a fresh database or one upgraded already. A partition's
+ * build cut short (an invalid index) is dropped and made again.
+ */
+export async function prepareMessageKey(pool: PostgresPool): Promise<void> {
+  if (!(await needed(pool))) return
+  const client = await pool.connect()
+  const long = (text: string, values?: unknown[]) =>
+    client.query({ text, values, query_timeout: SCHEMA_UPGRADE_LIMIT_MS } as QueryConfig)
+  try {
+    await client.query('SET statement_timeout = 0')
+    await long('SELECT pg_advisory_lock($1)', [PREPARE_LOCK])
+    try {
+      if (!(await needed(client))) return
+      log.info('preparing a hash index on the messages’ key (built without blocking writes)', {
+        event: 'schema-prepare',
+      })
+      await long(
+        `CREATE INDEX IF NOT EXISTS ${MESSAGE_KEY_HASH} ON ONLY messages
+         USING hash (${MESSAGE_KEY_EXPRESSION})`,
+      )
+      for (const partition of await unattached(client)) {
+        const name = `${partition}_key_hash`
+        const { rows } = await client.query<{ valid: boolean }>(
+          'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)',
+          [name],
+        )
+        if (rows[0]?.valid === false) await long(`DROP INDEX ${name}`)
+        if (rows[0]?.valid !== true) {
+          await long(`CREATE INDEX CONCURRENTLY ${name} ON ${partition}
+            USING hash (${MESSAGE_KEY_EXPRESSION})`)
+        }
+        await long(`ALTER INDEX ${MESSAGE_KEY_HASH} ATTACH PARTITION ${name}`)
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [PREPARE_LOCK])
+    }
+  } finally {
+    await client.query('RESET statement_timeout').catch(() => {})
+    client.release()
+  }
+}
+
+// Whether the messages' key is still the B-tree, with no valid hash index beside it.
+async function needed(db: Pick<PostgresPool, 'query'>): Promise<boolean> {
+  const { rows } = await db.query<{ btree: boolean; hashed: boolean }>(
+    `SELECT
+       EXISTS (SELECT 1 FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+               WHERE c.oid = to_regclass('messages_key') AND a.amname = 'btree') AS btree,
+       EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass($1) AND indisvalid) AS hashed`,
+    [MESSAGE_KEY_HASH],
+  )
+  return rows[0]?.btree === true && rows[0].hashed === false
+}
+
+// The messages' partitions (named as made: the relay's own names) with no index attached to the
+// hash index yet.
+async function unattached(client: PoolClient): Promise<string[]> {
+  const { rows } = await client.query<{ name: string }>(
+    `SELECT p.inhrelid::regclass::text AS name FROM pg_inherits p
+     WHERE p.inhparent = 'messages'::regclass
+       AND NOT EXISTS (
+         SELECT 1 FROM pg_inherits i JOIN pg_index x ON x.indexrelid = i.inhrelid
+         WHERE i.inhparent = to_regclass($1) AND x.indrelid = p.inhrelid)
+     ORDER BY 1`,
+    [MESSAGE_KEY_HASH],
+  )
+  return rows.map((r) => r.name)
+}
