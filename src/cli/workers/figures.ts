@@ -23,6 +23,9 @@ export const GAUGE_AGGREGATION: Readonly<Record<string, 'max' | 'min' | 'per-wor
   tracklet_outbox_deliveries: 'max',
   tracklet_outbox_oldest_age_seconds: 'max',
   tracklet_build_info: 'max',
+  // Each worker reports the same configured limit (docs/delivery-controls.md).
+  tracklet_endpoint_rate_limit: 'max',
+  tracklet_endpoint_max_in_flight: 'max',
   tracklet_store_writable: 'min',
   tracklet_circuit_state: 'per-worker',
   tracklet_clock_offset_seconds: 'per-worker',

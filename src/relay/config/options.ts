@@ -1,5 +1,5 @@
 import type { AlertsOptions } from './alerts-option'
-import type { WebhookSettings } from '../../webhooks/index'
+import type { WebhookEntry, WebhookSettings } from '../../webhooks/index'
 import type { LogLevel } from '../log'
 import type { DestinationFunction } from './function-settings'
 import type { DestinationConsent } from './consent-setting'
@@ -8,9 +8,22 @@ import type { TrackingPlan, UnplannedAction, ViolationAction } from './plan'
 /** The destinations a source sends to, by name. Keys are case sensitive. */
 export interface SourceDestinations {
   /** The Webhooks destination's settings (see `tracklet/webhooks`); absent means the source does not use it. */
-  Webhooks?: WebhookSettings & DestinationFunction & DestinationConsent
+  Webhooks?: RelayWebhookSettings & DestinationFunction & DestinationConsent
   /** Any other destination's settings, as its module checks them (`src/relay/destinations/`). */
   [destination: string]: object | undefined
+}
+
+/**
+ * The Webhooks settings as the relay takes them: each webhook may carry its limits, held across
+ * every relay on the store (docs/delivery-controls.md).
+ */
+export interface RelayWebhookSettings extends Omit<WebhookSettings, 'webhooks'> {
+  webhooks: readonly (WebhookEntry & {
+    /** Requests per second at most to this URL, > 0. */
+    ratePerSecond?: number
+    /** Requests in flight at once at most to this URL, an integer ≥ 1. */
+    maxInFlight?: number
+  })[]
 }
 
 /** One source: an application that sends with its own write key. */

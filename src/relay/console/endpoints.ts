@@ -1,7 +1,8 @@
 import { redactUrl } from '../../shared/redact-url'
 import { HttpError } from '../http/http-error'
 import { log } from '../log'
-import type { EndpointView } from '../store/endpoints'
+import { type EndpointView, endpointId } from '../store/endpoints'
+import { type EndpointLimitJson, limitsOf } from './endpoint-limits'
 import { statusOf } from '../destinations/status-board'
 import { type FunctionCallsJson, functionCallsJson, functionsOf } from './function-health'
 import type { AdminContext } from './operations'
@@ -25,16 +26,25 @@ export type EndpointJson = Omit<
   lastFailure?: Omit<NonNullable<EndpointView['lastFailure']>, 'at'> & { at: string }
   /** The functions of its sources, with their calls of the last minutes in this relay (docs/functions.md). */
   functions?: FunctionCallsJson[]
+  /** Its limits, every relay's requests in flight and a hold (docs/delivery-controls.md), when limited. */
+  limit?: EndpointLimitJson
 }
 
 /** `GET /v1/endpoints`: every webhook URL the relay sends to, as the endpoints view shows it. */
 export async function handleEndpoints(context: AdminContext, now: number): Promise<{ endpoints: EndpointJson[] }> {
   const endpoints = [...context.webhooks].map(([url, routes]) => ({ url, routes }))
   const recent = context.functions?.recent(now) ?? []
+  const limits = await limitsOf(
+    context.store.endpointLimits,
+    endpoints.map((e) => e.url),
+    endpointId,
+  )
   return {
     endpoints: (await context.store.endpoints({ endpoints, now })).map((view) => {
       const functions = functionsOf(view.sources, recent).map(functionCallsJson)
-      return functions.length === 0 ? endpointJson(view) : { ...endpointJson(view), functions }
+      const json: EndpointJson = functions.length === 0 ? endpointJson(view) : { ...endpointJson(view), functions }
+      const limit = limits.get(view.id)
+      return limit === undefined ? json : { ...json, limit }
     }),
   }
 }

@@ -23,6 +23,7 @@ import { guardedAgent } from './ssrf'
 import { Worker } from './worker'
 import type { RelayEvents } from '../events/channel'
 import { routesByUrl } from './worker-options'
+import { slotLeaseMs } from './limits/slot-lease'
 
 // On a database shared by several relays, work appears that this relay is not told of: messages
 // another relay took in, retries it scheduled, leases of a relay that died. Each relay looks for
@@ -112,6 +113,8 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     concurrency: options.concurrency,
     leaseTimeout: options.leaseTimeout,
     step,
+    // The per-URL limits, shared through the store by every relay (docs/delivery-controls.md).
+    limits: { store: store.endpointLimits, slotLeaseMs: slotLeaseMs(options.webhookTimeout) },
   }
   const worker = new Worker({
     ...lane,

@@ -4,6 +4,7 @@ import type { Store } from '../store/store'
 import type { BreakerConfig } from './breaker'
 import type { DeliveryStep } from './delivery-step'
 import type { DestinationSender, RetryPolicy } from './destination'
+import type { EndpointLimitStore } from '../store/endpoint-limits'
 
 /**
  * What the worker asks of the store: its claims, leases and outcomes (the live outbox's, or a
@@ -32,6 +33,11 @@ export interface WorkerOptions {
    * send to URLs. Without it, every due delivery is attempted.
    */
   breaker?: BreakerConfig
+  /**
+   * The per-URL limits' shared budget (docs/delivery-controls.md) and how long a slot taken there
+   * is leased. Without it, a destination's target limits are not held.
+   */
+  limits?: { store: EndpointLimitStore; slotLeaseMs: number }
   /** The step each delivery passes through before it takes a URL's slot and is formatted (`delivery-step.ts`): the functions. */
   step?: DeliveryStep | undefined
   /** Told of every attempt's outcome as it settles (metrics). Must not throw. */

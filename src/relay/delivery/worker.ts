@@ -1,7 +1,7 @@
 import type { Route } from '../store/circuits'
 import type { AttemptOutcome, DueDelivery } from '../store/store'
 import { Breaker, type CircuitSnapshot, type Plan } from './breaker'
-import { type AttemptResult, breakerRequestsOf, type RetryPolicy } from './destination'
+import { type AttemptResult, breakerRequestsOf, requestsOf, type RetryPolicy } from './destination'
 import { tellObserver } from './attempt-observer'
 import { withConsole } from './attempt-console'
 import { IdleSignal } from './idle'
@@ -16,8 +16,12 @@ import { Gathering } from './gathering'
 import { type ClaimHost, claimDue } from './claim'
 import type { SettledAttempt } from '../events/kinds'
 import { routesByUrl, type Sending, type WorkerOptions, type WorkerStore } from './worker-options'
-import type { DestinationSender } from '../destinations/destination'
+import type { DestinationSender, TargetLimits } from '../destinations/destination'
 import type { SendOne } from './send'
+import { redactUrl } from '../../shared/redact-url'
+import { UrlLimits, type UrlLimitSnapshot } from './limits/url-limits'
+import { limitsByUrl } from './limits/limits-by-url'
+import { type Deferral, deferralOf } from './limits/hold'
 
 export type { SettledAttempt, WorkerOptions }
 
@@ -51,6 +55,8 @@ export class Worker {
   readonly #leases: Leases
   /** Outcomes waiting to be written together in one transaction. */
   readonly #outcomes: ReturnType<typeof outcomeWriter>
+  /** Deliveries being put back by a receiver's hold. */
+  #deferring = 0
   /** No new attempts start (closing). */
   #stopping = false
   /** Outcomes arriving now are dropped: their deliveries are still pending, leased until expiry. */
@@ -65,6 +71,12 @@ export class Worker {
   readonly #claimHost: ClaimHost
   /** The batches being gathered, for destinations that send several messages at once. */
   readonly #gathering = new Gathering()
+  /** The per-URL limits shared through the store (docs/delivery-controls.md), when given. */
+  readonly #limits: UrlLimits | undefined
+  /** Each URL's limits, read again when the sources change. */
+  readonly #limitsByUrl: Map<string, TargetLimits>
+  /** The limited URLs each delivery in flight took room on, by its id. */
+  readonly #admitted = new Map<number, readonly string[]>()
 
   constructor(options: WorkerOptions) {
     this.#store = options.store
@@ -106,6 +118,18 @@ export class Worker {
       stepped: (lane, d) =>
         this.#stepped(lane, d, this.#prepared.has(d) ? undefined : this.#step?.of(d.source, d.destination)),
     }
+    this.#limitsByUrl = limitsByUrl(options.destinations)
+    if (options.limits !== undefined) {
+      this.#limits = new UrlLimits({
+        ...options.limits,
+        owner: this.#owner,
+        limits: this.#limitsByUrl,
+        resume: (url) => this.#resume(url),
+        settled: () => this.#idle.check(),
+        now: this.#now,
+      })
+      this.#limits.declare()
+    }
     const breaker = options.breaker
     if (breaker !== undefined) {
       this.#breaker = new Breaker(breaker, {
@@ -130,7 +154,16 @@ export class Worker {
    * Empty without a breaker.
    */
   circuits(): CircuitSnapshot[] {
-    return this.#breaker?.circuits() ?? []
+    const limits = new Map(this.limits().map(({ url, ...limit }) => [redactUrl(url), limit]))
+    return (this.#breaker?.circuits() ?? []).map((circuit) => {
+      const limit = limits.get(circuit.url)
+      return limit === undefined ? circuit : { ...circuit, limit }
+    })
+  }
+
+  /** Each limited URL's limits and what waits behind them here (for metrics). Empty without limits. */
+  limits(): UrlLimitSnapshot[] {
+    return this.#limits?.snapshot() ?? []
   }
 
   /**
@@ -147,6 +180,9 @@ export class Worker {
       if (!this.#lanes.has(source)) this.#lanes.set(source, new Lane(source))
     this.#routes.clear()
     for (const [url, routed] of routesByUrl(this.#destinations)) this.#routes.set(url, routed)
+    this.#limitsByUrl.clear()
+    for (const [url, limits] of limitsByUrl(this.#destinations)) this.#limitsByUrl.set(url, limits)
+    this.#limits?.declare()
     this.wake()
   }
 
@@ -177,6 +213,7 @@ export class Worker {
     clearTimeout(timer)
     await this.#outcomes.stop()
     await this.#breaker?.stop()
+    await this.#limits?.stop()
     this.#closed = true
     // Outcomes that could not be written now are left: their deliveries are pending (leased until expiry).
     this.#leases.stop()
@@ -231,10 +268,26 @@ export class Worker {
         continue
       }
       const urls = this.#urlsOf(delivery)
-      const plan: Plan =
+      let plan: Plan =
         this.#breaker === undefined || urls.length === 0
           ? { kind: 'send', urls: [], skipped: [] }
           : this.#breaker.plan(urls, delivery.firstAttemptAt, this.#now())
+      const step =
+        plan.kind === 'send' && !this.#prepared.has(delivery)
+          ? this.#step?.of(delivery.source, delivery.destination)
+          : undefined
+      // Room on the limited URLs is taken last, right before the send (a step runs first, unlimited).
+      if (plan.kind === 'send' && step === undefined && this.#limits !== undefined) {
+        const target = plan.urls.length > 0 ? plan.urls : urls
+        const behind = () =>
+          lane.buffer.filter((d) => d !== delivery && d.destination === delivery.destination).map((d) => d.id)
+        if (this.#limits.admit(delivery.id, target, behind) !== undefined) plan = { kind: 'wait' }
+        else
+          this.#admitted.set(
+            delivery.id,
+            target.filter((url) => this.#limitsByUrl.has(url)),
+          )
+      }
       if (plan.kind === 'wait') {
         waiting ??= new Set()
         waiting.add(delivery.destination)
@@ -243,10 +296,6 @@ export class Worker {
         continue
       }
       lane.buffer.splice(index, 1)
-      const step =
-        plan.kind === 'send' && !this.#prepared.has(delivery)
-          ? this.#step?.of(delivery.source, delivery.destination)
-          : undefined
       if (step !== undefined) {
         this.#prepare(lane, delivery, step)
       } else if (plan.kind === 'send') {
@@ -353,12 +402,35 @@ export class Worker {
       const logs = this.#prepared.get(delivery)
       if (logs !== undefined) attempt = { ...attempt, logs }
     } finally {
-      // Frees the targets' slots and counts each answer towards its circuit, even if the attempt broke.
+      // Frees the targets' slots and counts each answer towards its circuit, even if the attempt
+      // broke; a receiver's 429 with Retry-After to a limited URL holds it instead.
+      const admitted = this.#admitted.get(delivery.id)
+      if (admitted !== undefined) {
+        this.#admitted.delete(delivery.id)
+        this.#limits!.release(admitted, requestsOf(attempt))
+      }
       if (sending !== undefined) {
-        this.#breaker!.settle(sending.urls, breakerRequestsOf(attempt, sending.urls), sending.probe)
+        const requests = breakerRequestsOf(attempt, sending.urls)
+        this.#breaker!.settle(sending.urls, this.#limits?.forBreaker(requests) ?? requests, sending.probe)
       }
     }
+    const deferral = this.#limits === undefined ? undefined : deferralOf(attempt, this.#limitsByUrl)
+    if (deferral !== undefined) return this.#defer(lane, delivery, deferral, joined === undefined)
     this.#finish(lane, delivery, at, attempt, sending?.skipped ?? [], joined === undefined)
+  }
+
+  // Held by its receiver's 429: back to the outbox for the Retry-After, not counted as an attempt.
+  #defer(lane: Lane, delivery: DueDelivery, deferral: Deferral, holdsSlot: boolean): void {
+    if (this.#closed) return
+    if (holdsSlot) lane.running--
+    this.#deferring++
+    this.#limits!.deferStore(this.#owner, delivery.id, deferral)
+      .then(() => this.#leases.settled([delivery.id]))
+      .finally(() => {
+        this.#deferring--
+        this.#schedulePump(lane)
+        this.#idle.check()
+      })
   }
 
   // Judges a settled attempt, tells the observer, and queues its outcome.
@@ -391,6 +463,7 @@ export class Worker {
 
   #isIdle(): boolean {
     if (this.#outcomes.busy || this.#breaker?.busy || this.#gathering.busy) return false
+    if (this.#limits?.busy || this.#deferring > 0) return false
     for (const lane of this.#lanes.values()) {
       if (lane.running > 0 || lane.busy) return false
     }

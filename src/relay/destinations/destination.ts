@@ -83,6 +83,11 @@ export interface DestinationSender {
    */
   readonly targets: readonly string[]
   /**
+   * Limits per target (docs/delivery-controls.md): its rate and requests in flight, held across
+   * every relay on the store. A target without an entry is limited only by the relay's options.
+   */
+  readonly limits?: ReadonlyMap<string, TargetLimits>
+  /**
    * How many due deliveries the lane gathers, and how long it waits for more, before one
    * {@link sendBatch} (Webhooks: 1 and 0). Deliveries gathered stay leased (their leases renewed)
    * until settled.
@@ -153,3 +158,11 @@ export type MessageOutcome =
 
 /** The platform's default batching: one message at a time, at once. */
 export const ONE_AT_A_TIME: Batching = Object.freeze({ maxMessages: 1, maxWaitMs: 0 })
+
+/** A target's limits (docs/delivery-controls.md), each counted across every relay on the store. */
+export interface TargetLimits {
+  /** Requests per second at most, > 0 (with at most one second's worth in a burst). */
+  readonly ratePerSecond?: number
+  /** Requests in flight at once at most, an integer ≥ 1. */
+  readonly maxInFlight?: number
+}

@@ -15,6 +15,18 @@ export interface CircuitSnapshot {
   /** This relay's requests in flight to it now. */
   inFlight: number
   lastError?: string
+  /** Its limits (docs/delivery-controls.md) and what waits behind them here, when it has any. */
+  limit?: EndpointLimitSnapshot
+}
+
+/** A limited URL's limits and what this relay holds back behind them. */
+export interface EndpointLimitSnapshot {
+  ratePerSecond?: number
+  maxInFlight?: number
+  /** This relay's deliveries waiting for its room now. */
+  waiting: number
+  /** Deliveries this relay held back for it, ever: by its rate, its requests in flight, a Retry-After. */
+  held: Readonly<Record<'rate' | 'in_flight' | 'retry_after', number>>
 }
 
 /** The circuit of `url` (none: closed) with this relay's `inFlight` requests there, as metrics show it. */

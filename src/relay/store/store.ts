@@ -7,6 +7,7 @@ import type { ReplayStore } from './replays'
 import type { SessionStore } from './sessions'
 import type { SourceConfigStore } from './source-configs'
 import type { SuppressionStore } from './suppressions'
+import type { EndpointLimitStore } from './endpoint-limits'
 import type { ViolationStore } from './violations'
 
 export type { ClaimRequest, DeliveryFilter, DeliveryStatus, DueDelivery }
@@ -47,6 +48,8 @@ export interface Store {
   readonly violations: ViolationStore
   /** The suppressed users (docs/privacy.md), shared by every relay on the store. */
   readonly suppressions: SuppressionStore
+  /** The per-URL limits' shared budget (docs/delivery-controls.md), in the same database. */
+  readonly endpointLimits: EndpointLimitStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source

@@ -3,6 +3,7 @@ import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind, type SettledAttemp
 import type { LastHour, RecentRates } from '../events/readings'
 import { FunctionMetrics } from './function-metrics'
 import { ViolationMetrics } from './violation-metrics'
+import { LimitMetrics } from './limit-metrics'
 import { DestinationMetrics } from './destination-metrics'
 import { DESTINATIONS } from '../destinations/index'
 import { log } from '../log'
@@ -98,6 +99,8 @@ export class RelayMetrics {
   readonly #storeWritable: Gauge
   readonly #circuitState: Gauge<'url' | 'state'>
   readonly #urlInFlight: Gauge<'url'>
+  /** The per-URL limits' series (docs/delivery-controls.md). */
+  readonly #limits: LimitMetrics
   /** The clock offset's reader ({@link RelayMetrics.clockOffset}); none on SQLite. */
   #clockOffset: (() => number | undefined) | undefined
   /** Issue 20's series: ingest durations, answers by status class, build info. */
@@ -179,6 +182,7 @@ export class RelayMetrics {
       labelNames: ['url', 'state'],
       registers,
     })
+    this.#limits = new LimitMetrics(registers)
     this.#urlInFlight = new Gauge({
       name: 'tracklet_webhook_requests_in_flight',
       help: "This relay's requests in flight to each webhook URL (by origin and path), bounded by maxInFlightPerUrl.",
@@ -316,6 +320,7 @@ export class RelayMetrics {
       }
       this.#urlInFlight.set({ url: circuit.url }, circuit.inFlight)
     }
+    this.#limits.read(this.#options.circuits?.() ?? [])
   }
 
   // Sets the outbox gauges from one backlog query: 0 for every configured source with nothing

@@ -45,6 +45,7 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
     alertClaims: store.alertClaims,
     violations: store.violations,
     suppressions: store.suppressions,
+    endpointLimits: store.endpointLimits,
     enqueue: watch('deliveries', store.enqueue, (deliveries) =>
       deliveries.reduce((sum, d) => sum + Buffer.byteLength(d.json), 0),
     ),

@@ -6,6 +6,7 @@ import { destinationNotes } from './destination-notes'
 import { functionNotes } from './function-console'
 import { functionsOf } from '../function-health'
 import type { RecentFunctionCallsView } from '../function-health'
+import type { EndpointLimitJson } from '../endpoint-limits'
 
 /** What the endpoints view shows. */
 export interface EndpointsView {
@@ -14,6 +15,8 @@ export interface EndpointsView {
   endpoints: readonly EndpointView[]
   /** Each function's calls of the last minutes in this relay. */
   functions?: readonly RecentFunctionCallsView[] | undefined
+  /** The limited endpoints' limits, by id (docs/delivery-controls.md). */
+  limits?: ReadonlyMap<string, EndpointLimitJson> | undefined
   notice: string | undefined
   refreshSeconds: number | undefined
   now: number
@@ -28,7 +31,7 @@ export function endpointsPage(view: EndpointsView): Html {
 ${view.notice !== undefined && html`<p class="notice" role="status">${view.notice}</p>`}
 <h1>Endpoints</h1>
 <p class="muted">Each webhook URL (query string hidden), as every relay sharing this store sees it: counts and latency over the last 5 minutes.</p>
-${endpointsTable(view.endpoints, view.csrfToken, view.now, view.functions)}
+${endpointsTable(view.endpoints, view.csrfToken, view.now, view.functions, view.limits)}
 </main>`,
     view,
   )
@@ -40,10 +43,11 @@ export function endpointsTable(
   csrfToken: string,
   now: number,
   functions: readonly RecentFunctionCallsView[] = [],
+  limits: ReadonlyMap<string, EndpointLimitJson> = new Map(),
 ): Html {
   if (endpoints.length === 0) return html`<p class="muted">No webhook URL is configured.</p>`
   return html`<table class="endpoints">
-  <thead><tr><th>URL</th><th>Sources</th><th>State</th><th>Next probe</th><th>Last error</th><th class="num">Pending</th><th class="num">Delivered 5 min</th><th class="num">Failed 5 min</th><th class="num">p50 / p99</th><th></th></tr></thead>
+  <thead><tr><th>URL</th><th>Sources</th><th>State</th><th>Next probe</th><th>Last error</th><th class="num">Pending</th><th class="num">Delivered 5 min</th><th class="num">Failed 5 min</th><th class="num">p50 / p99</th><th>Limit</th><th></th></tr></thead>
   <tbody>${endpoints.map(
     (e) => html`<tr>
     <td class="mono">${e.url}${destinationNotes(e, now)}</td>
@@ -66,10 +70,24 @@ export function endpointsTable(
     <td class="num">${e.recent.delivered}</td>
     <td class="num">${e.recent.failed}</td>
     <td class="num">${e.recent.p50 === undefined ? '–' : `${e.recent.p50} / ${e.recent.p99 ?? '–'} ms`}</td>
+    <td>${limitCell(limits.get(e.id), now)}</td>
     <td>${pauseForm(e, csrfToken)}</td>
   </tr>`,
   )}</tbody>
 </table>`
+}
+
+// A limited endpoint's limits, every relay's requests in flight, and a receiver's hold.
+function limitCell(limit: EndpointLimitJson | undefined, now: number): Html | string {
+  if (limit === undefined) return '–'
+  const parts = [
+    limit.ratePerSecond === undefined ? undefined : `${limit.ratePerSecond}/s`,
+    limit.maxInFlight === undefined ? undefined : `${limit.inFlight} of ${limit.maxInFlight} in flight`,
+  ].filter((part) => part !== undefined)
+  return html`<span class="limit">${parts.join(' · ')}</span>${
+    limit.heldUntil !== undefined &&
+    html`<div class="muted">held (Retry-After) until ${at(Date.parse(limit.heldUntil), now)}</div>`
+  }`
 }
 
 function pauseForm(endpoint: EndpointView, csrfToken: string): Html {

@@ -1,3 +1,5 @@
+import { limitsOf } from '../endpoint-limits'
+import { endpointId } from '../../store/endpoints'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { queryValues } from '../delivery-filter'
 import { handlePause, handleResume } from '../endpoints'
@@ -55,6 +57,11 @@ export function consoleRoutes(kit: ConsoleKit): Route[] {
             health: context.health.report(),
             endpoints: await context.store.endpoints({ endpoints, now: now() }),
             functions: context.functions?.recent(now()),
+            limits: await limitsOf(
+              context.store.endpointLimits,
+              endpoints.map((e) => e.url),
+              endpointId,
+            ),
             notice: done === null ? undefined : NOTICES[done],
             refreshSeconds: refreshOf(url),
             now: now(),

@@ -1,9 +1,12 @@
 import { didYouMean } from '../../../shared/nearest-name'
+import { isPlainObject } from '../../../shared/validate'
 import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination, type WebhookSettings } from '../../../webhooks/index'
 import { webhookConfigProblems } from '../../../webhooks/settings'
-import { RelayConfigError } from '../../errors'
+import { RelayConfigError, type RelayConfigProblem } from '../../errors'
 import type { DestinationModule, RetryPolicy } from '../destination'
 import { webhookSender } from './sender'
+import { withoutLimits } from '../limit-settings'
+import { splitWebhookLimits } from './limits'
 
 /** The platform's retries: its schedule within its 4-hour window. */
 export const WEBHOOK_RETRIES: RetryPolicy = Object.freeze({ schedule: nextAttemptAt, window: RETRY_WINDOW_MS })
@@ -15,17 +18,27 @@ export const WEBHOOK_RETRIES: RetryPolicy = Object.freeze({ schedule: nextAttemp
 export const webhooks: DestinationModule<WebhookSettings> = {
   name: 'Webhooks',
   parseSettings(raw, path) {
+    // The relay's per-URL limits and the destination's own settings: every problem of both named.
+    const problems: RelayConfigProblem[] = []
+    let settings: unknown
+    try {
+      settings = splitWebhookLimits(raw, path).settings
+    } catch (error) {
+      if (!(error instanceof RelayConfigError)) throw error
+      problems.push(...error.problems)
+      settings = withoutEveryLimit(raw)
+    }
     // The destination's own checks, every problem of them: its constructor throws only the first.
-    const problems = webhookConfigProblems(raw)
-    if (problems.length > 0) {
-      const listed = problems.map((error) => {
-        const prefix = `Invalid webhook setting ${error.setting}: `
-        const problem = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
-        const field = error.setting === 'settings' ? path : `${path}.${error.setting}`
-        return { field, message: withHint(problem, error.setting) }
-      })
-      const first = listed[0]!
-      throw new RelayConfigError(first.field, first.message, { cause: problems[0], problems: listed })
+    const found = webhookConfigProblems(settings)
+    for (const error of found) {
+      const prefix = `Invalid webhook setting ${error.setting}: `
+      const problem = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
+      const field = error.setting === 'settings' ? path : `${path}.${error.setting}`
+      problems.push({ field, message: withHint(problem, error.setting) })
+    }
+    const first = problems[0]
+    if (first !== undefined) {
+      throw new RelayConfigError(first.field, first.message, { cause: found[0], problems })
     }
     // A deep copy, so later changes to the caller's objects never reach the running relay.
     return structuredClone(raw) as WebhookSettings
@@ -37,13 +50,14 @@ export const webhooks: DestinationModule<WebhookSettings> = {
     for (const entry of settings.webhooks ?? []) found.push(...Object.values(entry.headers ?? {}))
     return found.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0)
   },
-  create(settings, context) {
-    const destination = new WebhookDestination(settings, {
+  create(raw, context) {
+    const { settings, limits } = splitWebhookLimits(raw, 'settings')
+    const destination = new WebhookDestination(settings as WebhookSettings, {
       timeout: context.limits.timeout,
       dispatcher: context.agent,
       responseBodyLimit: context.limits.responseBodyLimit,
     })
-    return webhookSender(destination, WEBHOOK_RETRIES)
+    return { ...webhookSender(destination, WEBHOOK_RETRIES), limits }
   },
 }
 
@@ -53,4 +67,11 @@ function withHint(problem: string, setting: string): string {
   const allowed = /is not a known setting; allowed: (.+)$/.exec(problem)?.[1]
   if (allowed === undefined) return problem
   return `${problem}${didYouMean(setting.split('.').at(-1)!, allowed.split(', '))}`
+}
+
+// The settings without any webhook's limits, for the destination's checks once the limits were refused.
+function withoutEveryLimit(raw: unknown): unknown {
+  if (!isPlainObject(raw) || !Array.isArray(raw['webhooks'])) return raw
+  const webhooks = raw['webhooks'].map((entry: unknown) => (isPlainObject(entry) ? withoutLimits(entry) : entry))
+  return { ...raw, webhooks }
 }

@@ -13,7 +13,7 @@ const REPLAY_POLL_MS = 1000
 
 /** What a replay lane needs: the live worker's settings, and the outbox it shares. */
 export interface ReplayLaneOptions
-  extends Pick<WorkerOptions, 'destinations' | 'retries' | 'concurrency' | 'leaseTimeout' | 'step'> {
+  extends Pick<WorkerOptions, 'destinations' | 'retries' | 'concurrency' | 'leaseTimeout' | 'step' | 'limits'> {
   store: Pick<Store, 'replays' | 'renew' | 'release' | 'record'>
 }
 
@@ -122,6 +122,8 @@ function stepByTarget(step: DeliveryStep | undefined): DeliveryStep | undefined 
 function toOneUrl(destination: DestinationSender, url: string): DestinationSender {
   return {
     targets: [url],
+    // A replay's copies count against the URL's limits as live deliveries do.
+    ...(destination.limits === undefined ? {} : { limits: destination.limits }),
     batching: destination.batching,
     retries: destination.retries,
     sendBatch: async (batch) => {

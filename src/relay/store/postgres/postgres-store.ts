@@ -46,6 +46,7 @@ import { PostgresSessions } from './postgres-sessions'
 import { PostgresSourceConfigs } from './postgres-source-configs'
 import { PostgresViolations } from './postgres-violations'
 import { PostgresSuppressions } from './suppressions'
+import { PostgresEndpointLimits } from './endpoint-limits'
 import { makeDaysAhead, pruneSettled } from './partitions'
 import { prepareAttemptsByDay } from './prepare-attempts'
 import { prepareMessageKey } from './prepare-message-key'
@@ -108,6 +109,7 @@ export class PostgresStore implements Store {
   readonly alertClaims: Store['alertClaims']
   readonly violations: Store['violations']
   readonly suppressions: Store['suppressions']
+  readonly endpointLimits: Store['endpointLimits']
   /** The connection pool, this store's alone (its circuits share it). */
   readonly #pool: PostgresPool
   /** The relay's clock: the clock of the times callers pass and are given. */
@@ -130,6 +132,7 @@ export class PostgresStore implements Store {
     this.alertClaims = new PostgresAlertClaims(pool)
     this.violations = new PostgresViolations(pool)
     this.suppressions = new PostgresSuppressions(pool)
+    this.endpointLimits = new PostgresEndpointLimits(pool, options)
   }
 
   // The statements' clock parameter: null, so they read the database's clock, unless a test stands in for it.

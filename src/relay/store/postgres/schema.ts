@@ -14,6 +14,7 @@ import { POSTGRES_ENQUEUE_FUNCTION_STEP } from './enqueue-function'
 import { POSTGRES_MESSAGE_KEY_HASH_STEP } from './message-key-hash'
 import { POSTGRES_SCHEMA6_STEP } from './schema6'
 import { POSTGRES_SUPPRESSIONS_STEP } from './suppressions-schema'
+import { POSTGRES_ENDPOINT_LIMITS_STEP } from './endpoint-limits-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -183,6 +184,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_ENQUEUE_FUNCTION_STEP,
   // The messages' key as a hash index: ingest's duplicate check reads one page per retained day.
   POSTGRES_MESSAGE_KEY_HASH_STEP,
+  // The per-URL limits' shared budget (docs/delivery-controls.md).
+  POSTGRES_ENDPOINT_LIMITS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

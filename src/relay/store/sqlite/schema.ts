@@ -14,6 +14,7 @@ import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 import { SQLITE_SESSION_ROLE_STEP } from '../session-role-schema'
 import { SQLITE_ORIGINALS_TIME_STEP } from './originals-time-index'
 import { SQLITE_SUPPRESSIONS_STEP } from './suppressions-schema'
+import { SQLITE_ENDPOINT_LIMITS_STEP } from './endpoint-limits-schema'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
 export type SqliteDatabase = Database.Database
@@ -150,6 +151,8 @@ export const MIGRATIONS: readonly string[] = [
   SQLITE_ORIGINALS_TIME_STEP,
   // Suppressed users (docs/privacy.md).
   SQLITE_SUPPRESSIONS_STEP,
+  // The per-URL limits' shared budget (docs/delivery-controls.md).
+  SQLITE_ENDPOINT_LIMITS_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

@@ -51,6 +51,7 @@ import { SqliteSourceConfigs } from './sqlite-source-configs'
 import type { SourceConfigStore } from '../source-configs'
 import { SqliteViolations } from './sqlite-violations'
 import { SqliteSuppressions } from './suppressions'
+import { SqliteEndpointLimits } from './endpoint-limits'
 import type { ViolationStore } from '../violations'
 import { StatementCache } from './statement-cache'
 import { WalSync } from './wal-sync'
@@ -91,6 +92,7 @@ export class SqliteStore implements Store {
   readonly alertClaims: AlertClaimStore
   readonly violations: ViolationStore
   readonly suppressions: SqliteSuppressions
+  readonly endpointLimits: SqliteEndpointLimits
   /** The database, this store's alone. */
   readonly #db: SqliteDatabase
   /** The time source, epoch ms (injectable so retry windows can be tested without waiting). */
@@ -132,6 +134,7 @@ export class SqliteStore implements Store {
     this.alertClaims = new SqliteAlertClaims(sql)
     this.violations = new SqliteViolations(sql)
     this.suppressions = new SqliteSuppressions(sql)
+    this.endpointLimits = new SqliteEndpointLimits(sql, now)
 
     // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
     const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))
