@@ -3,11 +3,12 @@ import { dirname, join, normalize, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
-// The relay's layout (docs/architecture.md): areas by who uses them, on layers beneath them.
+// The relay's layout (docs/architecture.md): features above areas by who uses them, on layers
+// beneath them, each layer on the ones before it in this list (kit at the bottom).
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const SRC = join(ROOT, 'src')
 const AREAS = ['ingest', 'delivery', 'console', 'telemetry']
-const LAYERS = ['store', 'config', 'destinations', 'http', 'net', 'events']
+const LAYERS = ['kit', 'http', 'net', 'destinations', 'config', 'store', 'events', 'sources']
 
 /** Every TypeScript file under `src/`, by its path from the repository root. */
 function sourceFiles(folder = SRC): string[] {
@@ -124,18 +125,22 @@ describe('the layout of src/', () => {
     expect(downward).toEqual([])
   })
 
-  it('sets destinations beneath config (which reads their list) and the areas', () => {
-    // Two modules of those layers serve a destination as they serve their own layer, and know
-    // nothing of the relay's options or outbox: config's rule kit for settings, and the PostgreSQL
-    // connection (the multi-host connector and pool) that the warehouse loads through.
-    const shared = ['src/relay/kit/rules.ts', 'src/relay/kit/postgres/pool.ts']
+  it('keeps the layers in their order: a layer imports only the layers listed before it', () => {
     const upward = FILES.flatMap((file) => {
-      if (folderOf(file) !== 'destinations') return []
-      const above = [...AREAS, 'features', 'config', 'store']
+      const from = LAYERS.indexOf(folderOf(file) ?? '')
+      if (from < 0) return []
       return GRAPH.get(file)!
-        .filter((imported) => above.includes(folderOf(imported) ?? '') && !shared.includes(imported))
+        .filter((imported) => {
+          const to = folderOf(imported) ?? ''
+          return to !== '' && to !== LAYERS[from] && !LAYERS.slice(0, from).includes(to)
+        })
         .map((imported) => `${file} → ${imported}`)
     })
     expect(upward).toEqual([])
+  })
+
+  it('knows every folder of the relay: a layer, an area, or the features', () => {
+    const folders = new Set(FILES.map(folderOf).filter((f) => f !== undefined && f !== ''))
+    expect([...folders].filter((f) => ![...LAYERS, ...AREAS, 'features'].includes(f!))).toEqual([])
   })
 })

@@ -1,5 +1,6 @@
 import { DEFAULT_RESPONSE_BODY_LIMIT, DEFAULT_TIMEOUT_MS } from '../../webhooks/limits'
 import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_MS } from './function-limits'
+import { DEFAULT_STORE_TIMEOUT_MS } from '../kit/store-timeout'
 import type { BreakerOptions } from './options'
 
 /**
@@ -22,7 +23,7 @@ export const RELAY_DEFAULTS = Object.freeze({
   requestTimeout: 30_000,
   maxHeaderSize: 16_384,
   maxInFlightPerUrl: 32,
-  storeTimeout: 5000,
+  storeTimeout: DEFAULT_STORE_TIMEOUT_MS,
   workers: 1,
   streamReaders: 10,
   functionTimeout: DEFAULT_FUNCTION_TIMEOUT_MS,

@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http'
 import type { Area } from '../area'
 import type { RoutedSource } from '../config/sources'
 import type { AdminToken } from '../http/auth'
@@ -7,15 +6,13 @@ import type { Store } from '../store/store'
 import { adminRoutes } from './api-routes'
 import type { ConsoleFunctions } from './function-health'
 import type { PageContext } from './page/page-context'
-import { pageRoutes } from './page/page-routes'
-import { sourceRoutes } from '../features/sources/source-routes'
-import type { SourcesContext } from '../features/sources/sources-api'
-import { Sessions } from './page/sessions'
+import type { ConsoleKit } from './page/operation-routes'
+import { operatorPage } from './page/page-routes'
 import type { WebhookRoutes } from './webhook-urls'
 
 /** What the console needs from the relay. */
 export interface ConsoleDeps {
-  /** The outbox, as every write's outcome tells /healthz. */
+  /** The outbox, every write watched (docs/architecture.md, "The store, watched once"). */
   store: Store
   sources: readonly RoutedSource[]
   /** Deliveries were queued (a retry, a deletion): wake the delivery worker. */
@@ -29,16 +26,14 @@ export interface ConsoleDeps {
   authLimiter: AuthLimiter
   health: PageContext['health']
   metrics: PageContext['metrics']
-  /** The sources of the file and of the admin API, and how a change is stored and spread. */
-  sourceAdmin: Omit<SourcesContext, 'store'>
   /** The destinations' functions (docs/functions.md): their recent calls, the compile check of a `PUT`. */
   functions?: ConsoleFunctions
 }
 
-/** The console's area, and whether a request carries a signed-in operator page's session. */
+/** The console's area, and the kit the features build their sections of the operator page with. */
 export interface Console extends Area {
-  /** Whether `req`'s cookie names a live session of the operator page (its live view reads the stream so). */
-  hasSession(req: IncomingMessage): Promise<boolean>
+  /** Sessions, sign-in and refusals shown as pages, for a feature's page section. */
+  readonly page: ConsoleKit
 }
 
 /**
@@ -47,18 +42,13 @@ export interface Console extends Area {
  * page (`/`, `/ui/…`), both signed with the admin token.
  */
 export function createConsole(deps: ConsoleDeps): Console {
-  const { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter, functions } = deps
-  const operations = { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter, functions }
-  const sessions = new Sessions(store.sessions)
-  // A function given through the admin API (or kept by a page edit) is compiled by the delivery area's sandbox.
-  const sourceAdmin = { ...deps.sourceAdmin, functions }
+  const { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter } = deps
+  const operations = { store, sources, wake, webhooks, circuitChanged, adminToken, authLimiter }
+  const withFunctions = deps.functions === undefined ? operations : { ...operations, functions: deps.functions }
+  const page = operatorPage({ ...withFunctions, health: deps.health, metrics: deps.metrics })
   return {
-    routes: [
-      ...adminRoutes(operations),
-      ...sourceRoutes({ ...sourceAdmin, store, adminToken, authLimiter }),
-      ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics, sourceAdmin }),
-    ],
+    routes: [...adminRoutes(withFunctions), ...page.routes],
+    page: page.kit,
     stop: () => {},
-    hasSession: async (req) => (await sessions.find(req.headers.cookie).catch(() => undefined)) !== undefined,
   }
 }

@@ -6,7 +6,7 @@ import type { AdminContext } from './operations'
 import { type FilterSource, parseFilter, queryValues, type RequestedFilter } from './delivery-filter'
 import { routesOfUrl } from './webhook-urls'
 import { withProbeTimes } from './probe-times'
-import { storeIdOf } from './store-id'
+import { storeIdOf } from '../store/store-id'
 import { retryDeadLetters } from './retry-dead-letters'
 
 /** The delivery log's page size when none is asked for, and the largest allowed. */

@@ -5,9 +5,9 @@ import type { RoutedSource } from '../config/sources'
 import type { AudienceChange, Store } from '../store/store'
 import { syncAudience } from './audiences'
 import { requestDeletion } from './deletions'
-import { SOURCE_REMOVED } from '../features/sources/sources-api'
+import { SOURCE_REMOVED } from '../store/source-configs'
 import type { WebhookRoutes } from './webhook-urls'
-import { storeIdOf } from './store-id'
+import { storeIdOf } from '../store/store-id'
 import type { ConsoleFunctions } from './function-health'
 
 /** What the admin API works on. */

@@ -1,4 +1,4 @@
-import { endpointId } from '../store/endpoints'
+import { endpointId } from '../kit/endpoint-id'
 
 // What the endpoints view shows of a destination beyond its circuit and its outbox counts (an
 // archive's last file, a warehouse's last load and conflicts), as this process last saw it. Kept

@@ -1,5 +1,6 @@
 import type { AttemptOutcome } from '../store/store'
 import type { Violation } from '../store/violations'
+import type { WriteKind } from './readings'
 
 /**
  * Why a message was refused, as data (the `reason` says it to a person; metrics count by this):
@@ -72,3 +73,8 @@ export type RelayEvent =
     }
   | { type: 'function'; source: string; outcome: string; ms: number }
   | { type: 'violation'; source: string; violations: readonly Violation[] }
+  /**
+   * A write to the store of `kind` ended: committed, or failed by the store itself (`error`, and
+   * the `bytes` it tried to write when known); data the store refused is no failure of it.
+   */
+  | { type: 'write'; kind: WriteKind; error?: unknown; bytes?: number }

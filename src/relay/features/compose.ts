@@ -1,6 +1,9 @@
 import type { DeliveryStep } from '../delivery/delivery-step'
 import { chainSteps } from '../delivery/delivery-step'
+import type { RelayEvents } from '../events/channel'
 import type { IngestTap } from '../events/tap'
+import type { Route } from '../http/route'
+import type { ReloadPart } from '../sources/reload'
 import type { CheckFindings, IngestCheck } from '../ingest/ingest-check'
 import type { NewViolation } from '../store/violations'
 import type { Feature } from './feature'
@@ -83,5 +86,23 @@ export function ingestTapOf(features: readonly Feature[]): IngestTap | undefined
     refused: (...args) => {
       for (const tap of taps) if (tap.listening) tap.refused(...args)
     },
+  }
+}
+
+/** The features' routes, each one's own before its page section's, in the features' order. */
+export function routesOf(features: readonly Feature[]): Route[] {
+  return features.flatMap((f) => [...(f.routes ?? []), ...(f.page?.routes ?? [])])
+}
+
+/** The features' parts of a reload, in the features' order. */
+export function reloadPartsOf(features: readonly Feature[]): ReloadPart[] {
+  return features.flatMap((f) => (f.reload === undefined ? [] : [f.reload]))
+}
+
+/** Subscribes every feature's event readers, in order; the function returned unsubscribes them. */
+export function subscribeReaders(features: readonly Feature[], events: RelayEvents): () => void {
+  const unsubscribes = features.flatMap((f) => (f.readers ?? []).map((reader) => events.subscribe(reader)))
+  return () => {
+    for (const unsubscribe of unsubscribes) unsubscribe()
   }
 }

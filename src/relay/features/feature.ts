@@ -1,9 +1,9 @@
-import type { ResolvedRelayOptions } from '../config/options'
 import type { DeliveryStep } from '../delivery/delivery-step'
 import type { RelayEventListener } from '../events/channel'
 import type { IngestTap } from '../events/tap'
 import type { Route } from '../http/route'
 import type { IngestCheck } from '../ingest/ingest-check'
+import type { PreparedReload, ReloadPart } from '../sources/reload'
 
 // What a feature adds to the relay (docs/architecture.md, "Features"): one folder,
 // `src/relay/features/<name>/`, whose entry `index.ts` returns one `Feature`. `relay.ts` lists the
@@ -42,7 +42,7 @@ export interface Feature {
   /** Its section of the operator page. */
   readonly page?: PageSection
   /** Its part of a config reload (a changed file applied to the running relay). */
-  readonly reload?: FeatureReload
+  readonly reload?: ReloadPart
   /** Starts its work (timers, polls), once every area and feature is built. */
   start?(): void | Promise<void>
   /** Releases what it holds; called once, on close, in reverse order of the features. */
@@ -59,22 +59,9 @@ export interface PageSection {
   readonly routes: readonly Route[]
 }
 
-/**
- * A feature's part of a reload: it reads what it needs of the new options and prepares it, not
- * yet in use; once every part is prepared, each is committed (or, when one refused, discarded).
- */
-export interface FeatureReload {
-  /** @throws {RelayConfigError} (or the feature's own error) to refuse the reload: nothing changes. */
-  prepare(options: ResolvedRelayOptions): Promise<PreparedReload>
-}
-
-/** A prepared part of a reload. */
-export interface PreparedReload {
-  /** Puts it in use. */
-  commit(): void
-  /** Throws it away unused. */
-  discard(): Promise<void>
-}
+/** A feature's part of a reload: the reload's own parts (`sources/reload.ts`). */
+export type FeatureReload = ReloadPart
+export type { PreparedReload }
 
 /** Checks that each feature's dependencies come before it and that names are unique. */
 export function checkFeatureOrder(features: readonly Feature[]): void {

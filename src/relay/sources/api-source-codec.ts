@@ -6,6 +6,7 @@ import { mapSecrets, maskSecrets } from './source-secrets'
 import { type SecretBox, UndecryptableSecret } from '../config/secrets-key'
 import { writeKeyPrefix } from '../kit/write-key-digest'
 import type { StoredSource } from '../store/source-configs'
+import { STORE_ID_PATTERN } from '../store/store-id'
 
 /** What the store keeps of an API source's settings (as JSON), its secrets encrypted. */
 export interface StoredSettings {
@@ -117,9 +118,12 @@ function fileDigest(source: RegisteredSource): string {
   return createHash('sha256').update(JSON.stringify(source.settings)).digest('base64url').slice(0, 16)
 }
 
+// An `If-Match` of one revision, weak or strong: `"r7"`.
+const IF_MATCH = new RegExp(`^\\s*(?:W/)?"r(${STORE_ID_PATTERN})"\\s*$`)
+
 /** The revision an `If-Match` header names: `undefined` for none or `*`, `-1` for one no source has. */
 export function revisionOfIfMatch(header: string | undefined): number | undefined {
   if (header === undefined || header.trim() === '*') return undefined
-  const match = /^\s*(?:W\/)?"r(\d{1,15})"\s*$/.exec(header)
+  const match = IF_MATCH.exec(header)
   return match === null ? -1 : Number(match[1])
 }

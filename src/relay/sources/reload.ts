@@ -1,36 +1,40 @@
 import { RelayError } from '../errors'
 import { log, plural, redactFromLog } from '../log'
-import type { AlertsOptions } from '../config/alerts-option'
 import type { RelayOptions, RelaySource, ResolvedRelayOptions } from '../config/options'
 import { logRefusedReload, logRestartNeeded, type ReloadChanges, reloadChanges } from './reload-plan'
 import { secretsOf } from '../config/secrets'
 import { validateRelayOptions } from '../config/validate'
 
-/** A part of a reload prepared (a feature's: its functions compiled), not yet in use. */
-export interface PreparedFunctions {
-  /** Puts it in use (the next attempt of each delivery calls the new functions), ending what it replaced. */
+/** A part of a reload prepared, not yet in use: put in use, or thrown away. */
+export interface PreparedReload {
+  /** Puts it in use (functions: the next attempt of each delivery calls them; the old ones close). */
   commit(): void
   /** Throws it away unused (the reload was refused after all). */
   discard(): Promise<void>
 }
 
-/** A feature's part of a reload (`features/feature.ts`, `reload`): prepared, then committed or discarded. */
+/** Functions read and compiled for a reload, not yet in use. */
+export type PreparedFunctions = PreparedReload
+
+/**
+ * A part of the running relay that a reload changes (the destinations' functions, where alerts
+ * go): it reads what it needs of the new options and prepares it, not yet in use; once every part
+ * is prepared and the sources replaced, each is committed (or, when one refused, discarded).
+ */
 export interface ReloadPart {
-  /** @throws to refuse the reload: nothing changes. */
-  prepare(options: ResolvedRelayOptions): Promise<PreparedFunctions>
+  /** @throws {RelayConfigError} (or the part's own error) to refuse the reload: nothing changes. */
+  prepare(options: ResolvedRelayOptions): Promise<PreparedReload>
 }
 
 /**
- * What a reload changes in a running relay, each given by the area or feature that owns it (so
- * this module imports none of them): the sources, the features' parts (functions), where alerts go.
+ * What a reload changes in a running relay, each given by what owns it (so this module imports
+ * none of them): the sources, and the parts the areas and features give.
  */
 export interface ReloadTargets {
   /** The registry every area looks sources up in: replaced whole (it may refuse, and then keeps its own). */
   sources: { replace(fileSources: readonly RelaySource[]): void }
-  /** The features' parts, in order (the functions: each function file read and compiled again). */
+  /** The other parts, prepared in this order, committed once all are and the sources replaced. */
   parts: readonly ReloadPart[]
-  /** Telemetry: sends the alerts from now on to `alerts` (none when undefined). */
-  telemetry: { useAlerts(alerts: AlertsOptions | undefined): void }
   /** The restart-needed warning was logged already (by the primary of `--workers`, once for all). */
   warningsLogged: boolean
   /**
@@ -99,11 +103,10 @@ export class ConfigReloader {
       try {
         this.#targets.sources.replace(next.sources)
       } catch (error) {
-        await Promise.all(prepared.map((part) => part.discard()))
+        await discardAll(prepared)
         throw error
       }
       for (const part of prepared) part.commit()
-      this.#targets.telemetry.useAlerts(next.alerts)
       this.#current = next
       this.#releaseSecrets()
       this.#releaseSecrets = releaseSecrets
@@ -127,16 +130,20 @@ export class ConfigReloader {
   }
 }
 
-// Each part prepared in order; when one refuses, those prepared before it are discarded.
-async function prepareAll(parts: readonly ReloadPart[], next: ResolvedRelayOptions): Promise<PreparedFunctions[]> {
-  const prepared: PreparedFunctions[] = []
+// Each part prepared in order; when one refuses, the ones prepared before it are thrown away.
+async function prepareAll(parts: readonly ReloadPart[], options: ResolvedRelayOptions): Promise<PreparedReload[]> {
+  const prepared: PreparedReload[] = []
   try {
-    for (const part of parts) prepared.push(await part.prepare(next))
+    for (const part of parts) prepared.push(await part.prepare(options))
   } catch (error) {
-    await Promise.all(prepared.map((part) => part.discard()))
+    await discardAll(prepared)
     throw error
   }
   return prepared
+}
+
+async function discardAll(prepared: readonly PreparedReload[]): Promise<void> {
+  for (const part of prepared.toReversed()) await part.discard().catch(() => undefined)
 }
 
 function logApplied({ added, changed, removed, alerts }: ReloadChanges): void {

@@ -1,6 +1,8 @@
-import { createHash } from 'node:crypto'
 import { redactUrl } from '../../shared/redact-url'
 import type { Circuit, CircuitState, Route } from './circuits'
+import { endpointId } from '../kit/endpoint-id'
+
+export { endpointId }
 
 /** The span the endpoints view counts requests and latency over, ms. */
 export const RECENT_MS = 5 * 60_000
@@ -67,11 +69,6 @@ export interface EndpointView {
     /** 99th percentile latency, ms. */
     p99?: number
   }
-}
-
-/** A stable, URL-safe id of a webhook URL: the start of its SHA-256, base64url (16 characters). */
-export function endpointId(url: string): string {
-  return createHash('sha256').update(url).digest('base64url').slice(0, 16)
 }
 
 /** The 0-based position of the `p` quantile (nearest rank) among `n` values sorted ascending. */

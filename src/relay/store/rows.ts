@@ -1,5 +1,5 @@
 import type { DeliverableMessage } from '../../shared/message'
-import { rememberStoredJson } from './stored-json'
+import { rememberStoredJson } from '../kit/stored-json'
 import type { Route } from './circuits'
 import type { EndpointFailure } from './endpoints'
 import type {

@@ -1,3 +1,6 @@
+/** The reason a removed source's pending deliveries fail with (the admin API's `DELETE`). */
+export const SOURCE_REMOVED = 'source removed'
+
 /**
  * A source created through the admin API, as the store keeps it. `settings` is opaque JSON to the
  * store (the source's destinations and schema, each secret in it encrypted by the relay before it

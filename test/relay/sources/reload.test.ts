@@ -191,8 +191,8 @@ describe('ConfigReloader', () => {
             },
           }),
         },
+        { prepare: async () => ({ commit: () => events.push('alerts changed'), discard: async () => {} }) },
       ],
-      telemetry: { useAlerts: () => events.push('alerts changed') },
       warningsLogged: false,
       onReloaded: () => {
         events.push('told')
@@ -210,7 +210,6 @@ describe('ConfigReloader', () => {
     const applied = await new ConfigReloader(current, {
       sources: { replace: () => {} },
       parts: [{ prepare: async () => ({ commit: () => {}, discard: async () => {} }) }],
-      telemetry: { useAlerts: () => {} },
       warningsLogged: false,
     }).reload(next)
     expect(applied.added).toEqual(['app'])

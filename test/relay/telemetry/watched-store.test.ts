@@ -4,7 +4,18 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { StoreHealth } from '../../../src/relay/telemetry/health'
-import { probeWrite, watchWrites } from '../../../src/relay/telemetry/watched-store'
+import { RelayEvents } from '../../../src/relay/events/channel'
+import { watchWrites } from '../../../src/relay/events/watched-store'
+import { judgeWrites, probeWrite } from '../../../src/relay/telemetry/health-probe'
+import type { StoreHealth as Health } from '../../../src/relay/telemetry/health'
+import type { Store } from '../../../src/relay/store/store'
+
+/** `store` watched as the relay watches it: its writes' events heard by `health`. */
+function watched(store: Store, health: Health): Store {
+  const events = new RelayEvents()
+  events.subscribe(judgeWrites(health))
+  return watchWrites(store, events)
+}
 import { openSqliteStore } from '../../../src/relay/store/sqlite/sqlite-store'
 
 describe('watchWrites', () => {
@@ -16,7 +27,7 @@ describe('watchWrites', () => {
       health.stop()
       await store.close()
     }
-    return { store: watchWrites(store, health), health, close }
+    return { store: watched(store, health), health, close }
   }
 
   it('does not count data the store refused against health: the store still takes other writes', async () => {
@@ -64,11 +75,11 @@ describe('the health probe', () => {
                WHEN (SELECT total(length(user_id)) FROM audience_members) + length(NEW.user_id) > 2000
                BEGIN SELECT ${FULL}; END`)
     const health = new StoreHealth({ probe: (bytes) => probeWrite(store, bytes) })
-    const watched = watchWrites(store, health)
+    const watchedStore = watched(store, health)
     const json = JSON.stringify({ type: 'track', userId: 'u1', event: 'E', notes: 'x'.repeat(5000) })
     const big = { source: 'web', destination: 'Webhooks', messageId: 'm1', type: 'track', json }
     try {
-      await expect(watched.enqueue([big])).rejects.toThrow('database or disk is full')
+      await expect(watchedStore.enqueue([big])).rejects.toThrow('database or disk is full')
       await vi.advanceTimersByTimeAsync(5000) // several probes, each failing like the ingest write
       expect(health.report()).toMatchObject({ ok: false, failing: [{ writes: 'deliveries' }] })
 
@@ -77,7 +88,7 @@ describe('the health probe', () => {
       expect(health.report()).toEqual({ ok: true })
       // The probe leaves nothing behind.
       expect(side.prepare('SELECT count(*) FROM audience_members').pluck().get()).toBe(0)
-      await watched.enqueue([big])
+      await watchedStore.enqueue([big])
     } finally {
       health.stop()
       side.close()

@@ -2,7 +2,6 @@ import type { AdminToken } from '../../http/auth'
 import type { AuthLimiter } from '../../http/auth-limiter'
 import type { HealthReport, LastHour, RecentRates } from '../../events/readings'
 import type { AdminContext } from '../operations'
-import type { SourcesContext } from '../../features/sources/sources-api'
 
 /** What the operator page works on. */
 export interface PageContext extends AdminContext {
@@ -14,6 +13,4 @@ export interface PageContext extends AdminContext {
   /** The rates the overview shows, and its charts of the last hour. */
   metrics: { recentRates(): RecentRates | Promise<RecentRates>; lastHour(): LastHour | Promise<LastHour> }
   now?: () => number
-  /** The sources and how a change is stored and spread: the sources view and its actions. */
-  sourceAdmin?: Omit<SourcesContext, 'store'>
 }

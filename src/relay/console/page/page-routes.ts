@@ -12,10 +12,8 @@ import { checkSameOrigin, isSecure, readForm } from './requests'
 import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } from './sessions'
 import { PAGE_CSS } from './style'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../store-unavailable'
-import { consoleRoutes } from './operation-routes'
+import { type ConsoleKit, consoleRoutes } from './operation-routes'
 import { replayPageRoutes } from '../../features/replay/page-routes'
-import { sourcePageRoutes } from '../../features/sources/page/source-page-routes'
-import { liveRoutes } from '../../features/live/page/live-routes'
 import { violationRoutes } from './violation-routes'
 import { outagePage } from './outage-view'
 import { readOverview } from './overview'
@@ -23,7 +21,14 @@ import type { EndpointView } from '../../store/endpoints'
 import type { DeliveryView } from '../../store/store'
 import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
 import { withProbeTimes } from '../probe-times'
-import { STORE_ID_PATTERN } from '../store-id'
+import { STORE_ID_PATTERN } from '../../store/store-id'
+
+/** The operator page's routes, and the kit a feature builds its own section of the page with. */
+export interface OperatorPage {
+  readonly routes: Route[]
+  /** Sessions, sign-in, refusals shown as pages: what every section of the page shares. */
+  readonly kit: ConsoleKit
+}
 
 /**
  * The operator page (`GET /`), server-rendered HTML with no script: the outbox and rates at a
@@ -31,7 +36,7 @@ import { STORE_ID_PATTERN } from '../store-id'
  * dead letters. Signed in with the admin token, which sets an HttpOnly, SameSite=Strict session
  * cookie; every POST needs the session's CSRF token and a same-origin `Origin`.
  */
-export function pageRoutes(pageContext: PageContext): Route[] {
+export function operatorPage(pageContext: PageContext): OperatorPage {
   const now = pageContext.now ?? Date.now
   // Every store call of the page: a failure of the store itself shows the outage page.
   const storeCalls = new StoreCalls(now)
@@ -109,7 +114,8 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       signInPage({ open: context.adminToken.configured, error, next: localPath(url.pathname + url.search) }),
     )
 
-  return [
+  const kit: ConsoleKit = { context, sessions, page, postedSession, showSignIn, now }
+  const routes: Route[] = [
     {
       method: 'GET',
       pattern: /^\/$/,
@@ -228,16 +234,9 @@ export function pageRoutes(pageContext: PageContext): Route[] {
         redirect(res, '/', { 'set-cookie': cookie('', 0, isSecure(req)) })
       }),
     },
-    ...consoleRoutes({ context, sessions, page, postedSession, showSignIn, now }),
-    ...replayPageRoutes({ context, sessions, page, postedSession, showSignIn, now }),
-    ...(context.sourceAdmin === undefined
-      ? []
-      : sourcePageRoutes(
-          { context, sessions, page, postedSession, showSignIn, now },
-          { ...context.sourceAdmin, store: context.store },
-        )),
-    ...liveRoutes({ context, sessions, page, showSignIn }),
-    ...violationRoutes({ context, sessions, page, postedSession, showSignIn, now }),
+    ...consoleRoutes(kit),
+    ...replayPageRoutes(kit),
+    ...violationRoutes(kit),
     {
       method: 'GET',
       pattern: /^\/ui\/page\.css$/,
@@ -252,6 +251,7 @@ export function pageRoutes(pageContext: PageContext): Route[] {
       },
     },
   ]
+  return { routes, kit }
 }
 
 function cookie(value: string, maxAgeSeconds: number, secure: boolean): string {

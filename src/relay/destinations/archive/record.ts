@@ -1,4 +1,4 @@
-import { storedJson } from '../../store/stored-json'
+import { storedJson } from '../../kit/stored-json'
 import type { OutboundMessage } from './types'
 
 /** One line or row of an archive file: the stored message with its `messageId` and `receivedAt`. */

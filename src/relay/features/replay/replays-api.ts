@@ -6,7 +6,7 @@ import type { Route } from '../../store/circuits'
 import type { ReplayAction, ReplayRecord } from '../../store/replays'
 import type { DeliveryFilter } from '../../store/store'
 import { type FilterSource, parseFilter, type RequestedFilter } from '../../console/delivery-filter'
-import { storeIdOf } from '../../console/store-id'
+import { storeIdOf } from '../../store/store-id'
 import type { AdminContext } from '../../console/operations'
 import { routesOfUrl } from '../../console/webhook-urls'
 

@@ -2,6 +2,7 @@ import { HttpError } from '../../http/http-error'
 import type { AuditRow } from '../../store/source-configs'
 import type { Store } from '../../store/store'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../console/find'
+import { STORE_ID_PATTERN } from '../../store/store-id'
 
 /** One entry of `GET /v1/audit` (docs/relay.md, "Audit"). */
 export interface AuditEntry {
@@ -47,9 +48,12 @@ function entryOf(row: AuditRow): AuditEntry {
   }
 }
 
+// A cursor: `a` and the last audit entry's id, base64url.
+const AUDIT_CURSOR = new RegExp(`^a(${STORE_ID_PATTERN})$`)
+
 function cursorOf(raw: string | null): number | undefined {
   if (raw === null) return undefined
-  const match = /^a(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString('utf8'))
+  const match = AUDIT_CURSOR.exec(Buffer.from(raw, 'base64url').toString('utf8'))
   if (match === null) throw new HttpError(400, CODE, 'cursor is not a cursor this relay gave (use the next of a page)')
   return Number(match[1])
 }

@@ -15,7 +15,13 @@ import { newWriteKey, writeKeyDigest, writeKeyPrefix } from '../../kit/write-key
 import type { RelayConfigProblem } from '../../errors'
 import type { TokenRole } from '../../http/auth'
 import { HttpError } from '../../http/http-error'
-import type { AuditAction, AuditRecord, ChangeResult, StoredSource } from '../../store/source-configs'
+import {
+  type AuditAction,
+  type AuditRecord,
+  type ChangeResult,
+  SOURCE_REMOVED,
+  type StoredSource,
+} from '../../store/source-configs'
 import type { Store } from '../../store/store'
 import { type AuditedSettings, changedFields, shown } from './audit-changes'
 import { readSourceInput } from './source-input'
@@ -198,9 +204,6 @@ export async function deleteWriteKey(
 function auditedOf({ enabled, destinations, schema }: AuditedSettings): AuditedSettings {
   return { enabled, destinations, schema }
 }
-
-/** The reason a removed source's pending deliveries fail with. */
-export const SOURCE_REMOVED = 'source removed'
 
 async function settle(context: SourcesContext, result: ChangeResult, name: string): Promise<void> {
   if (result.kind === 'not-found') throw notFound(name)

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient, QueryConfig, QueryResult } from 'pg'
-import { RELAY_DEFAULTS } from '../../config/defaults'
 import { RelayError } from '../../errors'
+import { DEFAULT_STORE_TIMEOUT_MS } from '../store-timeout'
 import { log } from '../../log'
 import { loadDriver } from '../load-driver'
 import { connectorFor } from './connect'
@@ -30,7 +30,7 @@ export interface PoolSettings {
 
 export const DEFAULT_POOL_SETTINGS: PoolSettings = Object.freeze({
   max: 10,
-  storeTimeout: RELAY_DEFAULTS.storeTimeout,
+  storeTimeout: DEFAULT_STORE_TIMEOUT_MS,
 })
 
 // int8 (bigint): ids, epoch-ms times and counts. Every value the relay stores fits a JS number

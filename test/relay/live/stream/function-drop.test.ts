@@ -1,36 +1,36 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Relay } from '../../../../src/relay/index'
-import { post, type Receiver, startReceiver, startRelay, track } from '../../helpers'
+import { post, startReceiver, startRelay, track } from '../../helpers'
+import { useScaffold } from '../../../support/scaffold'
 import { openStream, type StreamReader } from './stream-client'
 
 // A delivery its destination's function drops ends `filtered`: the stream says so twice, as an
 // attempt whose outcome is `filtered` and as a `filtered` event naming the delivery.
 
-let receiver: Receiver
+const scaffold = useScaffold(startReceiver)
 let relay: Relay
 let reader: StreamReader | undefined
 
 beforeEach(async () => {
-  receiver = await startReceiver()
-  relay = await startRelay(receiver.url, {
-    sources: [
-      {
-        name: 'web',
-        writeKey: 'wk-web',
-        destinations: {
-          Webhooks: {
-            webhooks: [{ url: receiver.url }],
-            function: { code: "function onTrack(event) { return event.event === 'Noise' ? null : event }" },
+  relay = scaffold.keep(
+    await startRelay(scaffold.receiver.url, {
+      sources: [
+        {
+          name: 'web',
+          writeKey: 'wk-web',
+          destinations: {
+            Webhooks: {
+              webhooks: [{ url: scaffold.receiver.url }],
+              function: { code: "function onTrack(event) { return event.event === 'Noise' ? null : event }" },
+            },
           },
         },
-      },
-    ],
-  })
+      ],
+    }),
+  )
 })
-afterEach(async () => {
+afterEach(() => {
   reader?.close()
-  await relay.close()
-  await receiver.close()
 })
 
 describe('the live stream of a delivery its function drops', () => {
@@ -40,7 +40,8 @@ describe('the live stream of a delivery its function drops', () => {
     await post(`${relay.url}/v1/track`, track({ messageId: 'noise-1', event: 'Noise' }), auth)
     const attempt = await reader.next((e) => e.kind === 'attempt', 'the attempt')
     expect(attempt.data).toMatchObject({ source: 'web', messageId: 'noise-1', outcome: 'filtered', url: '' })
-    expect(attempt.data.error).toBeUndefined()
+    // The attempt says why it ended there, as the delivery's log does.
+    expect(attempt.data.error).toBe('dropped by function')
     const filtered = await reader.next((e) => e.kind === 'filtered', 'the filtered event')
     expect(filtered.data).toEqual({
       at: expect.any(String),
@@ -49,6 +50,6 @@ describe('the live stream of a delivery its function drops', () => {
       reason: expect.stringContaining('function'),
       deliveryId: attempt.data.deliveryId,
     })
-    expect(receiver.received).toHaveLength(0)
+    expect(scaffold.receiver.received).toHaveLength(0)
   })
 })

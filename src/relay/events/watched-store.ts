@@ -1,22 +1,15 @@
-import { randomBytes } from 'node:crypto'
 import { isStoreFailure } from '../store/data-error'
 import type { Store } from '../store/store'
-import type { WriteKind } from '../events/readings'
-import type { StoreHealth } from './health'
-
-// The audience the health probe writes. The admin API refuses an empty audience name, so no
-// real audience can ever share these rows; the probe leaves it empty.
-const PROBE_SOURCE = 'tracklet:health-probe'
-const PROBE_AUDIENCE = ''
-// Characters per probe member: random hex (incompressible), well under PostgreSQL's index row limit.
-const PROBE_MEMBER_CHARS = 1000
+import type { RelayEvents } from './channel'
+import type { WriteKind } from './readings'
 
 /**
- * `store`, with the outcome of every write reported to `health` (only the store's own failures:
- * `isStoreFailure`); reads pass through untouched.
- * The store implementations stay unaware of health: it is learned here, from the outside.
+ * `store`, with the outcome of every write published on `events` as a `write` event (a failure
+ * only when it is the store's own: `isStoreFailure`); reads pass through untouched. The one place
+ * the store is watched: the relay hands every area this copy, and whoever judges the store's
+ * health (telemetry's `/healthz`) reads the events. The store implementations stay unaware of it.
  */
-export function watchWrites(store: Store, health: StoreHealth): Store {
+export function watchWrites(store: Store, events: RelayEvents): Store {
   const watch =
     <Args extends unknown[], Result>(
       kind: WriteKind,
@@ -30,10 +23,10 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
       } catch (error) {
         // Data the store refused says nothing of the store: it takes other writes (ingest writes
         // that group again without the offending request). Only the store's own failures count.
-        if (isStoreFailure(error)) health.failed(kind, error, bytesOf(...args))
+        if (isStoreFailure(error)) events.publish({ type: 'write', kind, error, bytes: bytesOf(...args) })
         throw error
       }
-      health.succeeded(kind)
+      if (events.listened) events.publish({ type: 'write', kind })
       return result
     }
   return {
@@ -68,17 +61,4 @@ export function watchWrites(store: Store, health: StoreHealth): Store {
     backlog: () => store.backlog(),
     close: () => store.close(),
   }
-}
-
-/**
- * A write that touches nothing a user sees, of at least `bytes`: it fills the probe audience with
- * that many bytes of new members in one transaction, then empties it in another (so the next
- * probe needs new room again, as ingest does), and enqueues nothing.
- */
-export async function probeWrite(store: Store, bytes = 0): Promise<void> {
-  const members = Array.from({ length: Math.max(1, Math.ceil(bytes / PROBE_MEMBER_CHARS)) }, () =>
-    randomBytes(PROBE_MEMBER_CHARS / 2).toString('hex'),
-  )
-  await store.syncAudience(PROBE_SOURCE, PROBE_AUDIENCE, members, () => [])
-  await store.syncAudience(PROBE_SOURCE, PROBE_AUDIENCE, [], () => [])
 }
