@@ -122,6 +122,11 @@ function withOverrides(options: RelayOptions, args: RelayArgs): { options: Relay
   return { options: final, origins }
 }
 
+// What `--check` cannot see: it opens nothing, and the admin API's sources live in the store.
+const STORE_SOURCES_UNCHECKED =
+  "the sources created through the admin API are the store's and are not checked (--check opens nothing); " +
+  'a relay serves those it can decrypt with secretsKey and names the others on /healthz'
+
 /** `--check`: every problem (exit 1) or none (exit 0), and every warning; nothing is opened. */
 async function check(options: RelayOptions, origins: Origins): Promise<number> {
   let resolved: ReturnType<typeof validateRelayOptions>
@@ -138,6 +143,7 @@ async function check(options: RelayOptions, origins: Origins): Promise<number> {
   stdout.write(
     `tracklet relay: the config is valid (${plural(resolved.sources.length, 'source')}, ${storeLine(options, origins)}, ${plural(warnings.length, 'warning')})\n`,
   )
+  stdout.write(`tracklet relay: ${STORE_SOURCES_UNCHECKED}\n`)
   return EXIT_OK
 }
 

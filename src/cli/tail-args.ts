@@ -33,7 +33,11 @@ Flags:
                         leaves the relay)
   -h, --help            show this help and exit
 
-Exit codes: 0 stopped by SIGINT or SIGTERM, 1 the relay refused or ended the stream, 2 bad arguments.`
+A relay that ends the stream or goes away once it was read (a restart) is asked again, every 0.5 s
+at first and up to every 10 s, said on stderr; events meanwhile are not shown.
+
+Exit codes: 0 stopped by SIGINT or SIGTERM, 1 the relay refused the stream (or could not be reached
+at first), 2 bad arguments.`
 
 const OPTIONS = {
   relay: { type: 'string' },

@@ -3,6 +3,7 @@ import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes'
 import { asksForHelp } from './help'
 import { type SseEvent, sseEvents } from './sse-events'
 import { parseTailArgs, TAIL_USAGE, type TailArgs } from './tail-args'
+import { openStream, reconnectDelay, waitToReconnect } from './tail-connection'
 
 /** Where `tracklet tail` writes, and what stops it (SIGINT in the command; a test's own signal). */
 export interface TailIo {
@@ -32,47 +33,67 @@ export async function runTail(args: readonly string[], io: TailIo = defaultIo())
   if (parsed.forwardTo !== undefined) query.set('forward', parsed.source!)
   else if (parsed.source !== undefined) query.set('source', parsed.source)
   const streamUrl = `${parsed.relay}/v1/stream${query.size > 0 ? `?${query}` : ''}`
-  let response: Awaited<ReturnType<typeof request>>
-  try {
-    response = await request(streamUrl, {
-      headers: { authorization: `Bearer ${parsed.adminToken}`, accept: 'text/event-stream' },
-      // The stream has no end of its own: no body timeout (keep-alive comments come every 15 s).
-      bodyTimeout: 0,
-      ...(io.signal === undefined ? {} : { signal: io.signal }),
-    })
-  } catch (error) {
-    if (io.signal?.aborted) return EXIT_OK
-    io.stderr.write(`tracklet tail: could not reach ${parsed.relay}: ${(error as Error).message}\n`)
-    return EXIT_FAILED
-  }
-  if (response.statusCode !== 200) {
-    const answer = await response.body.text()
-    io.stderr.write(`tracklet tail: the relay answered ${response.statusCode}: ${errorMessage(answer)}\n`)
-    return EXIT_FAILED
-  }
-  io.stderr.write(
-    `tracklet tail: reading ${streamUrl}${parsed.forwardTo ? `, forwarding to ${parsed.forwardTo}` : ''}\n`,
-  )
   // Forwarded one at a time, in order, while the stream goes on being read.
   let forwarding: Promise<void> = Promise.resolve()
+  const onEvent = (event: SseEvent) => {
+    print(event, parsed, io)
+    const target = parsed.forwardTo
+    if (event.event === 'message' && target !== undefined)
+      forwarding = forwarding.then(() => forward(event, target, io))
+  }
   try {
-    for await (const event of sseEvents(response.body)) {
-      print(event, parsed, io)
-      if (event.event === 'message' && parsed.forwardTo !== undefined) {
-        const target = parsed.forwardTo
-        forwarding = forwarding.then(() => forward(event, target, io))
-      }
-    }
-  } catch (error) {
-    if (io.signal?.aborted) return EXIT_OK
-    io.stderr.write(`tracklet tail: the stream broke: ${(error as Error).message}\n`)
-    return EXIT_FAILED
+    return await follow(streamUrl, parsed, io, onEvent)
   } finally {
     await forwarding
   }
-  if (io.signal?.aborted) return EXIT_OK
-  io.stderr.write('tracklet tail: the relay ended the stream\n')
-  return EXIT_FAILED
+}
+
+/**
+ * Reads the stream until stopped. Once it was read, a relay that ends it, goes away or answers
+ * 5xx (a restart, a deploy) is asked again with a growing wait, said on stderr; what happens
+ * meanwhile is not shown (the stream keeps no history). Refused (4xx), or unreachable at first: 1.
+ */
+async function follow(url: string, args: TailArgs, io: TailIo, onEvent: (event: SseEvent) => void): Promise<number> {
+  let connected = false
+  let failures = 0
+  for (;;) {
+    const answer = await openStream(url, args.adminToken, io.signal)
+    if (io.signal?.aborted) return EXIT_OK
+    let why: string
+    if (answer.kind === 'open') {
+      const forwarding = args.forwardTo ? `, forwarding to ${args.forwardTo}` : ''
+      io.stderr.write(`tracklet tail: ${connected ? 'reconnected to' : 'reading'} ${url}${forwarding}\n`)
+      connected = true
+      failures = 0
+      why = await readEvents(answer.body, onEvent)
+      if (io.signal?.aborted) return EXIT_OK
+    } else if (answer.kind === 'refused') {
+      why = `the relay answered ${answer.status}: ${answer.message}`
+      if (!connected || answer.status < 500) {
+        io.stderr.write(`tracklet tail: ${why}\n`)
+        return EXIT_FAILED
+      }
+    } else {
+      why = `could not reach ${args.relay}: ${answer.message}`
+      if (!connected) {
+        io.stderr.write(`tracklet tail: ${why}\n`)
+        return EXIT_FAILED
+      }
+    }
+    const delay = reconnectDelay(failures++)
+    io.stderr.write(`tracklet tail: ${why}; reconnecting in ${delay / 1000} s (events until then are not shown)\n`)
+    if (!(await waitToReconnect(delay, io.signal))) return EXIT_OK
+  }
+}
+
+// Hands each event on until the stream ends; says how it ended.
+async function readEvents(body: AsyncIterable<Uint8Array>, onEvent: (event: SseEvent) => void): Promise<string> {
+  try {
+    for await (const event of sseEvents(body)) onEvent(event)
+  } catch (error) {
+    return `the stream broke: ${(error as Error).message}`
+  }
+  return 'the relay ended the stream'
 }
 
 function print(event: SseEvent, args: TailArgs, io: TailIo): void {
@@ -154,15 +175,4 @@ function defaultIo(): TailIo {
   const controller = new AbortController()
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => controller.abort())
   return { stdout: process.stdout, stderr: process.stderr, signal: controller.signal }
-}
-
-// The relay's JSON error's message (never the whole body of something else).
-function errorMessage(answer: string): string {
-  try {
-    const parsed = JSON.parse(answer) as { error?: { code?: string; message?: string } }
-    if (parsed.error?.message !== undefined) return `${parsed.error.code ?? ''} ${parsed.error.message}`.trim()
-  } catch {
-    // not JSON
-  }
-  return answer.slice(0, 200)
 }

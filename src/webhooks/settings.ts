@@ -102,203 +102,243 @@ const SETTINGS_KEYS = new Set(['webhooks', 'sharedSecret', 'standardWebhooks'])
 const ENTRY_KEYS = new Set(['url', 'headers'])
 const OPTIONS_KEYS = new Set(['timeout', 'dispatcher', 'responseBodyLimit'])
 
+/** Where a check records a problem: the setting's path and what is wrong with it. */
+type Report = (setting: string, problem: string) => void
+
 /**
  * Validates the settings and options once and returns them frozen; the caller's objects are
  * copied, never kept or changed.
  * @throws {WebhookConfigError} naming the first invalid setting.
  */
 export function resolveWebhooks(settings: unknown, options?: unknown): ResolvedWebhooks {
-  if (!isPlainObject(settings)) throw new WebhookConfigError('settings', `must be an object, got ${describe(settings)}`)
-  rejectUnknownKeys(settings, SETTINGS_KEYS, '')
-
-  const sharedSecret = resolveSecret(settings['sharedSecret'], 'sharedSecret')
-  const resolved: ResolvedWebhooks = {
-    webhooks: resolveEntries(settings['webhooks']),
-    sharedSecret,
-    standardSecrets: resolveStandard(settings['standardWebhooks'], sharedSecret),
-    ...resolveOptions(options),
-  }
-  return Object.freeze(resolved)
+  const problems = webhookConfigProblems(settings, options)
+  if (problems.length > 0) throw problems[0]
+  return resolveChecked(settings, options, () => {})
 }
 
-function resolveEntries(webhooks: unknown): ResolvedWebhooks['webhooks'] {
+/**
+ * Every problem of the settings and options, in the order {@link resolveWebhooks} meets them: the
+ * relay names them all at once (a misspelt key and a bad URL alike), where the destination's
+ * constructor throws the first.
+ */
+export function webhookConfigProblems(settings: unknown, options?: unknown): WebhookConfigError[] {
+  const problems: WebhookConfigError[] = []
+  resolveChecked(settings, options, (setting, problem) => problems.push(new WebhookConfigError(setting, problem)))
+  return problems
+}
+
+// Resolves what it can, reporting each problem and going on past it; what it returns is whole
+// only when nothing was reported.
+function resolveChecked(settings: unknown, options: unknown, report: Report): ResolvedWebhooks {
+  if (!isPlainObject(settings)) {
+    report('settings', `must be an object, got ${describe(settings)}`)
+    const none = { webhooks: [], sharedSecret: undefined, standardSecrets: undefined }
+    return Object.freeze({ ...none, ...resolveOptions(options, report) })
+  }
+  rejectUnknownKeys(settings, SETTINGS_KEYS, '', report)
+
+  const sharedSecret = resolveSecret(settings['sharedSecret'], 'sharedSecret', report)
+  const webhooks = resolveEntries(settings['webhooks'], report)
+  const standardSecrets = resolveStandard(settings['standardWebhooks'], sharedSecret, report)
+  return Object.freeze({ webhooks, sharedSecret, standardSecrets, ...resolveOptions(options, report) })
+}
+
+function resolveEntries(webhooks: unknown, report: Report): ResolvedWebhooks['webhooks'] {
   if (!Array.isArray(webhooks) || webhooks.length < 1 || webhooks.length > MAX_WEBHOOKS) {
     const got = Array.isArray(webhooks) ? `${webhooks.length} entries` : describe(webhooks)
-    throw new WebhookConfigError('webhooks', `must list 1 to ${MAX_WEBHOOKS} webhooks ({ url, headers? }), got ${got}`)
+    report('webhooks', `must list 1 to ${MAX_WEBHOOKS} webhooks ({ url, headers? }), got ${got}`)
+    if (!Array.isArray(webhooks)) return []
   }
-  return Object.freeze(
-    webhooks.map((entry: unknown, index) => {
-      const path = `webhooks[${index}]`
-      if (!isPlainObject(entry))
-        throw new WebhookConfigError(path, `must be an object { url, headers? }, got ${describe(entry)}`)
-      rejectUnknownKeys(entry, ENTRY_KEYS, `${path}.`)
-      const url = entry['url']
-      return Object.freeze({
-        url: url as string,
-        target: resolveUrl(url, `${path}.url`),
-        headers: resolveHeaders(entry['headers'], `${path}.headers`),
-      })
-    }),
-  )
+  const entries: ResolvedWebhooks['webhooks'][number][] = []
+  webhooks.forEach((entry: unknown, index) => {
+    const path = `webhooks[${index}]`
+    if (!isPlainObject(entry)) {
+      report(path, `must be an object { url, headers? }, got ${describe(entry)}`)
+      return
+    }
+    rejectUnknownKeys(entry, ENTRY_KEYS, `${path}.`, report)
+    const url = entry['url']
+    const target = resolveUrl(url, `${path}.url`, report)
+    const headers = resolveHeaders(entry['headers'], `${path}.headers`, report)
+    if (target !== undefined) entries.push(Object.freeze({ url: url as string, target, headers }))
+  })
+  return Object.freeze(entries)
 }
 
-function resolveUrl(url: unknown, path: string): URL {
+function resolveUrl(url: unknown, path: string, report: Report): URL | undefined {
   const allowed = 'a full http: or https: URL, such as "https://hooks.example.com/tracklet"'
-  if (typeof url !== 'string') throw new WebhookConfigError(path, `must be ${allowed}, got ${describe(url)}`)
+  if (typeof url !== 'string') return void report(path, `must be ${allowed}, got ${describe(url)}`)
   let target: URL
   try {
     target = new URL(url)
   } catch {
-    throw new WebhookConfigError(path, `must be ${allowed}, got ${describe(url)}`)
+    return void report(path, `must be ${allowed}, got ${describe(url)}`)
   }
   if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-    throw new WebhookConfigError(path, `must be ${allowed}, got the protocol ${JSON.stringify(target.protocol)}`)
+    return void report(path, `must be ${allowed}, got the protocol ${JSON.stringify(target.protocol)}`)
   }
   // Credentials in a URL end up in logs and delivery records; headers are the place for them.
   if (target.username !== '' || target.password !== '') {
-    throw new WebhookConfigError(
-      path,
-      'must not contain credentials (user:password@); send them in headers, e.g. Authorization',
-    )
+    return void report(path, 'must not contain credentials (user:password@); send them in headers, e.g. Authorization')
   }
   return target
 }
 
-function resolveHeaders(headers: unknown, path: string): Readonly<Record<string, string>> {
+function resolveHeaders(headers: unknown, path: string, report: Report): Readonly<Record<string, string>> {
   if (headers === undefined) return Object.freeze({})
-  if (!isPlainObject(headers))
-    throw new WebhookConfigError(path, `must be an object of header names to string values, got ${describe(headers)}`)
+  if (!isPlainObject(headers)) {
+    report(path, `must be an object of header names to string values, got ${describe(headers)}`)
+    return Object.freeze({})
+  }
   const seen = new Set<string>()
   const copy: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
-    const lower = name.toLowerCase()
-    if (!HEADER_NAME.test(name)) {
-      throw new WebhookConfigError(
-        path,
-        `${JSON.stringify(name)} is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only)`,
-      )
-    }
-    if (RESERVED_HEADERS.has(lower)) {
-      throw new WebhookConfigError(
-        `${path}.${name}`,
-        'is set by the destination or the transport and cannot be configured',
-      )
-    }
-    if (seen.has(lower))
-      throw new WebhookConfigError(`${path}.${name}`, 'is given twice (header names are case-insensitive)')
-    seen.add(lower)
-    // Header values are often credentials: say what is wrong, never echo the value.
-    if (typeof value !== 'string')
-      throw new WebhookConfigError(`${path}.${name}`, `must be a string, got ${kindOf(value)}`)
-    if (!HEADER_VALUE.test(value)) {
-      throw new WebhookConfigError(
-        `${path}.${name}`,
-        'must be a valid HTTP header value: no line breaks or other control characters, no characters beyond U+00FF',
-      )
-    }
-    copy[name] = value
+    const problem = headerProblem(name, value, seen)
+    if (problem === undefined) copy[name] = value as string
+    // A name that is no header name is named in the message, under the headers' own path.
+    else report(problem.atName ? `${path}.${name}` : path, problem.text)
   }
   return Object.freeze(copy)
 }
 
-function resolveSecret(secret: unknown, path: string): string | undefined {
+// What is wrong with one header, if anything; `atName` says the problem's path ends in its name.
+function headerProblem(name: string, value: unknown, seen: Set<string>): { atName: boolean; text: string } | undefined {
+  const lower = name.toLowerCase()
+  if (!HEADER_NAME.test(name)) {
+    const text = `${JSON.stringify(name)} is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only)`
+    return { atName: false, text }
+  }
+  if (RESERVED_HEADERS.has(lower)) {
+    return { atName: true, text: 'is set by the destination or the transport and cannot be configured' }
+  }
+  if (seen.has(lower)) return { atName: true, text: 'is given twice (header names are case-insensitive)' }
+  seen.add(lower)
+  // Header values are often credentials: say what is wrong, never echo the value.
+  if (typeof value !== 'string') return { atName: true, text: `must be a string, got ${kindOf(value)}` }
+  if (!HEADER_VALUE.test(value)) {
+    const text =
+      'must be a valid HTTP header value: no line breaks or other control characters, no characters beyond U+00FF'
+    return { atName: true, text }
+  }
+  return undefined
+}
+
+function resolveSecret(secret: unknown, path: string, report: Report): string | undefined {
   if (secret === undefined) return undefined
   if (typeof secret !== 'string' || secret === '') {
-    throw new WebhookConfigError(path, `must be a non-empty string when set, got ${kindOf(secret)}`)
+    return void report(path, `must be a non-empty string when set, got ${kindOf(secret)}`)
   }
   return secret
 }
 
-function resolveStandard(setting: unknown, sharedSecret: string | undefined): readonly string[] | undefined {
+function resolveStandard(
+  setting: unknown,
+  sharedSecret: string | undefined,
+  report: Report,
+): readonly string[] | undefined {
   const path = 'standardWebhooks'
   if (setting === undefined || setting === false) return undefined
   if (setting === true) {
-    if (sharedSecret === undefined)
-      throw new WebhookConfigError(
-        path,
-        'is true but sharedSecret is not set: set sharedSecret, or give { secrets: [...] }',
-      )
-    checkStandardSecret(sharedSecret, 'sharedSecret')
+    if (sharedSecret === undefined) {
+      return void report(path, 'is true but sharedSecret is not set: set sharedSecret, or give { secrets: [...] }')
+    }
+    checkStandardSecret(sharedSecret, 'sharedSecret', report)
     return Object.freeze([sharedSecret])
   }
-  if (!isPlainObject(setting))
-    throw new WebhookConfigError(path, `must be true, false or { secrets: [...] }, got ${describe(setting)}`)
-  rejectUnknownKeys(setting, new Set(['secrets']), `${path}.`)
+  if (!isPlainObject(setting)) {
+    return void report(path, `must be true, false or { secrets: [...] }, got ${describe(setting)}`)
+  }
+  rejectUnknownKeys(setting, new Set(['secrets']), `${path}.`, report)
   const secrets = setting['secrets']
   if (!Array.isArray(secrets) || secrets.length === 0) {
-    throw new WebhookConfigError(
-      `${path}.secrets`,
-      `must be a non-empty array of secrets, got ${Array.isArray(secrets) ? 'an empty array' : describe(secrets)}`,
-    )
+    const got = Array.isArray(secrets) ? 'an empty array' : describe(secrets)
+    return void report(`${path}.secrets`, `must be a non-empty array of secrets, got ${got}`)
   }
   return Object.freeze(
-    secrets.map((secret: unknown, index) => {
+    secrets.flatMap((secret: unknown, index) => {
       const where = `${path}.secrets[${index}]`
-      const resolved = resolveSecret(secret, where)
-      if (resolved === undefined) throw new WebhookConfigError(where, 'must be a non-empty string, got undefined')
-      checkStandardSecret(resolved, where)
-      return resolved
+      if (secret === undefined) {
+        report(where, 'must be a non-empty string, got undefined')
+        return []
+      }
+      const resolved = resolveSecret(secret, where, report)
+      if (resolved === undefined) return []
+      checkStandardSecret(resolved, where, report)
+      return [resolved]
     }),
   )
 }
 
 // A whsec_ secret must carry a key the receiver can decode the same way.
-function checkStandardSecret(secret: string, path: string): void {
+function checkStandardSecret(secret: string, path: string, report: Report): void {
   if (standardWebhookKey(secret) === undefined) {
-    throw new WebhookConfigError(
-      path,
-      "starts with whsec_ but what follows is not valid base64 (the spec's form is whsec_<base64 key>)",
-    )
+    report(path, "starts with whsec_ but what follows is not valid base64 (the spec's form is whsec_<base64 key>)")
   }
 }
 
-function resolveOptions(options: unknown): Pick<ResolvedWebhooks, 'timeout' | 'dispatcher' | 'responseBodyLimit'> {
-  if (options === undefined) {
-    return { timeout: DEFAULT_TIMEOUT_MS, dispatcher: undefined, responseBodyLimit: DEFAULT_RESPONSE_BODY_LIMIT }
+function resolveOptions(
+  options: unknown,
+  report: Report,
+): Pick<ResolvedWebhooks, 'timeout' | 'dispatcher' | 'responseBodyLimit'> {
+  const defaults = {
+    timeout: DEFAULT_TIMEOUT_MS,
+    dispatcher: undefined,
+    responseBodyLimit: DEFAULT_RESPONSE_BODY_LIMIT,
   }
-  if (!isPlainObject(options))
-    throw new WebhookConfigError(
-      'options',
-      `must be an object { timeout?, dispatcher?, responseBodyLimit? }, got ${describe(options)}`,
-    )
-  rejectUnknownKeys(options, OPTIONS_KEYS, 'options.')
-  const timeout = options['timeout'] ?? DEFAULT_TIMEOUT_MS
+  if (options === undefined) return defaults
+  if (!isPlainObject(options)) {
+    const got = describe(options)
+    report('options', `must be an object { timeout?, dispatcher?, responseBodyLimit? }, got ${got}`)
+    return defaults
+  }
+  rejectUnknownKeys(options, OPTIONS_KEYS, 'options.', report)
+  let timeout = options['timeout'] ?? DEFAULT_TIMEOUT_MS
   if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT_MS) {
-    throw new WebhookConfigError(
+    report(
       'options.timeout',
       `must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${describe(timeout)}`,
     )
+    timeout = DEFAULT_TIMEOUT_MS
   }
-  const dispatcher = options['dispatcher']
+  let dispatcher = options['dispatcher']
   if (
     dispatcher !== undefined &&
     (typeof dispatcher !== 'object' || dispatcher === null || typeof (dispatcher as Dispatcher).dispatch !== 'function')
   ) {
-    throw new WebhookConfigError(
+    report(
       'options.dispatcher',
       `must be an undici Dispatcher (an Agent, a ProxyAgent, a MockAgent), got ${describe(dispatcher)}`,
     )
+    dispatcher = undefined
   }
-  const responseBodyLimit = options['responseBodyLimit'] ?? DEFAULT_RESPONSE_BODY_LIMIT
+  let responseBodyLimit = options['responseBodyLimit'] ?? DEFAULT_RESPONSE_BODY_LIMIT
   if (
     typeof responseBodyLimit !== 'number' ||
     !Number.isInteger(responseBodyLimit) ||
     responseBodyLimit < 0 ||
     responseBodyLimit > MAX_RESPONSE_BODY_LIMIT
   ) {
-    throw new WebhookConfigError(
+    report(
       'options.responseBodyLimit',
       `must be a whole number of bytes from 0 to ${MAX_RESPONSE_BODY_LIMIT}, got ${describe(responseBodyLimit)}`,
     )
+    responseBodyLimit = DEFAULT_RESPONSE_BODY_LIMIT
   }
-  return { timeout, dispatcher: dispatcher as Dispatcher | undefined, responseBodyLimit }
+  return {
+    timeout: timeout as number,
+    dispatcher: dispatcher as Dispatcher | undefined,
+    responseBodyLimit: responseBodyLimit as number,
+  }
 }
 
-function rejectUnknownKeys(object: Record<string, unknown>, known: ReadonlySet<string>, prefix: string): void {
+function rejectUnknownKeys(
+  object: Record<string, unknown>,
+  known: ReadonlySet<string>,
+  prefix: string,
+  report: Report,
+): void {
   for (const key of Object.keys(object)) {
-    if (!known.has(key)) {
-      throw new WebhookConfigError(`${prefix}${key}`, `is not a known setting; allowed: ${[...known].join(', ')}`)
-    }
+    if (!known.has(key)) report(`${prefix}${key}`, `is not a known setting; allowed: ${[...known].join(', ')}`)
   }
 }
 

@@ -156,6 +156,23 @@ describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
     for (let i = 0; i < 4; i++) expect((await client.get('/')).body).toContain('action="/ui/sign-in"')
   })
 
+  it("charts the relay's last hour on the page, every worker's, whichever worker draws it", async () => {
+    const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'])
+    const url = await listeningUrl(run)
+    await waitFor(() => (workerPids(run).size === 2 ? true : undefined), 'both workers to log their start')
+    // Spread over both workers: a batch per new connection.
+    const sent = await sendBatches(url, 12, 5, 'chart')
+    const client = new PageClient(url, { newConnectionEach: true })
+    await client.signIn()
+    // The Ingested chart's bars, one a minute: their values add up to what the relay took in.
+    const charted = async () => {
+      const page = await client.get('/')
+      const values = [...page.body.matchAll(/<title>\d\d:\d\d UTC · (\d+) msg\/min<\/title>/g)]
+      return values.reduce((sum, [, n]) => sum + Number(n), 0)
+    }
+    for (let i = 0; i < 6; i++) expect(await charted()).toBe(sent.length)
+  })
+
   it("answers /metrics with one relay's series, whichever worker a scrape reaches: counters never go down", async () => {
     const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'])
     const url = await listeningUrl(run)

@@ -129,6 +129,31 @@ describe('tracklet tail', () => {
     expect(receiver.received).toHaveLength(1)
   })
 
+  it('reconnects when the relay restarts, saying so on stderr, and forwards again', async () => {
+    const sources = [
+      {
+        name: 'web',
+        writeKey: 'wk-test-web',
+        destinations: { Webhooks: { webhooks: [{ url: receiver.url }], sharedSecret: SECRET } },
+      },
+    ]
+    const run = tail(['--relay', relay.url, '--admin-token', ADMIN_TOKEN, '--source', 'web', '--forward-to', local.url])
+    await waitFor(() => (run.stderr().includes('reading') ? true : undefined), 'tail to connect')
+    const port = Number(new URL(relay.url).port)
+    await relay.close()
+    await waitFor(() => (run.stderr().includes('reconnecting in') ? true : undefined), 'tail to notice')
+    // Down for a while: the tries that find nothing listening do not end it either.
+    await waitFor(() => (run.stderr().match(/reconnecting in/g)!.length >= 2 ? true : undefined), 'a second try')
+    relay = await startRelay(receiver.url, { port, sources })
+    await waitFor(() => (run.stderr().includes('reconnected to') ? true : undefined), 'tail to reconnect', 20_000)
+    await post(`${relay.url}/v1/track`, track({ messageId: 'fwd-after', event: 'Forwarded' }))
+    const forwarded = await waitFor(() => local.received[0], 'the forwarded message')
+    run.stop()
+    expect(await run.exited).toBe(0)
+    expect(forwarded.body).toMatchObject({ messageId: 'fwd-after' })
+    expect(run.stderr()).toMatch(/the relay ended the stream|the stream broke/)
+  })
+
   it('exits 1 naming the refusal when the token is wrong, and 2 on bad arguments', async () => {
     const wrong = tail(['--relay', relay.url, '--admin-token', 'nope'])
     expect(await wrong.exited).toBe(1)

@@ -98,6 +98,7 @@ export class PoolFigures {
     const reports = await this.#ask(asker, what)
     try {
       if (what === 'rates') return { rates: sumRates([...reports.values()].flatMap((r) => r.rates ?? [])) }
+      if (what === 'hour') return { hour: [...reports.values()].flatMap((r) => r.hour ?? []) }
       const snapshots: MetricsSnapshot[] = [...this.#retired.values()]
       for (const slot of this.#workers()) {
         const report = reports.get(slot.number)

@@ -1,6 +1,7 @@
 import type { RelayOptions } from '../../relay/index'
 import type { RecentRates } from '../../relay/events/readings'
 import type { MetricsSnapshot } from '../../relay/telemetry/metrics'
+import type { MinuteCounts } from '../../relay/telemetry/minute-history'
 
 // What the primary of `tracklet relay --workers N` and its workers say to each other over the
 // cluster's IPC channel: the worker asks once it listens for messages (one sent before would be
@@ -44,8 +45,8 @@ export const isReadyMessage = hasKind<ReadyMessage>('tracklet-relay-ready')
 // The relay's figures under `--workers`: the worker a scrape (or the operator page) reaches asks
 // the primary, which asks every worker for its own and answers with the sum (./figures.ts).
 
-/** What a worker asks the primary for: the relay's metrics exposition, or its recent rates. */
-export type FiguresKind = 'metrics' | 'rates'
+/** What a worker asks the primary for: the relay's metrics exposition, its recent rates, its last hour. */
+export type FiguresKind = 'metrics' | 'rates' | 'hour'
 
 /** A worker to the primary: gather the relay's figures of `what`. */
 export interface GatherMessage {
@@ -69,6 +70,8 @@ export interface ReportedMessage {
   id: number
   metrics?: MetricsSnapshot
   rates?: RecentRates
+  /** Its own minutes of the last hour. */
+  hour?: MinuteCounts[]
   error?: string
 }
 
@@ -78,6 +81,8 @@ export interface GatheredMessage {
   id: number
   metrics?: { contentType: string; text: string }
   rates?: RecentRates
+  /** Every worker's minutes of the last hour, together (a minute once per worker that counted in it). */
+  hour?: MinuteCounts[]
   error?: string
 }
 

@@ -4,6 +4,7 @@ import { startRelay } from '../../relay/relay'
 import { EXIT_OK } from '../exit-codes'
 import type { Relay, RelayOptions } from '../../relay/index'
 import type { RelayFigures, RelayMetrics } from '../../relay/telemetry/metrics'
+import { lastHourOf, type MinuteHistory } from '../../relay/telemetry/minute-history'
 import {
   type FiguresKind,
   type GatheredMessage,
@@ -44,7 +45,7 @@ export async function runRelayWorker(failed: (error: unknown) => number): Promis
       sharedByProcesses: true,
       warningsLogged: true,
       listeningAnnounced: true,
-      figures: (own) => relayFigures(own),
+      figures: (own, history) => relayFigures(own, history),
     })
   } catch (error) {
     return leave(failed(error))
@@ -89,7 +90,7 @@ function followReloads(): { relayStarted(relay: Relay): void } {
  * its own (answered here from `own`) and adds them up. One relay's numbers, whichever worker a
  * scrape or the operator page reaches.
  */
-function relayFigures(own: RelayMetrics): RelayFigures {
+function relayFigures(own: RelayMetrics, history: MinuteHistory): RelayFigures {
   let nextId = 0
   const waiting = new Map<number, (answer: GatheredMessage) => void>()
   process.on('message', (message: unknown) => {
@@ -99,7 +100,9 @@ function relayFigures(own: RelayMetrics): RelayFigures {
     const report =
       what === 'rates'
         ? Promise.resolve({ rates: own.recentRates() })
-        : own.snapshot(storeWide).then((metrics) => ({ metrics }))
+        : what === 'hour'
+          ? Promise.resolve({ hour: history.counts() })
+          : own.snapshot(storeWide).then((metrics) => ({ metrics }))
     void report.then(
       (figures) => process.send?.({ kind: 'tracklet-relay-reported', id, ...figures } satisfies ReportedMessage),
       (error: Error) =>
@@ -125,6 +128,7 @@ function relayFigures(own: RelayMetrics): RelayFigures {
   return {
     scrape: async () => (await gather('metrics')).metrics!,
     recentRates: async () => (await gather('rates')).rates!,
+    lastHour: async () => lastHourOf((await gather('hour')).hour!, Date.now()),
   }
 }
 

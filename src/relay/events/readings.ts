@@ -10,7 +10,7 @@
 export type WriteKind = 'deliveries' | 'outcomes' | 'claims' | 'retention'
 
 /** What `/healthz` answers: 200 with `{ ok: true }`, or 503 with why. */
-export type HealthReport =
+export type HealthReport = (
   | { ok: true }
   | {
       ok: false
@@ -19,6 +19,13 @@ export type HealthReport =
       /** Every kind of write failing now, with its last error and since when (ISO time). */
       failing: { writes: WriteKind; error: string; since: string }[]
     }
+) & {
+  /**
+   * The API sources the relay cannot decrypt and does not serve (absent when none). They do not
+   * turn the answer to 503: every other source is served (docs/operations.md).
+   */
+  unreadableSources?: { name: string; error: string }[]
+}
 
 /** Events per minute over the last {@link RecentRates.minutes} minutes, for the operator page. */
 export interface RecentRates {

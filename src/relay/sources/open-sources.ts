@@ -16,8 +16,9 @@ export interface OpenedSources {
  * The config file's sources and the admin API's (read from the store), in one registry kept up to
  * date as the store changes (docs/relay.md, "Two kinds of source").
  *
- * @throws {RelayError} `ERR_SECRETS_KEY` when `secretsKey` cannot decrypt a stored secret, and
- * `ERR_RELAY_CONFIG` when a file source and an API source share a name.
+ * An API source whose secrets `secretsKey` cannot decrypt is left out, listed by the registry's
+ * `unreadable()`.
+ * @throws {RelayError} `ERR_RELAY_CONFIG` when a file source and an API source share a name.
  */
 export async function openSources(
   options: ResolvedRelayOptions,

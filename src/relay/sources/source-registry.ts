@@ -19,6 +19,16 @@ export interface ApiSource {
   revision: number
 }
 
+/**
+ * An API source the relay cannot use: its stored secrets do not open with `secretsKey`. It is left
+ * out (its write keys answer 401) while every other source is served; `/healthz` and the page name it.
+ */
+export interface UnreadableSource {
+  name: string
+  /** Why, for the log and whoever holds the admin token: never a secret. */
+  error: string
+}
+
 /** Told after each change of the sources; a promise returned says when it is done with it. */
 export type SourcesListener = () => void | Promise<void>
 
@@ -52,6 +62,8 @@ export interface RegisteredSource {
 export class SourceRegistry {
   #file: readonly RegisteredSource[]
   #stored: readonly RegisteredSource[] = []
+  // The API sources left out of #stored because they cannot be read.
+  #unreadable: readonly UnreadableSource[] = []
   #sources: readonly RegisteredSource[]
   #listeners: readonly SourcesListener[] = []
   // What the listeners of the last change still do (compiling a function), for settled().
@@ -98,15 +110,22 @@ export class SourceRegistry {
   }
 
   /**
-   * Replaces the sources created through the admin API (as the store lists them).
+   * Replaces the sources created through the admin API (as the store lists them), and the list of
+   * those that could not be read (`unreadable`, not served).
    * @throws {RelayError} `ERR_RELAY_CONFIG` naming both when one has a file source's name; nothing
    * changes then.
    */
-  replaceStored(sources: readonly ApiSource[]): void {
+  replaceStored(sources: readonly ApiSource[], unreadable: readonly UnreadableSource[] = []): void {
     const stored = sources.map(fromApi)
     refuseClash(this.#file, stored)
     this.#stored = stored
+    this.#unreadable = Object.freeze([...unreadable])
     this.#changed()
+  }
+
+  /** The API sources left out at the last {@link replaceStored}: they could not be read. */
+  unreadable(): readonly UnreadableSource[] {
+    return this.#unreadable
   }
 
   /**

@@ -1,7 +1,8 @@
-import { log, redactFromLog } from '../log'
+import { redactFromLog } from '../log'
 import type { Notifications } from '../store/notifications/channel'
+import { VersionFollower } from '../store/notifications/version-follower'
 import type { SourceConfigStore } from '../store/source-configs'
-import { decodeStored } from './api-source-codec'
+import { decodeReadable } from './readable-sources'
 import type { SecretBox } from '../config/secrets-key'
 import type { ApiSource, SourceRegistry } from './source-registry'
 import { mapSecrets } from './source-secrets'
@@ -30,74 +31,36 @@ export interface SourceSyncDeps {
  * store's configuration version moves, told by a notification (PostgreSQL `LISTEN`, or this
  * relay's own changes) or seen by the poll.
  */
-export class SourceSync {
+export class SourceSync extends VersionFollower {
   readonly #deps: SourceSyncDeps
-  #applied: number | undefined
-  #queue: Promise<void> = Promise.resolve()
-  #timer: NodeJS.Timeout | undefined
-  #unlisten: (() => Promise<void>) | undefined
   #forgetSecrets: () => void = () => {}
-  #stopped = false
 
+  /**
+   * {@link start} reads the API sources into the registry (one it cannot decrypt left out and
+   * listed as unreadable), then follows changes; it throws `ERR_RELAY_CONFIG` when an API source
+   * has a file source's name.
+   */
   constructor(deps: SourceSyncDeps) {
+    super({
+      topic: CONFIG_TOPIC,
+      what: 'configuration',
+      failedEvent: 'config-failed',
+      version: () => deps.store.version(),
+      notifications: deps.notifications,
+      pollMs: deps.pollMs ?? CONFIG_POLL_MS,
+    })
     this.#deps = deps
   }
 
-  /**
-   * Reads the API sources into the registry, then follows changes.
-   * @throws {RelayError} `ERR_SECRETS_KEY` when a stored secret cannot be decrypted, and
-   * `ERR_RELAY_CONFIG` when an API source has a file source's name.
-   */
-  async start(): Promise<void> {
-    await this.#apply(await this.#deps.store.version())
-    this.#timer = setInterval(() => void this.refresh(), this.#deps.pollMs ?? CONFIG_POLL_MS).unref()
-    try {
-      this.#unlisten = await this.#deps.notifications.listen(CONFIG_TOPIC, () => void this.refresh())
-    } catch (error) {
-      // The poll still applies every change, a second later.
-      log.warn(`cannot listen for configuration changes, polling for them: ${(error as Error).message}`, {
-        event: 'notifications-lost',
-      })
-    }
-  }
-
-  /** Reads the store's version and, when it moved, the sources again. Failures are logged (the next poll tries again). */
-  refresh(): Promise<void> {
-    this.#queue = this.#queue.then(async () => {
-      if (this.#stopped) return
-      try {
-        const version = await this.#deps.store.version()
-        if (version !== this.#applied) await this.#apply(version)
-      } catch (error) {
-        log.error(`cannot apply the configuration stored: ${(error as Error).message}`, { event: 'config-failed' })
-      }
-    })
-    return this.#queue
-  }
-
-  /** This relay changed the configuration: apply it here, and tell every other relay on the store. */
-  async changed(): Promise<void> {
-    await this.refresh()
-    await this.#deps.notifications.notify(CONFIG_TOPIC, String(this.#applied ?? 0)).catch((error: unknown) => {
-      log.warn(`cannot announce a configuration change (the others poll for it): ${(error as Error).message}`, {
-        event: 'notifications-lost',
-      })
-    })
-  }
-
-  async stop(): Promise<void> {
-    this.#stopped = true
-    clearInterval(this.#timer)
-    await this.#queue
-    await this.#unlisten?.().catch(() => {})
+  override async stop(): Promise<void> {
+    await super.stop()
     this.#forgetSecrets()
   }
 
-  async #apply(version: number): Promise<void> {
+  protected override async read(): Promise<void> {
     const stored = await this.#deps.store.list()
-    const sources = stored.map((source) => decodeStored(source, this.#deps.box))
-    this.#deps.registry.replaceStored(sources)
-    this.#applied = version
+    const { sources, unreadable } = decodeReadable(stored, this.#deps.box)
+    this.#deps.registry.replaceStored(sources, unreadable)
     // The API sources' secrets are kept out of the log as the file's are.
     const forget = this.#forgetSecrets
     this.#forgetSecrets = redactFromLog(secretsOf(sources))

@@ -19,6 +19,13 @@ export interface AlertClaimStore {
    * letters counted since the last, if any are and no other relay claimed it first.
    */
   flush(url: string, now: number, intervalMs: number): Promise<AlertClaim>
+
+  /**
+   * Deletes the rows of endpoints whose last notice was due before `before` (epoch ms) and that
+   * owe none: retention's sweep calls it, so an endpoint that failed once is not kept for ever.
+   * Resolves with how many went.
+   */
+  prune(before: number): Promise<number>
 }
 
 /** What a claim came to: a notice to send now with its count, or none until `nextAt` (epoch ms). */
@@ -81,4 +88,6 @@ export const ALERT_CLAIM_SQL = {
   flush: `UPDATE alert_claims SET claim = :token, count = pending, pending = 0, next_at = :now + :interval
     WHERE url = :url AND next_at <= :now AND pending > 0
     RETURNING claim, count, next_at`,
+  // A row with dead letters still counted waits for its flush, however old.
+  prune: 'DELETE FROM alert_claims WHERE next_at < :before AND pending = 0',
 }

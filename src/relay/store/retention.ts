@@ -6,8 +6,8 @@ import type { Store } from './store'
 const PRUNE_CHUNK = 1000
 
 /**
- * Deletes delivered and filtered deliveries (and their attempts), and replays that ended, once
- * they are older than `retention` ms, so the database never grows without bound. Dead-lettered
+ * Deletes delivered and filtered deliveries (and their attempts), replays that ended, violations
+ * and the alerts' claims of endpoints that owe no notice, once they are older than `retention` ms, so the database never grows without bound. Dead-lettered
  * and pending deliveries are kept. Runs
  * every `retention / 2` (at least every 100 ms, at most every minute); with several relays on one
  * database each sweeps, and a row deleted by one is simply not there for the others.
@@ -53,6 +53,8 @@ export class RetentionSweeper {
         await this.#store.replays.prune(before)
         // Tracking plans' violations are kept for the same time (docs/plans.md).
         while (!this.#stopped && (await this.#store.violations.prune(before, PRUNE_CHUNK)) === PRUNE_CHUNK);
+        // And the alerts' claims of endpoints that owe no notice (a row per endpoint, few).
+        await this.#store.alertClaims.prune(before)
         if (pruned > 0) {
           log.info(
             `retention: deleted ${plural(pruned, 'settled delivery', 'settled deliveries')} older than ${this.#retention} ms`,

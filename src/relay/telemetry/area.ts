@@ -25,7 +25,7 @@ export interface TelemetryDeps {
   store: Store
   sources: readonly RoutedSource[]
   /** The sources changing while the relay runs: each new source's series start at 0. */
-  registry?: Pick<SourceRegistry, 'onChange'> | undefined
+  registry?: (Pick<SourceRegistry, 'onChange'> & Partial<Pick<SourceRegistry, 'unreadable'>>) | undefined
   /**
    * What ingest, delivery and the store tell (docs/architecture.md, "Events"): the metrics count
    * it; `/healthz` judges the store by its `write` events.
@@ -42,7 +42,7 @@ export interface TelemetryDeps {
    * Where `/metrics` and the operator page read the relay's figures, given this process's own:
    * under `--workers`, all the workers' together (the primary gathers them). Its own when absent.
    */
-  figures?: ((own: RelayMetrics) => RelayFigures) | undefined
+  figures?: ((own: RelayMetrics, history: MinuteHistory) => RelayFigures) | undefined
 }
 
 /** Telemetry's area: its routes and stop, and what the operator page reads of it. */
@@ -53,7 +53,10 @@ export interface Telemetry extends Area {
   /** What `/metrics` and the operator page show: {@link metrics}, or under `--workers` every worker's. */
   readonly figures: RelayFigures
   /** What the operator page shows of the figures: the recent rates, and the last hour for its charts. */
-  readonly readings: { recentRates(): RecentRates | Promise<RecentRates>; lastHour(): LastHour }
+  readonly readings: {
+    recentRates(): RecentRates | Promise<RecentRates>
+    lastHour(): LastHour | Promise<LastHour>
+  }
   /** `listener`, each ingest request timed from arrival to answer. */
   timeRequests(listener: (req: IncomingMessage, res: ServerResponse) => void): typeof listener
   start(): void
@@ -66,15 +69,18 @@ export interface Telemetry extends Area {
 export function createTelemetry(deps: TelemetryDeps): Telemetry {
   const { store } = deps
   // A probe runs only after a write failed.
-  const health = new StoreHealth({ probe: (bytes) => probeWrite(store, bytes) })
+  const health = new StoreHealth({
+    probe: (bytes) => probeWrite(store, bytes),
+    unreadableSources: () => deps.registry?.unreadable?.() ?? [],
+  })
   const metrics = new RelayMetrics({ store, sources: deps.sources, health, circuits: deps.circuits })
   // On PostgreSQL, this relay's clock's offset to the database's, which judges leases and due times.
   const clock = store.kind === 'postgres' ? new ClockOffset({ store }) : undefined
   if (clock !== undefined) metrics.clockOffset(() => clock.seconds)
-  const figures = deps.figures?.(metrics) ?? metrics
+  const history = new MinuteHistory()
+  const figures: RelayFigures = deps.figures?.(metrics, history) ?? metrics
   // A source added while the relay runs gets its series at 0 as the configured ones did.
   const unwatchSources = deps.registry?.onChange(() => metrics.sourcesChanged(deps.sources))
-  const history = new MinuteHistory()
   const judge = judgeWrites(health)
   const unsubscribe = deps.events.subscribe((event) => {
     judge(event)
@@ -92,7 +98,10 @@ export function createTelemetry(deps: TelemetryDeps): Telemetry {
     health,
     metrics,
     figures,
-    readings: { recentRates: () => figures.recentRates(), lastHour: () => history.lastHour() },
+    readings: {
+      recentRates: () => figures.recentRates(),
+      lastHour: () => figures.lastHour?.() ?? history.lastHour(),
+    },
     routes,
     timeRequests: (listener) => metrics.console.timeIngest(listener),
     start: () => clock?.start(),

@@ -7,16 +7,24 @@ import { NO_PRIMARY_MESSAGE } from '../kit/postgres/primary-finder'
  * {@link HealthReport} without the errors (`the store refuses writes of outcomes`), for whoever
  * asks without the admin token: an error can name the database's host, a path or a user.
  */
-export function withoutErrors(
-  report: HealthReport,
-): HealthReport | { ok: false; reason: string; failing: { writes: WriteKind; since: string }[] } {
-  if (report.ok) return report
+export function withoutErrors(report: HealthReport): HealthWithoutErrors {
+  // A source's name is no secret; why it cannot be read is the admin's to see.
+  const unreadable = report.unreadableSources?.map(({ name }) => ({ name }))
+  const sources = unreadable === undefined ? {} : { unreadableSources: unreadable }
+  if (report.ok) return { ok: true, ...sources }
   return {
     ok: false,
     reason: refusalOf(report.failing),
     failing: report.failing.map(({ writes, since }) => ({ writes, since })),
+    ...sources,
   }
 }
+
+/** {@link HealthReport} as {@link withoutErrors} makes it. */
+export type HealthWithoutErrors = (
+  | { ok: true }
+  | { ok: false; reason: string; failing: { writes: WriteKind; since: string }[] }
+) & { unreadableSources?: { name: string }[] }
 
 function refusalOf(failing: readonly { writes: WriteKind; error?: string }[]): string {
   const refusal = `the store refuses writes of ${failing.map((f) => f.writes).join(', ')}`
@@ -47,6 +55,8 @@ export interface StoreHealthOptions {
    */
   probe: (bytes: number) => Promise<void>
   now?: () => number
+  /** The API sources the relay cannot read now, reported with the store's health. */
+  unreadableSources?: () => readonly { name: string; error: string }[]
 }
 
 /**
@@ -66,10 +76,12 @@ export class StoreHealth {
   /** The wait before the next probe, ms: doubles while probes fail. */
   #probeDelay = PROBE_MIN_MS
   #stopped = false
+  readonly #unreadableSources: () => readonly { name: string; error: string }[]
 
   constructor(options: StoreHealthOptions) {
     this.#probe = options.probe
     this.#now = options.now ?? Date.now
+    this.#unreadableSources = options.unreadableSources ?? (() => [])
   }
 
   /** A write of `kind` was committed. */
@@ -99,6 +111,12 @@ export class StoreHealth {
 
   /** The current answer of `/healthz`. */
   report(): HealthReport {
+    const unreadable = this.#unreadableSources()
+    const sources = unreadable.length === 0 ? {} : { unreadableSources: unreadable.map((u) => ({ ...u })) }
+    return { ...this.#storeReport(), ...sources }
+  }
+
+  #storeReport(): HealthReport {
     if (this.#failing.size === 0) return { ok: true }
     const failing = [...this.#failing].map(([writes, { error, since }]) => ({
       writes,

@@ -1,6 +1,6 @@
 import type { Counter, Gauge, Histogram, MetricObjectWithValues, MetricValue, Registry } from 'prom-client'
 import { type IngestOutcome, REFUSAL_KINDS, type RefusalKind, type SettledAttempt } from '../events/kinds'
-import type { RecentRates } from '../events/readings'
+import type { LastHour, RecentRates } from '../events/readings'
 import { FunctionMetrics } from './function-metrics'
 import { ViolationMetrics } from './violation-metrics'
 import { LimitMetrics } from './limit-metrics'
@@ -39,6 +39,11 @@ export interface RelayFigures {
   scrape(): Promise<{ contentType: string; text: string }>
   /** Ingest and delivery outcomes per minute, over the last few minutes. */
   recentRates(): RecentRates | Promise<RecentRates>
+  /**
+   * The last hour minute by minute, for the page's charts: under `--workers`, every worker's.
+   * Absent: this process's own history is the relay's.
+   */
+  lastHour?(): Promise<LastHour>
 }
 
 /** One relay process's series as prom-client's JSON gives them, for the primary to add together. */

@@ -18,6 +18,19 @@ interface Minute {
 }
 
 /**
+ * One minute's counts as a process reports them (plain JSON, for the primary of `--workers`): the
+ * attempt times by bucket, so that the p99 of several processes' minutes is read from their sum.
+ */
+export interface MinuteCounts {
+  at: number
+  ingested: number
+  delivered: number
+  deadLettered: number
+  /** Attempts by time bucket; absent for a minute with no attempt. */
+  times?: number[]
+}
+
+/**
  * The relay's last hour, minute by minute, kept in memory for the overview's charts (Prometheus
  * keeps the real history): what ingest and delivery tell the events channel, counted. Memory is
  * 60 small records; nothing is done for a minute nothing happens in.
@@ -48,22 +61,19 @@ export class MinuteHistory {
 
   /** The last hour, a reading for every minute (zeros for the quiet ones), oldest first. */
   lastHour(): LastHour {
-    const current = minuteOf(this.#now())
-    this.#drop(current)
-    const byStart = new Map(this.#minutes.map((m) => [m.at, m]))
-    const readings: MinuteReading[] = []
-    for (let i = LAST_HOUR_MINUTES - 1; i >= 0; i--) {
-      const at = current - i * MINUTE_MS
-      const minute = byStart.get(at)
-      readings.push({
-        at,
-        ingested: minute?.ingested ?? 0,
-        delivered: minute?.delivered ?? 0,
-        deadLettered: minute?.deadLettered ?? 0,
-        p99Ms: minute === undefined ? undefined : percentile(minute, 0.99),
-      })
-    }
-    return readings
+    return lastHourOf(this.counts(), this.#now())
+  }
+
+  /** This process's minutes with something in them, within the hour: what a worker reports. */
+  counts(): MinuteCounts[] {
+    this.#drop(minuteOf(this.#now()))
+    return this.#minutes.map(({ at, ingested, delivered, deadLettered, times }) => ({
+      at,
+      ingested,
+      delivered,
+      deadLettered,
+      ...(times === undefined ? {} : { times: [...times] }),
+    }))
   }
 
   #current(): Minute {
@@ -71,7 +81,7 @@ export class MinuteHistory {
     const last = this.#minutes.at(-1)
     if (last !== undefined && last.at === at) return last
     this.#drop(at)
-    const minute: Minute = { at, ingested: 0, delivered: 0, deadLettered: 0, times: undefined, attempts: 0 }
+    const minute = emptyMinute(at)
     this.#minutes.push(minute)
     return minute
   }
@@ -80,6 +90,46 @@ export class MinuteHistory {
     const oldest = current - (LAST_HOUR_MINUTES - 1) * MINUTE_MS
     while (this.#minutes.length > 0 && this.#minutes[0]!.at < oldest) this.#minutes.shift()
   }
+}
+
+/**
+ * The hour ending at `now`, a reading for every minute, from the counts of one process or of
+ * several (`--workers`: every worker's, added up minute by minute, their p99 read from the summed
+ * buckets).
+ */
+export function lastHourOf(counts: readonly MinuteCounts[], now: number): LastHour {
+  const current = minuteOf(now)
+  const byStart = new Map<number, Minute>()
+  for (const part of counts) {
+    const minute = byStart.get(part.at) ?? emptyMinute(part.at)
+    byStart.set(part.at, minute)
+    minute.ingested += part.ingested
+    minute.delivered += part.delivered
+    minute.deadLettered += part.deadLettered
+    if (part.times === undefined) continue
+    minute.times ??= new Uint32Array(BUCKETS)
+    part.times.forEach((n, i) => {
+      if (i < BUCKETS) minute.times![i]! += n
+    })
+    minute.attempts += part.times.reduce((sum, n) => sum + n, 0)
+  }
+  const readings: MinuteReading[] = []
+  for (let i = LAST_HOUR_MINUTES - 1; i >= 0; i--) {
+    const at = current - i * MINUTE_MS
+    const minute = byStart.get(at)
+    readings.push({
+      at,
+      ingested: minute?.ingested ?? 0,
+      delivered: minute?.delivered ?? 0,
+      deadLettered: minute?.deadLettered ?? 0,
+      p99Ms: minute === undefined ? undefined : percentile(minute, 0.99),
+    })
+  }
+  return readings
+}
+
+function emptyMinute(at: number): Minute {
+  return { at, ingested: 0, delivered: 0, deadLettered: 0, times: undefined, attempts: 0 }
 }
 
 function minuteOf(ms: number): number {

@@ -111,6 +111,27 @@ describe('every problem at once', () => {
     expect(error?.message).not.toContain('wk-1')
   })
 
+  it("a destination's every problem, a misspelt key and a bad URL alike", () => {
+    const settings = {
+      webhooks: [
+        { url: 'not a url', hedaers: {} },
+        { url: 'https://ok.example', headers: { Host: 'x' } },
+      ],
+      sharedSecrt: 's',
+      standardWebhooks: true,
+    }
+    const problems = problemsOf({ sources: [{ name: 'web', writeKey: 'wk-1', destinations: { Webhooks: settings } }] })
+    const at = 'sources[0].destinations.Webhooks'
+    expect(problems.map((problem) => problem.field)).toEqual([
+      `${at}.sharedSecrt`,
+      `${at}.webhooks[0].hedaers`,
+      `${at}.webhooks[0].url`,
+      `${at}.webhooks[1].headers.Host`,
+      `${at}.standardWebhooks`,
+    ])
+    expect(problems[0]!.message).toContain('(did you mean `sharedSecret`?)')
+  })
+
   it('the same from createRelay and from loadRelayConfig', async () => {
     const fromCode = await createRelay(broken as never).catch((error: RelayConfigError) => error)
     const fromFile = await loadRelayConfig(writeConfig('broken.json', broken)).catch((error: RelayConfigError) => error)

@@ -5,6 +5,7 @@ import { validateRelayOptions } from '../../../src/relay/config/validate'
 import { GroupCommit } from '../../../src/relay/ingest/group-commit'
 import { ingest } from '../../../src/relay/ingest/ingest'
 import { planCheck } from '../../../src/relay/features/plans/plan-check'
+import type { CheckFindings } from '../../../src/relay/ingest/ingest-check'
 import { openSqliteStoreWithDb } from '../fixtures/store'
 
 const revenueAs = (type: string) => ({
@@ -69,6 +70,41 @@ describe('the plan check at ingest', () => {
       )
       expect(outcome).toEqual({ accepted: 1, refused: [], filtered: 0 })
       expect((await store.violations.find({ limit: 10 })).violations).toEqual([])
+    } finally {
+      db.close()
+    }
+  })
+})
+
+describe('omit', () => {
+  it('records a required property it takes out for its type as missing too', async () => {
+    const { store, db } = await openSqliteStoreWithDb()
+    try {
+      const plan = {
+        events: {
+          'Order Completed': {
+            properties: {
+              type: 'object',
+              properties: { revenue: { type: 'number' }, coupon: { type: 'string' } },
+              required: ['revenue'],
+            },
+          },
+        },
+      }
+      const options = validateRelayOptions({
+        sources: [{ name: 'web', writeKey: 'k', destinations: {}, schema: { plan, violations: 'omit' } }],
+      })
+      const source = new SourceRegistry(options.sources).routed()[0]!
+      const verdict = planCheck(store.violations)(
+        { ...order(1, 'ten'), properties: { revenue: 'ten', coupon: 5 } },
+        source,
+      ) as CheckFindings
+      expect(verdict.message?.['properties']).toEqual({})
+      expect(verdict.violations?.map((v) => [v.kind, v.path])).toEqual([
+        ['type', '/properties/revenue'],
+        ['type', '/properties/coupon'],
+        ['required', '/properties/revenue'],
+      ])
     } finally {
       db.close()
     }

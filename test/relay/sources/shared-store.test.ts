@@ -8,6 +8,7 @@ import { startRelay as startRelayProcess } from '../../../src/relay/relay'
 import { sql } from '../../support/postgres'
 import { newDatabase, STORE_KINDS, type StoreKind } from '../../support/stores'
 import { ADMIN_TOKEN, basic, post, type Receiver, startReceiver, track, waitFor } from '../helpers'
+import { PageClient } from '../console/page-client'
 import { api, newSecretsKey, webhooksTo } from './api-client'
 
 const SHARED_SECRET = 'shared-secret-at-rest-5a4b3c2d'
@@ -109,19 +110,34 @@ describe.each(STORE_KINDS)('relays sharing one store (%s)', (kind) => {
     for (const secret of [SHARED_SECRET, HEADER_KEY, GIVEN_KEY, generated]) expect(everything).not.toContain(secret)
   })
 
-  it('refuses to start with a secretsKey that cannot decrypt what is stored, naming the source', async () => {
+  it('serves every other source when one stored cannot be decrypted, naming it on /healthz and the page', async () => {
     const relay = await start()
     await api(relay.url, 'PUT', '/v1/sources/shop', webhooksTo(receiver.url, { sharedSecret: SHARED_SECRET }))
+    const plain = await api(relay.url, 'PUT', '/v1/sources/plain', webhooksTo(receiver.url))
     await relay.close()
     relays = []
-    const other = newSecretsKey()
-    await expect(start({ secretsKey: other })).rejects.toMatchObject({
-      code: 'ERR_SECRETS_KEY',
-      message: expect.stringContaining('"shop"'),
-    })
+    // A key that cannot open the secret, then none at all: the relay starts either way.
+    for (const key of [newSecretsKey(), undefined]) {
+      const other = await start({ secretsKey: key } as Partial<RelayOptions>)
+      expect(await accepts(other, 'wk-web-shared')).toBe(200)
+      expect(await accepts(other, plain.body.writeKey)).toBe(200)
+      const health = await fetch(`${other.url}/healthz`)
+      expect(health.status).toBe(200)
+      expect(await health.json()).toEqual({ ok: true, unreadableSources: [{ name: 'shop' }] })
+      const asAdmin = await fetch(`${other.url}/healthz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+      const [unreadable] = ((await asAdmin.json()) as any).unreadableSources
+      expect(unreadable).toEqual({ name: 'shop', error: expect.stringContaining('cannot decrypt') })
+      expect(JSON.stringify(unreadable)).not.toContain(SHARED_SECRET)
+      const page = new PageClient(other.url)
+      await page.signIn()
+      expect((await page.get('/ui/sources')).body).toContain('not served (cannot decrypt): shop')
+      await other.close()
+      relays = []
+    }
     // While rotating: the new key first, the old one after it.
-    const rotating = await start({ secretsKey: `${other},${secretsKey}` })
+    const rotating = await start({ secretsKey: `${newSecretsKey()},${secretsKey}` })
     expect((await api(rotating.url, 'GET', '/v1/sources/shop')).body.destinations.Webhooks.sharedSecret).toBe('***')
+    expect(await (await fetch(`${rotating.url}/healthz`)).json()).toEqual({ ok: true })
   })
 
   it("refuses to start when a file source has an API source's name, naming both", async () => {

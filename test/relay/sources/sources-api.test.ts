@@ -85,7 +85,10 @@ describe.each(STORE_KINDS)('sources through the admin API (%s)', (kind) => {
     expect(answer.body.error.code).toBe('ERR_INVALID_SOURCE')
     const fields = answer.body.error.problems.map((p: any) => p.field)
     expect(fields).toEqual(expect.arrayContaining(['name', 'schema.blockedEvents']))
-    expect(fields.some((f: string) => f.startsWith('destinations.Webhooks'))).toBe(true)
+    // The destination's problems too, every one: the misspelt key and the bad URL alike.
+    expect(fields).toEqual(
+      expect.arrayContaining(['destinations.Webhooks.sharedSecrt', 'destinations.Webhooks.webhooks[0].url']),
+    )
     expect((await api(relay.url, 'GET', '/v1/sources/shop')).status).toBe(404)
     expect((await api(relay.url, 'GET', '/v1/audit')).body.entries).toEqual([])
   })

@@ -112,4 +112,37 @@ describe.each(STORE_KINDS)('retention on the %s store', (kind: StoreKind) => {
     }, 'retention to delete the delivered one')
     expect(log.map((d: { messageId: string }) => d.messageId)).toEqual(['dead'])
   })
+
+  it("deletes the alerts' claims of endpoints that owe no notice, once older than `retention`", async () => {
+    let now = T0
+    const { store, rows } = await withClaimRows(kind, () => now)
+    const sweeper = new RetentionSweeper(store, 2000, () => now)
+    // One endpoint's notice went out; another's second dead letter waits for the next notice.
+    await store.alertClaims.deadLettered('https://a.example/quiet', now, 60_000)
+    await store.alertClaims.deadLettered('https://b.example/owed', now, 60_000)
+    await store.alertClaims.deadLettered('https://b.example/owed', now + 1, 60_000)
+    now = T0 + 60_000 + 1000 // the next notices are due, within the retention
+    await sweeper.sweep()
+    expect(await rows()).toEqual(['https://a.example/quiet', 'https://b.example/owed'])
+    now = T0 + 60_000 + 5000 // past it: the quiet one goes; the owed one waits for its flush
+    await sweeper.sweep()
+    expect(await rows()).toEqual(['https://b.example/owed'])
+    await store.alertClaims.flush('https://b.example/owed', now, 60_000)
+    now += 60_000 + 5000
+    await sweeper.sweep()
+    expect(await rows()).toEqual([])
+  })
 })
+
+// A store of `kind`, and the URLs of its alert_claims rows.
+async function withClaimRows(kind: StoreKind, now: () => number): Promise<{ store: Store; rows(): Promise<string[]> }> {
+  const query = 'SELECT url FROM alert_claims ORDER BY url'
+  if (kind === 'postgres') {
+    const { store, pool } = await openPostgresStoreWithPool(now)
+    opened.push(store)
+    return { store, rows: async () => (await pool.query<{ url: string }>(query)).rows.map((r) => r.url) }
+  }
+  const { store, db } = await openSqliteStoreWithDb(':memory:', now)
+  opened.push(store)
+  return { store, rows: async () => (db.prepare(query).all() as { url: string }[]).map((r) => r.url) }
+}

@@ -118,40 +118,63 @@ function batches(prefix: string, count: number, size = 100): Record<string, unkn
   )
 }
 
-describe('two relays on one PostgreSQL database', () => {
-  it('deliver 5,000 messages between them, each attempted once while both are healthy', async () => {
-    const database = await freshPostgresDatabase()
-    const receiver = await startCountingReceiver()
-    const config = writeConfig('pair', receiver.url)
-    const [a, b] = await Promise.all([
-      startRelayProcess(config, database),
-      startRelayProcess(config, database, true), // DATABASE_URL selects the same store
-    ])
-    // Each relay takes in half the traffic, as behind a load balancer.
-    const all = batches('m', 5000)
-    const answers = await Promise.all(all.map((batch, i) => post(`${(i % 2 === 0 ? a : b).url}/v1/batch`, { batch })))
-    expect(answers.every((answer) => answer.status === 200)).toBe(true)
-    await waitFor(() => (receiver.sent.size === 5000 ? true : undefined), 'every message to arrive')
-    await waitFor(async () => {
-      const [row] = await sql<{ n: number }>(
-        database,
-        "SELECT count(*)::int AS n FROM deliveries WHERE status = 'delivered'",
-      )
-      return row!.n === 5000 ? true : undefined
-    }, 'every outcome to be recorded')
+// On a machine shared with other work (CI, a laptop building), 5,000 messages can take minutes:
+// each wait is given this long, ms, and the test four times that.
+const LOADED_WAIT_MS = 90_000
 
-    // Each message reached the receiver once, and the log shows one attempt per delivery.
-    expect([...receiver.sent.values()].filter((count) => count !== 1)).toEqual([])
-    expect(await sql(database, 'SELECT delivery_id FROM attempts GROUP BY delivery_id HAVING count(*) <> 1')).toEqual(
-      [],
-    )
-    expect((await sql<{ n: number }>(database, 'SELECT count(*)::int AS n FROM attempts'))[0]!.n).toBe(5000)
-    // Both did part of the work (log lines are written asynchronously: wait for them).
-    await waitFor(() => (deliveredBy(a) + deliveredBy(b) >= 5000 ? true : undefined), 'every delivered line')
-    expect(deliveredBy(a)).toBeGreaterThan(0)
-    expect(deliveredBy(b)).toBeGreaterThan(0)
-    expect(deliveredBy(a) + deliveredBy(b)).toBe(5000)
-  }, 60_000)
+// Options for a test that asserts one attempt per message: a stall of the machine must not read
+// as a receiver's timeout, a store's or an expired lease (each of which means another attempt).
+const UNDER_LOAD = { webhookTimeout: 120_000, storeTimeout: 120_000, leaseTimeout: 300_000, requestTimeout: 300_000 }
+
+describe('two relays on one PostgreSQL database', () => {
+  it(
+    'deliver 5,000 messages between them, each attempted once while both are healthy',
+    async () => {
+      const database = await freshPostgresDatabase()
+      const receiver = await startCountingReceiver()
+      // "Healthy" holds on a loaded machine too: the limits that judge a slow answer a failure (a
+      // receiver's, the store's, a lease's) are set past any stall of the machine, so a message
+      // attempted twice is the relays' doing, never the load's.
+      const config = writeConfig('pair', receiver.url, UNDER_LOAD)
+      const [a, b] = await Promise.all([
+        startRelayProcess(config, database),
+        startRelayProcess(config, database, true), // DATABASE_URL selects the same store
+      ])
+      // Each relay takes in half the traffic, as behind a load balancer.
+      const all = batches('m', 5000)
+      const answers = await Promise.all(all.map((batch, i) => post(`${(i % 2 === 0 ? a : b).url}/v1/batch`, { batch })))
+      expect(answers.every((answer) => answer.status === 200)).toBe(true)
+      await waitFor(() => (receiver.sent.size === 5000 ? true : undefined), 'every message to arrive', LOADED_WAIT_MS)
+      await waitFor(
+        async () => {
+          const [row] = await sql<{ n: number }>(
+            database,
+            "SELECT count(*)::int AS n FROM deliveries WHERE status = 'delivered'",
+          )
+          return row!.n === 5000 ? true : undefined
+        },
+        'every outcome to be recorded',
+        LOADED_WAIT_MS,
+      )
+
+      // Each message reached the receiver once, and the log shows one attempt per delivery.
+      expect([...receiver.sent.values()].filter((count) => count !== 1)).toEqual([])
+      expect(await sql(database, 'SELECT delivery_id FROM attempts GROUP BY delivery_id HAVING count(*) <> 1')).toEqual(
+        [],
+      )
+      expect((await sql<{ n: number }>(database, 'SELECT count(*)::int AS n FROM attempts'))[0]!.n).toBe(5000)
+      // Both did part of the work (log lines are written asynchronously: wait for them).
+      await waitFor(
+        () => (deliveredBy(a) + deliveredBy(b) >= 5000 ? true : undefined),
+        'every delivered line',
+        LOADED_WAIT_MS,
+      )
+      expect(deliveredBy(a)).toBeGreaterThan(0)
+      expect(deliveredBy(b)).toBeGreaterThan(0)
+      expect(deliveredBy(a) + deliveredBy(b)).toBe(5000)
+    },
+    4 * LOADED_WAIT_MS,
+  )
 
   it('deliver the work of one killed with kill -9 once its leases run out, losing nothing acknowledged', async () => {
     const database = await freshPostgresDatabase()

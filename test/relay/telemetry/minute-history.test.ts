@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { SettledAttempt } from '../../../src/relay/events/kinds'
-import { MinuteHistory } from '../../../src/relay/telemetry/minute-history'
+import { lastHourOf, MinuteHistory } from '../../../src/relay/telemetry/minute-history'
 
 const START = Date.parse('2026-11-26T19:00:00.000Z')
 
@@ -51,5 +51,22 @@ describe('MinuteHistory', () => {
     expect(history.lastHour()[0]).toMatchObject({ at: START, ingested: 5 })
     now += 60_000
     expect(history.lastHour().every((minute) => minute.ingested === 0)).toBe(true)
+  })
+
+  it("adds up several processes' minutes (--workers), the p99 read from their summed times", () => {
+    const now = START + 5_000
+    const [fast, slow] = [new MinuteHistory(() => now), new MinuteHistory(() => now)]
+    fast.count({ type: 'ingested', source: 'web', outcome: { accepted: 3, refused: [], filtered: 0 } })
+    slow.count({ type: 'ingested', source: 'web', outcome: { accepted: 4, refused: [], filtered: 0 } })
+    for (let i = 0; i < 98; i++) fast.count({ type: 'attempt', attempt: attempt('delivered', 10) })
+    for (let i = 0; i < 2; i++) slow.count({ type: 'attempt', attempt: attempt('failed', 2_000) })
+    // Through JSON, as a worker reports them to the primary.
+    const counts = JSON.parse(JSON.stringify([...fast.counts(), ...slow.counts()]))
+    const minute = lastHourOf(counts, now).at(-1)!
+    expect(minute).toMatchObject({ at: START, ingested: 7, delivered: 98, deadLettered: 2 })
+    // 2 of 100 attempts took 2 s: the 99th is one of them, though neither process alone says so.
+    expect(minute.p99Ms).toBeGreaterThanOrEqual(2_000)
+    expect(fast.lastHour().at(-1)!.p99Ms).toBeLessThanOrEqual(12)
+    expect(lastHourOf(counts, now)).toHaveLength(60)
   })
 })

@@ -42,9 +42,19 @@ ${body}
 }
 
 function healthBadge(health: HealthReport): Html {
-  return health.ok
+  const store = health.ok
     ? html`<span class="health ok">store healthy</span>`
     : html`<span class="health bad" title="${health.reason}">store unavailable: ${truncate(health.reason, 90)}</span>`
+  return html`${store}${unreadableBadge(health.unreadableSources ?? [])}`
+}
+
+// API sources the relay cannot decrypt: served by no relay until the right secretsKey is given.
+function unreadableBadge(unreadable: readonly { name: string; error: string }[]): Html | false {
+  if (unreadable.length === 0) return false
+  const names = unreadable.map((source) => source.name).join(', ')
+  const why = unreadable.map((source) => source.error).join('\n')
+  const label = `${unreadable.length === 1 ? 'source' : 'sources'} not served (cannot decrypt): ${names}`
+  return html` <span class="health bad" title="${why}">${truncate(label, 120)}</span>`
 }
 
 /** A time as `<time>`, relative to `now` (`3 min ago`, `in 5 s`), its ISO form in the title. */

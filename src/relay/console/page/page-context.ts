@@ -11,6 +11,6 @@ export interface PageContext extends AdminContext {
   /** Whether the store takes writes (what /healthz answers). */
   health: { report(): HealthReport }
   /** The rates the overview shows, and its charts of the last hour. */
-  metrics: { recentRates(): RecentRates | Promise<RecentRates>; lastHour(): LastHour }
+  metrics: { recentRates(): RecentRates | Promise<RecentRates>; lastHour(): LastHour | Promise<LastHour> }
   now?: () => number
 }

@@ -132,7 +132,7 @@ export function operatorPage(pageContext: PageContext): OperatorPage {
             sources: context.sources.map((s) => s.name),
             backlog: overview.backlog,
             rates: await context.metrics.recentRates(),
-            lastHour: context.metrics.lastHour(),
+            lastHour: await context.metrics.lastHour(),
             troubled: overview.troubled,
             query: overview.query,
             urls: overview.urls,

@@ -1,14 +1,11 @@
 import { didYouMean } from '../../../shared/nearest-name'
-import {
-  nextAttemptAt,
-  RETRY_WINDOW_MS,
-  WebhookConfigError,
-  WebhookDestination,
-  type WebhookSettings,
-} from '../../../webhooks/index'
-import { RelayConfigError } from '../../errors'
+import { isPlainObject } from '../../../shared/validate'
+import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination, type WebhookSettings } from '../../../webhooks/index'
+import { webhookConfigProblems } from '../../../webhooks/settings'
+import { RelayConfigError, type RelayConfigProblem } from '../../errors'
 import type { DestinationModule, RetryPolicy } from '../destination'
 import { webhookSender } from './sender'
+import { withoutLimits } from '../limit-settings'
 import { splitWebhookLimits } from './limits'
 
 /** The platform's retries: its schedule within its 4-hour window. */
@@ -21,18 +18,27 @@ export const WEBHOOK_RETRIES: RetryPolicy = Object.freeze({ schedule: nextAttemp
 export const webhooks: DestinationModule<WebhookSettings> = {
   name: 'Webhooks',
   parseSettings(raw, path) {
-    // The relay's per-URL limits first: every problem of theirs named, then the destination's.
-    const { settings } = splitWebhookLimits(raw, path)
+    // The relay's per-URL limits and the destination's own settings: every problem of both named.
+    const problems: RelayConfigProblem[] = []
+    let settings: unknown
     try {
-      // Building one is cheap and sends nothing: its constructor is the settings' validation, so
-      // a setting it would refuse at start is refused when the config is read.
-      new WebhookDestination(settings as WebhookSettings)
+      settings = splitWebhookLimits(raw, path).settings
     } catch (error) {
-      if (!(error instanceof WebhookConfigError)) throw error
+      if (!(error instanceof RelayConfigError)) throw error
+      problems.push(...error.problems)
+      settings = withoutEveryLimit(raw)
+    }
+    // The destination's own checks, every problem of them: its constructor throws only the first.
+    const found = webhookConfigProblems(settings)
+    for (const error of found) {
       const prefix = `Invalid webhook setting ${error.setting}: `
       const problem = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
       const field = error.setting === 'settings' ? path : `${path}.${error.setting}`
-      throw new RelayConfigError(field, withHint(problem, error.setting), { cause: error })
+      problems.push({ field, message: withHint(problem, error.setting) })
+    }
+    const first = problems[0]
+    if (first !== undefined) {
+      throw new RelayConfigError(first.field, first.message, { cause: found[0], problems })
     }
     // A deep copy, so later changes to the caller's objects never reach the running relay.
     return structuredClone(raw) as WebhookSettings
@@ -61,4 +67,11 @@ function withHint(problem: string, setting: string): string {
   const allowed = /is not a known setting; allowed: (.+)$/.exec(problem)?.[1]
   if (allowed === undefined) return problem
   return `${problem}${didYouMean(setting.split('.').at(-1)!, allowed.split(', '))}`
+}
+
+// The settings without any webhook's limits, for the destination's checks once the limits were refused.
+function withoutEveryLimit(raw: unknown): unknown {
+  if (!isPlainObject(raw) || !Array.isArray(raw['webhooks'])) return raw
+  const webhooks = raw['webhooks'].map((entry: unknown) => (isPlainObject(entry) ? withoutLimits(entry) : entry))
+  return { ...raw, webhooks }
 }

@@ -3,7 +3,7 @@ import type { SourceTracking } from '../../config/plan'
 import type { RoutedSource } from '../../config/sources'
 import type { NewViolation, ViolationStore } from '../../store/violations'
 import type { CheckFindings, IngestCheck, IngestVerdict } from '../../ingest/ingest-check'
-import { findingsOf, withoutPointers } from './plan-mend'
+import { type Finding, findingsOf, leftByRemoval, withoutPointers } from './plan-mend'
 import { TurnBatch } from '../../ingest/turn-batch'
 
 /** Why a message a tracking plan blocks writes no delivery: the live stream's `filtered` reason. */
@@ -70,16 +70,21 @@ function checkField(
   const value = message[field] ?? {}
   if (schema(value)) return undefined
   const found = findingsOf(schema.errors ?? [])
-  const findings: CheckFindings = {
-    violations: found.map((f) =>
+  const recorded = (list: readonly Finding[]) =>
+    list.map((f) =>
       violationOf(message, source, now, { kind: f.kind, path: `/${field}${f.pointer}`, message: f.message }),
-    ),
-  }
+    )
+  const findings: CheckFindings = { violations: recorded(found) }
   if (tracking.violations === 'block') findings.blocked = PLAN_BLOCKED.violation
   else if (tracking.violations === 'omit') {
     // What cannot be mended (a missing required property) goes on unchanged, recorded.
     const removable = found.filter((f) => f.removable).map((f) => f.pointer)
-    if (removable.length > 0) findings.message = { ...message, [field]: withoutPointers(value, removable) }
+    if (removable.length > 0) {
+      const mended = withoutPointers(value, removable)
+      findings.message = { ...message, [field]: mended }
+      // A required property taken out for its value (a wrong type) is now missing: recorded too.
+      findings.violations = [...findings.violations, ...recorded(leftByRemoval(schema, mended, found))]
+    }
   }
   return findings
 }

@@ -1,4 +1,4 @@
-import type { SchemaError } from '../../config/plan-compiler'
+import type { SchemaCheck, SchemaError } from '../../config/plan-compiler'
 import type { ViolationKind } from '../../store/violations'
 
 // How an error of the validator becomes a violation (its kind and path), and how `omit` takes the
@@ -63,6 +63,17 @@ export function findingsOf(errors: readonly SchemaError[]): Finding[] {
     }
   }
   return findings
+}
+
+/**
+ * What the mended value (`omit`'s copy) breaks that the sent one did not: a required property
+ * whose value was taken out is missing now. Only rules on a whole value can appear by removal,
+ * and none of them is removable, so one more check finds them all.
+ */
+export function leftByRemoval(schema: SchemaCheck, mended: unknown, before: readonly Finding[]): Finding[] {
+  if (schema(mended)) return []
+  const seen = new Set(before.map((f) => `${f.kind} ${f.pointer}`))
+  return findingsOf(schema.errors ?? []).filter((f) => !seen.has(`${f.kind} ${f.pointer}`))
 }
 
 /**

@@ -14,10 +14,12 @@ const PARAMETERS: Record<string, string> = {
   now: '$2::bigint',
   interval: '$3::bigint',
   token: '$4::text',
+  before: '$1::bigint',
 }
 const SQL = {
   deadLettered: numbered(ALERT_CLAIM_SQL.deadLettered),
   flush: numbered(ALERT_CLAIM_SQL.flush),
+  prune: numbered(ALERT_CLAIM_SQL.prune),
 }
 
 /**
@@ -39,6 +41,10 @@ export class PostgresAlertClaims implements AlertClaimStore {
     return this.#run(SQL.flush, url, now, interval)
   }
 
+  async prune(before: number): Promise<number> {
+    return (await this.#db.query(`${SQL.prune} RETURNING 1`, [before])).rows.length
+  }
+
   async #run(text: string, url: string, now: number, interval: number): Promise<AlertClaim> {
     const token = randomUUID()
     const { rows } = await this.#db.query(text, [url, now, interval, token])
@@ -47,5 +53,5 @@ export class PostgresAlertClaims implements AlertClaimStore {
 }
 
 function numbered(text: string): string {
-  return text.replace(/:(url|now|interval|token)\b/g, (_, name: string) => PARAMETERS[name]!)
+  return text.replace(/:(url|now|interval|token|before)\b/g, (_, name: string) => PARAMETERS[name]!)
 }

@@ -10,14 +10,13 @@ import type {
   StoredSource,
   StoredWriteKey,
 } from '../source-configs'
+import { bumpVersion, readVersion } from './version-row'
 import { type PostgresPool, transaction } from '../../kit/postgres/pool'
 
 // The statements of the API sources' tables (their schema: ../source-configs-schema.ts). Every
 // write bumps config_version first: its row lock makes concurrent writes (from any relay) take
 // turns, so the revision checks that follow are never raced.
 const SQL = {
-  version: 'SELECT version FROM config_version WHERE id = 1',
-  bump: 'UPDATE config_version SET version = version + 1 WHERE id = 1 RETURNING version',
   sources: `SELECT name, enabled, settings, revision, created_at AS "createdAt", updated_at AS "updatedAt"
     FROM api_sources ORDER BY name`,
   source: `SELECT name, enabled, settings, revision, created_at AS "createdAt", updated_at AS "updatedAt"
@@ -67,9 +66,8 @@ export class PostgresSourceConfigs implements SourceConfigStore {
     this.#pool = pool
   }
 
-  async version(): Promise<number> {
-    const { rows } = await this.#pool.query<{ version: string }>(SQL.version)
-    return Number(rows[0]?.version ?? 0)
+  version(): Promise<number> {
+    return readVersion(this.#pool, 'config_version')
   }
 
   async list(): Promise<StoredSource[]> {
@@ -182,10 +180,7 @@ function rollback<T extends object>(result: T): T {
   return result
 }
 
-async function bump(client: PoolClient): Promise<number> {
-  const { rows } = await client.query<{ version: string }>(SQL.bump)
-  return Number(rows[0]!.version)
-}
+const bump = (client: PoolClient): Promise<number> => bumpVersion(client, 'config_version')
 
 async function insertKey(client: PoolClient, source: string, key: StoredWriteKey): Promise<void> {
   await client.query(SQL.addKey, [key.id, source, key.digest, key.prefix, key.createdAt])

@@ -9,12 +9,11 @@ import {
 } from '../suppressions'
 import type { AuditRecord } from '../source-configs'
 import { type PostgresPool, transaction } from '../../kit/postgres/pool'
+import { bumpVersion, readVersion } from './version-row'
 
 // The statements of the suppressions' tables (their schema: ./suppressions-schema.ts). A write
 // that changes something bumps the version last, in its transaction.
 const SQL = {
-  version: 'SELECT version FROM suppression_version WHERE id = 1',
-  bump: 'UPDATE suppression_version SET version = version + 1 WHERE id = 1 RETURNING version',
   list: 'SELECT user_id AS "userId", source, at FROM suppressions ORDER BY at, user_id, source',
   // One statement for up to 5,000 ids: those already suppressed there are left as they were.
   insert: `INSERT INTO suppressions (user_id, source, at)
@@ -40,9 +39,8 @@ export class PostgresSuppressions implements SuppressionStore {
     this.#pool = pool
   }
 
-  async version(): Promise<number> {
-    const { rows } = await this.#pool.query<{ version: string }>(SQL.version)
-    return Number(rows[0]?.version ?? 0)
+  version(): Promise<number> {
+    return readVersion(this.#pool, 'suppression_version')
   }
 
   async list(): Promise<Suppression[]> {
@@ -82,10 +80,7 @@ export class PostgresSuppressions implements SuppressionStore {
 
 // The audit entries of a write, then its version: bumped only when something changed.
 async function finish(client: PoolClient, entries: readonly AuditRecord[]): Promise<SuppressionChange> {
-  if (entries.length === 0) {
-    const { rows } = await client.query<{ version: string }>(SQL.version)
-    return { changed: 0, version: Number(rows[0]?.version ?? 0) }
-  }
+  if (entries.length === 0) return { changed: 0, version: await readVersion(client, 'suppression_version') }
   await client.query(SQL.audit, [
     entries.map((e) => e.at),
     entries.map((e) => e.actor),
@@ -93,6 +88,5 @@ async function finish(client: PoolClient, entries: readonly AuditRecord[]): Prom
     entries.map((e) => e.target),
     entries.map((e) => e.changes),
   ])
-  const { rows } = await client.query<{ version: string }>(SQL.bump)
-  return { changed: entries.length, version: Number(rows[0]!.version) }
+  return { changed: entries.length, version: await bumpVersion(client, 'suppression_version') }
 }

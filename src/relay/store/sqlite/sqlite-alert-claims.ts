@@ -24,6 +24,10 @@ export class SqliteAlertClaims implements AlertClaimStore {
     return this.#run(SQL.flush, url, now, interval)
   }
 
+  async prune(before: number): Promise<number> {
+    return this.#sql.get(SQL.prune).run({ before }).changes
+  }
+
   #run(text: string, url: string, now: number, interval: number): AlertClaim {
     const token = randomUUID()
     const row = this.#sql.get(text).get({ url, now, interval, token }) as AlertClaimRow | undefined

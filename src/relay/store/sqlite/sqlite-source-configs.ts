@@ -9,12 +9,12 @@ import type {
   StoredSource,
   StoredWriteKey,
 } from '../source-configs'
+import { versionStatements } from '../version-row'
 import type { StatementCache } from './statement-cache'
 
 // The statements of the API sources' tables (their schema: ../source-configs-schema.ts).
 const SQL = {
-  version: 'SELECT version FROM config_version WHERE id = 1',
-  bump: 'UPDATE config_version SET version = version + 1 WHERE id = 1 RETURNING version',
+  ...versionStatements('config_version'),
   sources: `SELECT name, enabled, settings, revision, created_at AS createdAt, updated_at AS updatedAt
     FROM api_sources ORDER BY name`,
   source: `SELECT name, enabled, settings, revision, created_at AS createdAt, updated_at AS updatedAt

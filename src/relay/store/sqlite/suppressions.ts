@@ -8,11 +8,11 @@ import {
   type SuppressionStore,
 } from '../suppressions'
 import type { StatementCache } from './statement-cache'
+import { versionStatements } from '../version-row'
 
 // The statements of the suppressions' tables (their schema: ./suppressions-schema.ts).
 const SQL = {
-  version: 'SELECT version FROM suppression_version WHERE id = 1',
-  bump: 'UPDATE suppression_version SET version = version + 1 WHERE id = 1 RETURNING version',
+  ...versionStatements('suppression_version'),
   list: 'SELECT user_id AS userId, source, at FROM suppressions ORDER BY at, user_id, source',
   insert: 'INSERT OR IGNORE INTO suppressions (user_id, source, at) VALUES (?, ?, ?)',
   removeOne: 'DELETE FROM suppressions WHERE user_id = ? AND source = ? RETURNING source',
