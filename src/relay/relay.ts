@@ -152,7 +152,12 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
       health,
       metrics,
     }
-    const operator = createConsole({ ...operations, sourceAdmin: { registry, sync, box }, ...auth })
+    const operator = createConsole({
+      ...operations,
+      sourceAdmin: { registry, sync, box },
+      sections: [(kit) => privacy.pageRoutes(kit)],
+      ...auth,
+    })
     telemetry.connect({
       hasSession: (req) => operator.hasSession(req),
       beforeFormatting: started.beforeFormatting,

@@ -33,6 +33,8 @@ export interface ConsoleDeps {
   sourceAdmin: Omit<SourcesContext, 'store'>
   /** The destinations' functions (docs/functions.md): their recent calls, the compile check of a `PUT`. */
   functions?: ConsoleFunctions
+  /** Features' views of the operator page. */
+  sections?: PageContext['sections']
 }
 
 /** The console's area, and whether a request carries a signed-in operator page's session. */
@@ -56,7 +58,13 @@ export function createConsole(deps: ConsoleDeps): Console {
     routes: [
       ...adminRoutes(operations),
       ...sourceRoutes({ ...sourceAdmin, store, adminToken, authLimiter }),
-      ...pageRoutes({ ...operations, health: deps.health, metrics: deps.metrics, sourceAdmin }),
+      ...pageRoutes({
+        ...operations,
+        health: deps.health,
+        metrics: deps.metrics,
+        sourceAdmin,
+        ...(deps.sections === undefined ? {} : { sections: deps.sections }),
+      }),
     ],
     stop: () => {},
     hasSession: async (req) => (await sessions.find(req.headers.cookie).catch(() => undefined)) !== undefined,

@@ -1,31 +1,20 @@
 import { limitsOf } from '../endpoint-limits'
 import { endpointId } from '../../store/endpoints'
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import { queryValues } from '../delivery-filter'
 import { handlePause, handleResume } from '../endpoints'
 import { retryFilter } from '../find'
-import type { Handler, Route } from '../../http/route'
+import type { Route } from '../../http/route'
 import { log } from '../../log'
 import { endpointsPage } from './endpoints-view'
 import { overviewLink } from './filter-form'
-import type { PageContext } from './page-context'
+import type { ConsoleKit, PageContext } from './page-context'
 import { redirect, refreshOf, sendHtml } from './respond'
 import { replayPage } from '../../features/replay/replay-view'
 import { checkSameOrigin, readForm } from './requests'
-import type { Session, Sessions } from './sessions'
 import { retryDeadLetters } from '../retry-dead-letters'
 
-/** What the console's views share with the rest of the page. */
-export interface ConsoleKit {
-  context: PageContext
-  sessions: Sessions
-  /** Renders a refusal as a page. */
-  page: (handler: Handler) => Handler
-  /** The session of a state-changing request, checked for origin and CSRF token. */
-  postedSession: (req: IncomingMessage, form: URLSearchParams) => Promise<Session>
-  showSignIn: (res: ServerResponse, url: URL) => void
-  now: () => number
-}
+/** What the console's views share with the rest of the page (declared beside {@link PageContext}). */
+export type { ConsoleKit }
 
 const FORM: { kind: 'query'; code: string } = { kind: 'query', code: 'ERR_INVALID_BODY' }
 const NOTICES: Record<string, string> = {

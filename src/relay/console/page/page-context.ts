@@ -3,6 +3,10 @@ import type { AuthLimiter } from '../../http/auth-limiter'
 import type { HealthReport, LastHour, RecentRates } from '../../events/readings'
 import type { AdminContext } from '../operations'
 import type { SourcesContext } from '../../features/sources/sources-api'
+import type { Route } from '../../http/route'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Handler } from '../../http/route'
+import type { Session, Sessions } from './sessions'
 
 /** What the operator page works on. */
 export interface PageContext extends AdminContext {
@@ -16,4 +20,18 @@ export interface PageContext extends AdminContext {
   now?: () => number
   /** The sources and how a change is stored and spread: the sources view and its actions. */
   sourceAdmin?: Omit<SourcesContext, 'store'>
+  /** Features' views of the page (privacy's `/ui/suppressions`), on the page's sessions. */
+  sections?: readonly ((kit: ConsoleKit) => Route[])[]
+}
+
+/** What the console's views share with the rest of the page. */
+export interface ConsoleKit {
+  context: PageContext
+  sessions: Sessions
+  /** Renders a refusal as a page. */
+  page: (handler: Handler) => Handler
+  /** The session of a state-changing request, checked for origin and CSRF token. */
+  postedSession: (req: IncomingMessage, form: URLSearchParams) => Promise<Session>
+  showSignIn: (res: ServerResponse, url: URL) => void
+  now: () => number
 }

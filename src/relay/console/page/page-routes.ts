@@ -236,6 +236,9 @@ export function pageRoutes(pageContext: PageContext): Route[] {
           { context, sessions, page, postedSession, showSignIn, now },
           { ...context.sourceAdmin, store: context.store },
         )),
+    ...(context.sections ?? []).flatMap((section) =>
+      section({ context, sessions, page, postedSession, showSignIn, now }),
+    ),
     ...liveRoutes({ context, sessions, page, showSignIn }),
     ...violationRoutes({ context, sessions, page, postedSession, showSignIn, now }),
     {

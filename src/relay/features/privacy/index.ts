@@ -5,11 +5,13 @@ import { StoreCalls } from '../../console/store-unavailable'
 import type { AdminToken } from '../../http/auth'
 import type { AuthLimiter } from '../../http/auth-limiter'
 import type { Route } from '../../http/route'
+import type { ConsoleKit } from '../../console/page/page-context'
 import type { Feature } from '../feature'
 import type { IngestCheck } from '../../ingest/ingest-check'
 import type { Notifications } from '../../store/notifications/channel'
 import type { Store } from '../../store/store'
 import { consentRulesOf } from './consent-rules'
+import { suppressionPageRoutes } from './page/suppression-page-routes'
 import { privacyCheck } from './privacy-check'
 import { suppressionRoutes } from './routes'
 import { SuppressionFollower } from './suppression-follower'
@@ -41,6 +43,8 @@ export interface Privacy extends Feature {
   readonly ingestCheck: IngestCheck
   /** {@link ingestCheck} before `inner`, for a relay that chains checks by hand. */
   check(inner?: IngestCheck): IngestCheck
+  /** The operator page's `/ui/suppressions` and its forms, on the page's sessions (`kit`). */
+  pageRoutes(kit: ConsoleKit): Route[]
   stop(): Promise<void>
 }
 
@@ -68,20 +72,22 @@ export async function startPrivacy(deps: PrivacyDeps): Promise<Privacy> {
     await requestDeletion(store, registry.routed(), userId)
     deps.wake()
   }
-  const routes = suppressionRoutes({
+  const context = {
     store: store.suppressions,
     follower,
     erase,
     adminToken: deps.adminToken,
     authLimiter: deps.authLimiter,
     sourceNames: () => registry.routed().map((s) => s.name),
-  }).map((route) => ({ ...route, handler: answeringStoreOutage(route.handler) }))
+  }
+  const routes = suppressionRoutes(context).map((route) => ({ ...route, handler: answeringStoreOutage(route.handler) }))
   const rules = { suppressed: () => follower.current(), consentOf: (source: string) => consent.get(source) }
   return {
     name: 'privacy',
     routes,
     ingestCheck: privacyCheck(rules),
     check: (inner) => privacyCheck(rules, inner),
+    pageRoutes: (kit) => suppressionPageRoutes(kit, context),
     stop: async () => {
       unsubscribe()
       await follower.stop()
