@@ -137,7 +137,9 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     const page = operator.page
 
     // Privacy resolves once the suppressions are read: no message is taken in without them.
-    const privacy = make(await startPrivacy({ store, notifications, registry, ...auth, wake }))
+    const privacy = make(
+      await startPrivacy({ store, notifications, registry, ...auth, wake, page }),
+    )
 
     // The features, in order: each one folder under features/ (docs/architecture.md,
     // "Features"). Privacy before plans: no violation is kept of a suppressed user's message.

@@ -137,6 +137,22 @@ describe.skipIf(!runBrowserTests)(
         await beacon.close()
       }
     })
+
+    it('suppresses two users from the Suppressions link and lifts one', async () => {
+      await signIn()
+      await page.getByRole('link', { name: 'Suppressions' }).click()
+      await page.getByRole('heading', { name: 'Suppressions', exact: true }).waitFor()
+      await page.getByLabel(/User ids, one per line/).fill('alice\n<b>bob</b>\n')
+      await page.getByRole('button', { name: 'Suppress' }).click()
+      await page.getByText('Suppressed: 2 newly').waitFor()
+      expect(await page.locator('#suppressions tbody tr').count()).toBe(2)
+      expect(await page.locator('#suppressions b').count()).toBe(0)
+      await page.getByRole('row').filter({ hasText: 'alice' }).getByRole('button', { name: 'Lift' }).click()
+      await page.getByText('Lifted: 1 suppression.').waitFor()
+      expect(await page.locator('#suppressions tbody tr').allTextContents()).toEqual([
+        expect.stringContaining('<b>bob</b>'),
+      ])
+    })
   },
 )
 

@@ -43,6 +43,8 @@ describe('the table of routes in docs/maintainers.md', () => {
       'features/functions/test-routes.ts',
       'features/live/page/live-routes.ts',
       'features/live/stream/routes.ts',
+      'features/privacy/page/suppression-page-routes.ts',
+      'features/privacy/routes.ts',
       'features/replay/archive-routes.ts',
       'features/replay/page-routes.ts',
       'features/replay/routes.ts',

@@ -24,7 +24,7 @@ ${header?.refreshSeconds !== undefined && html`<meta http-equiv="refresh" conten
 <header class="bar">
   <a class="brand" href="/">Tracklet <span>relay</span></a>
   ${header && healthBadge(header.health)}
-  ${header && html`<a href="/ui/sources">Sources</a>`}
+  ${header && html`<a href="/ui/sources">Sources</a> <a href="/ui/suppressions">Suppressions</a>`}
   <div class="spacer"></div>
   ${
     header &&

@@ -19,8 +19,8 @@ export function checkSameOrigin(req: IncomingMessage): void {
   if (!hosts.includes(origin)) throw forbidden('the request came from another origin')
 }
 
-/** Reads an `application/x-www-form-urlencoded` body of at most 8 KB. */
-export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+/** Reads an `application/x-www-form-urlencoded` body of at most 8 KB (or `maxBytes`: a list of user ids). */
+export async function readForm(req: IncomingMessage, maxBytes = MAX_FORM_BYTES): Promise<URLSearchParams> {
   const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase()
   if (type !== 'application/x-www-form-urlencoded') {
     throw new HttpError(415, 'ERR_CONTENT_TYPE', 'the body must be a form (application/x-www-form-urlencoded)')
@@ -30,13 +30,11 @@ export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
     let received = 0
     const onData = (chunk: Buffer): void => {
       received += chunk.length
-      if (received <= MAX_FORM_BYTES) return void chunks.push(chunk)
+      if (received <= maxBytes) return void chunks.push(chunk)
       // Read no further; the connection is closed once the answer is written.
       req.off('data', onData)
       req.pause()
-      reject(
-        new HttpError(413, 'ERR_BODY_TOO_LARGE', `the form is over ${MAX_FORM_BYTES} bytes`, { connection: 'close' }),
-      )
+      reject(new HttpError(413, 'ERR_BODY_TOO_LARGE', `the form is over ${maxBytes} bytes`, { connection: 'close' }))
     }
     req.on('data', onData)
     req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')))

@@ -53,6 +53,10 @@ td.mono, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, mon
 .muted { color: var(--muted); }
 form.filters { display: flex; gap: 10px; align-items: end; margin: 0 0 10px; flex-wrap: wrap; }
 label { display: grid; gap: 3px; font-size: 12px; color: var(--muted); }
+form#suppress-form { display: grid; gap: 10px; max-width: 640px; margin: 0 0 16px; }
+form#suppress-form textarea { font: inherit; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; padding: 5px 8px; border: 1px solid #c9cfdb; border-radius: 6px; width: 100%; }
+form#suppress-form label.erase .notice { margin: 4px 0 0; }
+form#suppress-form button { justify-self: start; }
 select, input[type=password], input[type=text] {
   font: inherit; padding: 5px 8px; border: 1px solid #c9cfdb; border-radius: 6px; background: #fff; min-width: 150px;
 }

@@ -5,11 +5,13 @@ import { StoreCalls } from '../../console/store-unavailable'
 import type { AdminToken } from '../../http/auth'
 import type { AuthLimiter } from '../../http/auth-limiter'
 import type { Route } from '../../http/route'
+import type { ConsoleKit } from '../../console/page/operation-routes'
 import type { Feature } from '../feature'
 import type { IngestCheck } from '../../ingest/ingest-check'
 import type { Notifications } from '../../store/notifications/channel'
 import type { Store } from '../../store/store'
 import { consentRulesOf } from './consent-rules'
+import { suppressionPageRoutes } from './page/suppression-page-routes'
 import { privacyCheck } from './privacy-check'
 import { suppressionRoutes } from './routes'
 import { SuppressionFollower } from './suppression-follower'
@@ -26,6 +28,8 @@ export interface PrivacyDeps {
   wake: () => void
   /** How often the suppressions' version is read, ms (tests). */
   pollMs?: number
+  /** The operator page's kit: the suppressions view is a section of the page (none without it). */
+  page?: ConsoleKit
 }
 
 /** Suppression and consent, as the relay composes them: a {@link Feature}. */
@@ -68,20 +72,30 @@ export async function startPrivacy(deps: PrivacyDeps): Promise<Privacy> {
     await requestDeletion(store, registry.routed(), userId)
     deps.wake()
   }
-  const routes = suppressionRoutes({
+  const context = {
     store: store.suppressions,
     follower,
     erase,
     adminToken: deps.adminToken,
     authLimiter: deps.authLimiter,
     sourceNames: () => registry.routed().map((s) => s.name),
-  }).map((route) => ({ ...route, handler: answeringStoreOutage(route.handler) }))
+  }
+  const routes = suppressionRoutes(context).map((route) => ({ ...route, handler: answeringStoreOutage(route.handler) }))
   const rules = { suppressed: () => follower.current(), consentOf: (source: string) => consent.get(source) }
   return {
     name: 'privacy',
     routes,
     ingestCheck: privacyCheck(rules),
     check: (inner) => privacyCheck(rules, inner),
+    ...(deps.page === undefined
+      ? {}
+      : {
+          page: {
+            title: 'Suppressions',
+            path: '/ui/suppressions',
+            routes: suppressionPageRoutes(deps.page, context),
+          },
+        }),
     stop: async () => {
       unsubscribe()
       await follower.stop()
