@@ -120,7 +120,7 @@ function count(metrics: RelayMetrics, event: RelayEvent): void {
   else if (event.type === 'filtered') metrics.filtered(event.source, event.count)
   else if (event.type === 'refused') metrics.requestRefused(event.error)
   // A replay's copy is counted apart: live delivery's figures and alerts are live traffic's.
-  else if (event.type === 'attempt' && event.attempt.replayId !== undefined) metrics.replayCopySettled(event.attempt)
+  else if (event.type === 'attempt' && event.attempt.replayId !== undefined) metrics.replays.copySettled(event.attempt)
   else if (event.type === 'attempt') metrics.attemptSettled(event.attempt)
   else if (event.type === 'function') metrics.functions.called(event.source, event.outcome, event.ms)
   else if (event.type === 'violation') metrics.violations.found(event.source, event.violations)

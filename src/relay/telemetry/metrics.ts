@@ -17,6 +17,8 @@ import { ConsoleMetrics } from './console-metrics'
 import { EventRates } from './rates'
 import { AttemptTally, type AttemptOutcomeLabel } from './attempt-tally'
 import { promClient } from './prom-client'
+import { outcomeLabel } from './outcome-label'
+import { ReplayMetrics } from './replay-metrics'
 
 /** What the metrics read at scrape time besides their own counters. */
 export interface RelayMetricsOptions {
@@ -92,7 +94,8 @@ export class RelayMetrics {
   readonly #refusedMessages: Counter<'source' | 'reason'>
   readonly #refusedRequests: Counter<'reason'>
   readonly #filtered: Counter<'source'>
-  readonly #replayCopies: Counter<'source' | 'outcome'>
+  /** Replays' copies, counted apart from live delivery's. */
+  readonly replays: ReplayMetrics
   readonly #attempts: Counter<'source' | 'destination' | 'outcome'>
   readonly #duration: Histogram<'source' | 'destination'>
   readonly #outboxDeliveries: Gauge<'source' | 'status'>
@@ -147,12 +150,7 @@ export class RelayMetrics {
       labelNames: ['source'],
       registers,
     })
-    this.#replayCopies = new Counter({
-      name: 'tracklet_replay_copies_total',
-      help: "Attempts of replays' copies (docs/replay.md), by source and outcome (delivered, retried, dead_lettered, filtered).",
-      labelNames: ['source', 'outcome'],
-      registers,
-    })
+    this.replays = new ReplayMetrics(registers)
     this.#attempts = new Counter({
       name: 'tracklet_delivery_attempts_total',
       help: 'Delivery attempts by what became of them: delivered, retried (due again later) or dead_lettered.',
@@ -278,15 +276,6 @@ export class RelayMetrics {
     }
   }
 
-  /** An attempt of a replay's copy settled: counted apart from live delivery's. Never throws. */
-  replayCopySettled(attempt: SettledAttempt): void {
-    try {
-      this.#replayCopies.inc({ source: attempt.source, outcome: outcomeLabel(attempt) })
-    } catch (error) {
-      log.error(`metrics: could not count a replay copy: ${(error as Error).message}`, { event: 'internal-error' })
-    }
-  }
-
   /** Ingest and delivery outcomes per minute, over the last few minutes. */
   recentRates(): RecentRates {
     return {
@@ -378,19 +367,6 @@ export class RelayMetrics {
 }
 
 const CIRCUIT_STATES = ['closed', 'open', 'half-open', 'paused'] as const
-
-function outcomeLabel(attempt: SettledAttempt): AttemptOutcomeLabel {
-  switch (attempt.outcome.next.status) {
-    case 'delivered':
-      return 'delivered'
-    case 'pending':
-      return 'retried'
-    case 'failed':
-      return 'dead_lettered'
-    case 'filtered':
-      return 'filtered'
-  }
-}
 
 // An HttpError's stable code as a label (`ERR_BODY_TOO_LARGE` → `body_too_large`): a small, fixed
 // set. Anything else is the relay's own failure.
