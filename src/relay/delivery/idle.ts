@@ -22,4 +22,11 @@ export class IdleSignal {
     this.#waiters = []
     for (const resolve of waiters) resolve()
   }
+
+  /** Resolves once idle, or after `ms` however it stands: a shutdown waits for its grace, no longer. */
+  async waitAtMost(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.wait(), new Promise((resolve) => (timer = setTimeout(resolve, ms)))])
+    clearTimeout(timer)
+  }
 }

@@ -1,7 +1,7 @@
 import type { Route } from '../store/circuits'
 import type { AttemptOutcome, DueDelivery } from '../store/store'
-import { Breaker, type CircuitSnapshot, type Plan } from './breaker'
-import { type AttemptResult, breakerRequestsOf, requestsOf, type RetryPolicy } from './destination'
+import { Breaker, type CircuitSnapshot } from './breaker'
+import type { AttemptResult, RetryPolicy } from './destination'
 import { tellObserver } from './attempt-observer'
 import { withConsole } from './attempt-console'
 import { IdleSignal } from './idle'
@@ -10,18 +10,18 @@ import { Lane } from './lane'
 import { Leases, newLeaseOwner } from './leases'
 import { crashedOutcome, expiredOutcome, judgedOutcome } from './outcome'
 import { outcomeWriter } from './outcome-writer'
-import { type RouteStep, runStep } from './delivery-step'
-import { alone, sendAttempt, unsentBy } from './send'
+import { alone, sendAttempt } from './send'
+import { PreparedSteps } from './prepared-steps'
+import { planStart } from './start-plan'
 import { Gathering } from './gathering'
 import { type ClaimHost, claimDue } from './claim'
 import type { SettledAttempt } from '../events/kinds'
 import { routesByUrl, type Sending, type WorkerOptions, type WorkerStore } from './worker-options'
-import type { DestinationSender, TargetLimits } from '../destinations/destination'
+import type { DestinationSender } from '../destinations/destination'
 import type { SendOne } from './send'
-import { redactUrl } from '../../shared/redact-url'
-import { UrlLimits, type UrlLimitSnapshot } from './limits/url-limits'
-import { limitsByUrl } from './limits/limits-by-url'
-import { type Deferral, deferralOf } from './limits/hold'
+import type { UrlLimitSnapshot } from './limits/url-limits'
+import type { Deferral } from './limits/hold'
+import { WorkerLimits } from './limits/worker-limits'
 
 export type { SettledAttempt, WorkerOptions }
 
@@ -46,17 +46,14 @@ export class Worker {
   readonly #owner: string
   readonly #now: () => number
   readonly #observe: ((attempt: SettledAttempt) => void) | undefined
-  readonly #step: WorkerOptions['step']
-  /** Deliveries whose step ran (before a URL's slot): each maps to its function's `console` lines. */
-  readonly #prepared = new WeakMap<DueDelivery, readonly string[] | undefined>()
+  /** Each delivery's step (its function), run once before it is planned and sent. */
+  readonly #steps: PreparedSteps
   /** Lanes by source name. */
   readonly #lanes = new Map<string, Lane>()
   /** The deliveries leased to this worker and not yet settled in the store. */
   readonly #leases: Leases
   /** Outcomes waiting to be written together in one transaction. */
   readonly #outcomes: ReturnType<typeof outcomeWriter>
-  /** Deliveries being put back by a receiver's hold. */
-  #deferring = 0
   /** No new attempts start (closing). */
   #stopping = false
   /** Outcomes arriving now are dropped: their deliveries are still pending, leased until expiry. */
@@ -71,12 +68,8 @@ export class Worker {
   readonly #claimHost: ClaimHost
   /** The batches being gathered, for destinations that send several messages at once. */
   readonly #gathering = new Gathering()
-  /** The per-URL limits shared through the store (docs/delivery-controls.md), when given. */
-  readonly #limits: UrlLimits | undefined
-  /** Each URL's limits, read again when the sources change. */
-  readonly #limitsByUrl: Map<string, TargetLimits>
-  /** The limited URLs each delivery in flight took room on, by its id. */
-  readonly #admitted = new Map<number, readonly string[]>()
+  /** The per-URL limits shared through the store (docs/delivery-controls.md); all pass without them. */
+  readonly #limits: WorkerLimits
 
   constructor(options: WorkerOptions) {
     this.#store = options.store
@@ -87,7 +80,13 @@ export class Worker {
     this.#owner = options.owner ?? newLeaseOwner()
     this.#now = options.now ?? Date.now
     this.#observe = options.observe
-    this.#step = options.step
+    this.#steps = new PreparedSteps({
+      ...{ step: options.step, now: this.#now, stopping: () => this.#stopping, pump: (l) => this.#schedulePump(l) },
+      finish: (lane, delivery, at, attempt) => this.#finish(lane, delivery, at, attempt, []),
+      release: (id) => this.#leases.release([id]),
+      settled: () => this.#idle.check(),
+      crashed: (lane, delivery, error) => this.#settle(lane, crashedOutcome(delivery, this.#now(), error)),
+    })
     for (const source of options.destinations.keys()) this.#lanes.set(source, new Lane(source))
     this.#routes = routesByUrl(options.destinations)
     this.#leases = new Leases({
@@ -115,21 +114,14 @@ export class Worker {
     this.#probeHost = {
       ...{ routes: this.#routes, lanes: this.#lanes, leases: this.#leases, stopping: () => this.#stopping },
       claimProbe: (url) => this.#breaker!.claimProbe(url),
-      stepped: (lane, d) =>
-        this.#stepped(lane, d, this.#prepared.has(d) ? undefined : this.#step?.of(d.source, d.destination)),
+      stepped: (lane, d) => this.#steps.stepped(lane, d, this.#steps.of(d)),
     }
-    this.#limitsByUrl = limitsByUrl(options.destinations)
-    if (options.limits !== undefined) {
-      this.#limits = new UrlLimits({
-        ...options.limits,
-        owner: this.#owner,
-        limits: this.#limitsByUrl,
-        resume: (url) => this.#resume(url),
-        settled: () => this.#idle.check(),
-        now: this.#now,
-      })
-      this.#limits.declare()
-    }
+    this.#limits = new WorkerLimits({
+      ...{ destinations: options.destinations, limits: options.limits, owner: this.#owner, now: this.#now },
+      resume: (url) => this.#resume(url),
+      settled: () => this.#idle.check(),
+      deferred: (id) => this.#leases.settled([id]),
+    })
     const breaker = options.breaker
     if (breaker !== undefined) {
       this.#breaker = new Breaker(breaker, {
@@ -154,16 +146,12 @@ export class Worker {
    * Empty without a breaker.
    */
   circuits(): CircuitSnapshot[] {
-    const limits = new Map(this.limits().map(({ url, ...limit }) => [redactUrl(url), limit]))
-    return (this.#breaker?.circuits() ?? []).map((circuit) => {
-      const limit = limits.get(circuit.url)
-      return limit === undefined ? circuit : { ...circuit, limit }
-    })
+    return this.#limits.withLimits(this.#breaker?.circuits() ?? [])
   }
 
   /** Each limited URL's limits and what waits behind them here (for metrics). Empty without limits. */
   limits(): UrlLimitSnapshot[] {
-    return this.#limits?.snapshot() ?? []
+    return this.#limits.snapshot()
   }
 
   /**
@@ -180,9 +168,7 @@ export class Worker {
       if (!this.#lanes.has(source)) this.#lanes.set(source, new Lane(source))
     this.#routes.clear()
     for (const [url, routed] of routesByUrl(this.#destinations)) this.#routes.set(url, routed)
-    this.#limitsByUrl.clear()
-    for (const [url, limits] of limitsByUrl(this.#destinations)) this.#limitsByUrl.set(url, limits)
-    this.#limits?.declare()
+    this.#limits.sourcesChanged()
     this.wake()
   }
 
@@ -208,12 +194,10 @@ export class Worker {
     await this.#leases.release(waiting)
     // Batches still gathering go now: their deliveries are in flight.
     this.#gathering.flushAll()
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([this.idle(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))])
-    clearTimeout(timer)
+    await this.#idle.waitAtMost(graceMs)
     await this.#outcomes.stop()
     await this.#breaker?.stop()
-    await this.#limits?.stop()
+    await this.#limits.stop()
     this.#closed = true
     // Outcomes that could not be written now are left: their deliveries are pending (leased until expiry).
     this.#leases.stop()
@@ -256,7 +240,7 @@ export class Worker {
       const delivery = lane.buffer[index]!
       // A batch of its route is gathering: the delivery joins it, planned and counted with it,
       // whether or not the lane has a free slot.
-      const batch = this.#gathering.open(delivery, this.#prepared.has(delivery) ? undefined : this.#step)
+      const batch = this.#gathering.open(delivery, this.#steps.pending(delivery))
       if (batch !== undefined) {
         lane.buffer.splice(index, 1)
         this.#join(lane, delivery, batch)
@@ -268,26 +252,8 @@ export class Worker {
         continue
       }
       const urls = this.#urlsOf(delivery)
-      let plan: Plan =
-        this.#breaker === undefined || urls.length === 0
-          ? { kind: 'send', urls: [], skipped: [] }
-          : this.#breaker.plan(urls, delivery.firstAttemptAt, this.#now())
-      const step =
-        plan.kind === 'send' && !this.#prepared.has(delivery)
-          ? this.#step?.of(delivery.source, delivery.destination)
-          : undefined
-      // Room on the limited URLs is taken last, right before the send (a step runs first, unlimited).
-      if (plan.kind === 'send' && step === undefined && this.#limits !== undefined) {
-        const target = plan.urls.length > 0 ? plan.urls : urls
-        const behind = () =>
-          lane.buffer.filter((d) => d !== delivery && d.destination === delivery.destination).map((d) => d.id)
-        if (this.#limits.admit(delivery.id, target, behind) !== undefined) plan = { kind: 'wait' }
-        else
-          this.#admitted.set(
-            delivery.id,
-            target.filter((url) => this.#limitsByUrl.has(url)),
-          )
-      }
+      const host = { breaker: this.#breaker, limits: this.#limits, steps: this.#steps, now: this.#now }
+      const { plan, step } = planStart(delivery, urls, lane.buffer, host)
       if (plan.kind === 'wait') {
         waiting ??= new Set()
         waiting.add(delivery.destination)
@@ -297,7 +263,7 @@ export class Worker {
       }
       lane.buffer.splice(index, 1)
       if (step !== undefined) {
-        this.#prepare(lane, delivery, step)
+        this.#steps.prepare(lane, delivery, step)
       } else if (plan.kind === 'send') {
         // Without a breaker (a replay lane's worker), nothing is planned: every URL of the destination.
         this.#start(lane, delivery, urls.length === 0 || this.#breaker === undefined ? undefined : plan)
@@ -327,36 +293,6 @@ export class Worker {
     this.#attempt(lane, delivery, sending).catch((error: unknown) =>
       this.#settle(lane, crashedOutcome(delivery, this.#now(), error)),
     )
-  }
-
-  // Runs the delivery's step (its function) holding a slot of its source's lane only, never a URL's:
-  // a function that loops until functionTimeout delays no other source sending to the same URL.
-  // What it chose to send goes back to the front of the lane, to be planned and sent like any other.
-  #prepare(lane: Lane, delivery: DueDelivery, step: RouteStep): void {
-    const prepared = async () => {
-      const ready = await this.#stepped(lane, delivery, step)
-      if (ready !== undefined) {
-        lane.buffer.unshift(ready)
-        this.#schedulePump(lane)
-      }
-      this.#idle.check()
-    }
-    prepared().catch((error: unknown) => this.#settle(lane, crashedOutcome(delivery, this.#now(), error)))
-  }
-
-  // The delivery after its step, ready to send; `undefined` when the step ended it (its outcome
-  // queued) or the worker is stopping (its lease given back).
-  async #stepped(lane: Lane, delivery: DueDelivery, step?: RouteStep): Promise<DueDelivery | undefined> {
-    if (step === undefined) return delivery
-    lane.running++
-    const at = this.#now()
-    const verdict = await runStep(step, delivery.message)
-    if (verdict.kind !== 'send') return void this.#finish(lane, delivery, at, unsentBy(verdict), [])
-    lane.running--
-    if (this.#stopping) return void (await this.#leases.release([delivery.id]))
-    const ready: DueDelivery = { ...delivery, message: verdict.message }
-    this.#prepared.set(ready, verdict.logs?.length ? verdict.logs : undefined)
-    return ready
   }
 
   #senderOf(delivery: DueDelivery): DestinationSender | undefined {
@@ -391,7 +327,7 @@ export class Worker {
     let attempt: AttemptResult | undefined
     try {
       // A delivery not run through its step yet (a step added since it was planned) runs it here.
-      const step = this.#prepared.has(delivery) ? undefined : this.#step?.of(delivery.source, delivery.destination)
+      const step = this.#steps.of(delivery)
       // A probe goes alone; another delivery opens a batch its route's next deliveries join.
       const send =
         joined ??
@@ -399,22 +335,16 @@ export class Worker {
           ? undefined
           : (this.#gathering.start(delivery, sender, sending?.urls) ?? alone(sender, sending?.urls)))
       attempt = await sendAttempt(sender, delivery, sending?.urls, step, send)
-      const logs = this.#prepared.get(delivery)
+      const logs = this.#steps.logs(delivery)
       if (logs !== undefined) attempt = { ...attempt, logs }
     } finally {
       // Frees the targets' slots and counts each answer towards its circuit, even if the attempt
       // broke; a receiver's 429 with Retry-After to a limited URL holds it instead.
-      const admitted = this.#admitted.get(delivery.id)
-      if (admitted !== undefined) {
-        this.#admitted.delete(delivery.id)
-        this.#limits!.release(admitted, requestsOf(attempt))
-      }
-      if (sending !== undefined) {
-        const requests = breakerRequestsOf(attempt, sending.urls)
-        this.#breaker!.settle(sending.urls, this.#limits?.forBreaker(requests) ?? requests, sending.probe)
-      }
+      this.#limits.release(delivery.id, attempt)
+      if (sending !== undefined)
+        this.#breaker!.settle(sending.urls, this.#limits.forBreaker(attempt, sending.urls), sending.probe)
     }
-    const deferral = this.#limits === undefined ? undefined : deferralOf(attempt, this.#limitsByUrl)
+    const deferral = this.#limits.deferralOf(attempt)
     if (deferral !== undefined) return this.#defer(lane, delivery, deferral, joined === undefined)
     this.#finish(lane, delivery, at, attempt, sending?.skipped ?? [], joined === undefined)
   }
@@ -423,14 +353,10 @@ export class Worker {
   #defer(lane: Lane, delivery: DueDelivery, deferral: Deferral, holdsSlot: boolean): void {
     if (this.#closed) return
     if (holdsSlot) lane.running--
-    this.#deferring++
-    this.#limits!.deferStore(this.#owner, delivery.id, deferral)
-      .then(() => this.#leases.settled([delivery.id]))
-      .finally(() => {
-        this.#deferring--
-        this.#schedulePump(lane)
-        this.#idle.check()
-      })
+    this.#limits.defer(delivery.id, deferral, () => {
+      this.#schedulePump(lane)
+      this.#idle.check()
+    })
   }
 
   // Judges a settled attempt, tells the observer, and queues its outcome.
@@ -463,7 +389,7 @@ export class Worker {
 
   #isIdle(): boolean {
     if (this.#outcomes.busy || this.#breaker?.busy || this.#gathering.busy) return false
-    if (this.#limits?.busy || this.#deferring > 0) return false
+    if (this.#limits.busy) return false
     for (const lane of this.#lanes.values()) {
       if (lane.running > 0 || lane.busy) return false
     }

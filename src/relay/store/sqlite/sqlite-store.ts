@@ -8,13 +8,10 @@ import {
   audienceChange,
   type ClaimedRow,
   type DeliveryRow,
-  type FailureRow,
   outcomeColumns,
   REPLAY_CHUNK,
   requestDetails,
-  routesJson,
   toDeliveryViews,
-  toFailure,
   toDueDeliveries,
 } from '../rows'
 import type {
@@ -33,14 +30,7 @@ import type {
   RetryMatchingResult,
   Store,
 } from '../store'
-import {
-  type EndpointQuery,
-  type EndpointView,
-  LAST_FAILURE_LOOKBACK_MS,
-  RECENT_MS,
-  rankOffset,
-  toEndpointView,
-} from '../endpoints'
+import type { EndpointQuery, EndpointView } from '../endpoints'
 import { deadLetterFilter, filterFields, findPage, nothingMatched } from '../filter'
 import { openSqliteDatabase, type SqliteDatabase } from './schema'
 import { SqliteCircuits } from './sqlite-circuits'
@@ -52,6 +42,7 @@ import type { SourceConfigStore } from '../source-configs'
 import { SqliteViolations } from './sqlite-violations'
 import { SqliteSuppressions } from './suppressions'
 import { SqliteEndpointLimits } from './endpoint-limits'
+import { sqliteEndpoints } from './sqlite-endpoints'
 import type { ViolationStore } from '../violations'
 import { StatementCache } from './statement-cache'
 import { WalSync } from './wal-sync'
@@ -329,30 +320,7 @@ export class SqliteStore implements Store {
   }
 
   async endpoints(query: EndpointQuery): Promise<EndpointView[]> {
-    const { now } = query
-    const circuits = new Map((await this.circuits.get(query.endpoints.map((e) => e.url))).map((c) => [c.url, c]))
-    return query.endpoints.map(({ url, routes }) => {
-      const waiting = this.#sql.get(SQL.pendingFor).get(routesJson(routes)) as { count: number; oldest: number | null }
-      const since = now - RECENT_MS
-      const recent = this.#sql.get(SQL.recentRequests).get(url, since) as { total: number; delivered: number }
-      const latency = (p: number) =>
-        recent.total === 0
-          ? undefined
-          : (this.#sql.get(SQL.latencyAt).pluck().get(url, since, rankOffset(p, recent.total)) as number)
-      const failure = this.#sql.get(SQL.lastFailure).get(url, now - LAST_FAILURE_LOOKBACK_MS) as FailureRow | undefined
-      return toEndpointView({
-        url,
-        routes,
-        circuit: circuits.get(url),
-        pending: waiting.count,
-        oldestPendingAt: waiting.oldest ?? undefined,
-        delivered: recent.delivered,
-        failed: recent.total - recent.delivered,
-        p50: latency(0.5),
-        p99: latency(0.99),
-        lastFailure: failure === undefined ? undefined : toFailure(failure),
-      })
-    })
+    return sqliteEndpoints(this.#sql, this.circuits, query)
   }
 
   async syncAudience(
