@@ -1,6 +1,7 @@
 import { MESSAGE_TYPES } from '../../shared/message'
 import { describe } from '../../shared/validate'
 import { HttpError } from '../http/http-error'
+import { EQUALITY_FIELDS, TIME_FIELDS } from '../store/filter'
 import { findNul } from '../store/storable'
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../store/store'
 
@@ -8,17 +9,7 @@ import { DELIVERY_STATUSES, type DeliveryStatus } from '../store/store'
  * The fields a search of the delivery log and a bulk replay filter by: in a query string
  * (`GET /v1/deliveries?…`, the page) or in a body (`POST /v1/deliveries/retry { filter }`).
  */
-export const FILTER_FIELDS = [
-  'status',
-  'source',
-  'messageId',
-  'userId',
-  'event',
-  'type',
-  'url',
-  'since',
-  'until',
-] as const
+export const FILTER_FIELDS = [...EQUALITY_FIELDS, 'url', ...TIME_FIELDS] as const
 
 /** One of {@link FILTER_FIELDS}. */
 export type FilterField = (typeof FILTER_FIELDS)[number]

@@ -11,7 +11,7 @@ import { newLeaseOwner } from './leases'
 import { WEBHOOKS_DESTINATION } from '../config/sources'
 import { RelayConfigError } from '../errors'
 import { log, plural } from '../log'
-import type { Route } from '../store/circuits'
+import type { DeliveryRoute } from '../store/circuits'
 import { RetentionSweeper } from '../store/retention'
 import type { CircuitStore } from '../store/circuits'
 import type { Store } from '../store/store'
@@ -89,7 +89,7 @@ export interface Delivery extends Area {
   /** Runs `lane` beside the live worker: told when the sources change, drained before delivery stops. */
   addLane(lane: SideLane): void
   /** Each webhook URL with the routes that send there: the console's endpoints and `url` filters. */
-  readonly webhooks: Map<string, Route[]>
+  readonly webhooks: Map<string, DeliveryRoute[]>
   /** Deliveries were queued: attempt what is due now. */
   wake(): void
   /** An operator paused or resumed `url`: read its circuit again at once. */

@@ -1,6 +1,6 @@
 import { redactUrl } from '../../shared/redact-url'
 import { log, logTime, plural } from '../log'
-import type { Circuit, CircuitStore, Route } from '../store/circuits'
+import type { Circuit, CircuitStore, DeliveryRoute } from '../store/circuits'
 import type { DueDelivery } from '../store/store'
 import { type BreakerPolicy, nextProbeAt, verdictOf } from './breaker-policy'
 import type { DeliveryAttempt } from '../../webhooks/index'
@@ -26,7 +26,7 @@ export interface BreakerHost {
   /** How long a hold on a probe lasts before another relay may probe, ms (renewed while in flight). */
   leaseTimeout: number
   /** Each URL's routes: the deliveries that go there. */
-  routes: ReadonlyMap<string, readonly Route[]>
+  routes: ReadonlyMap<string, readonly DeliveryRoute[]>
   /** The retry window, ms: a delivery whose every URL stays open past it is dead-lettered. */
   retryWindow: number
   /** These deliveries are parked: the worker holds them no more. */

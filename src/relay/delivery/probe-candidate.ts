@@ -1,6 +1,6 @@
 import { redactUrl } from '../../shared/redact-url'
 import { log } from '../log'
-import type { Route } from '../store/circuits'
+import type { DeliveryRoute } from '../store/circuits'
 import type { Plan } from './breaker'
 import type { Sending } from './worker-options'
 import type { DueDelivery } from '../store/store'
@@ -8,7 +8,7 @@ import type { Lane } from './lane'
 
 /** What picking a probe's delivery needs from the worker. */
 export interface ProbeCandidateHost {
-  routes: ReadonlyMap<string, readonly Route[]>
+  routes: ReadonlyMap<string, readonly DeliveryRoute[]>
   lanes: ReadonlyMap<string, Lane>
   /** Claims, for the probe of `url`, a delivery due to go there (parked ones included), if any. */
   claimProbe(url: string): Promise<DueDelivery | undefined>

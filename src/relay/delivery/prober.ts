@@ -1,6 +1,6 @@
 import { redactUrl } from '../../shared/redact-url'
 import { log } from '../log'
-import type { Circuit, CircuitStore, Route } from '../store/circuits'
+import type { Circuit, CircuitStore, DeliveryRoute } from '../store/circuits'
 import { type BreakerPolicy, nextProbeAt, probeDelay } from './breaker-policy'
 import type { DeliveryAttempt } from '../../webhooks/index'
 import { describeRequest } from '../destinations/failure-text'
@@ -15,7 +15,7 @@ export interface ProberHost {
   now: () => number
   /** How long a hold on a probe lasts before another relay may probe, ms. */
   leaseTimeout: number
-  routes: ReadonlyMap<string, readonly Route[]>
+  routes: ReadonlyMap<string, readonly DeliveryRoute[]>
   /** The circuit as this relay last saw it. */
   circuit(url: string): Circuit | undefined
   /** The circuit as the store now has it. */

@@ -1,4 +1,4 @@
-import type { Route } from '../store/circuits'
+import type { DeliveryRoute } from '../store/circuits'
 import type { SettledAttempt } from '../events/kinds'
 import type { Store } from '../store/store'
 import type { BreakerConfig } from './breaker'
@@ -46,8 +46,8 @@ export interface WorkerOptions {
 }
 
 /** Each URL's routes: the source and destination of the deliveries that go there. */
-export function routesByUrl(destinations: WorkerOptions['destinations']): Map<string, Route[]> {
-  const routes = new Map<string, Route[]>()
+export function routesByUrl(destinations: WorkerOptions['destinations']): Map<string, DeliveryRoute[]> {
+  const routes = new Map<string, DeliveryRoute[]>()
   for (const [source, named] of destinations) {
     for (const [destination, { targets }] of named) {
       for (const url of new Set(targets)) routes.set(url, [...(routes.get(url) ?? []), { source, destination }])

@@ -1,4 +1,4 @@
-import type { Route } from '../store/circuits'
+import type { DeliveryRoute } from '../store/circuits'
 import type { AttemptOutcome, DueDelivery } from '../store/store'
 import { Breaker, type CircuitSnapshot } from './breaker'
 import type { AttemptResult, RetryPolicy } from './destination'
@@ -63,7 +63,7 @@ export class Worker {
   /** The circuit breaker and per-URL limits (and the parking under it), when configured. */
   readonly #breaker: Breaker | undefined
   /** Each URL's routes (the deliveries that go there), for the breaker. */
-  readonly #routes: Map<string, readonly Route[]>
+  readonly #routes: Map<string, readonly DeliveryRoute[]>
   readonly #probeHost: ProbeCandidateHost
   readonly #claimHost: ClaimHost
   /** The batches being gathered, for destinations that send several messages at once. */

@@ -34,7 +34,7 @@ export interface Circuit {
 }
 
 /** The deliveries that go to a URL: those of one destination of one source. */
-export interface Route {
+export interface DeliveryRoute {
   source: string
   destination: string
 }
@@ -93,7 +93,7 @@ export interface CircuitStore {
    * the same transaction: the backlog drains at once, and a relay dying in between cannot strand it.
    * A paused URL stays paused (`paused: true`): an answer does not end an operator's pause.
    */
-  succeed(url: string, routes: readonly Route[], now: number): Promise<SucceedResult>
+  succeed(url: string, routes: readonly DeliveryRoute[], now: number): Promise<SucceedResult>
 
   /**
    * Takes the probe of an open circuit whose probe is due at `now` and not held (or whose holder's
@@ -116,7 +116,7 @@ export interface CircuitStore {
    * parked one), unless another relay holds it; leased to `owner` for `leaseMs`. As
    * {@link Store.claim}: judged and leased by the store's clock (on PostgreSQL, the database's).
    */
-  claimProbe(routes: readonly Route[], owner: string, leaseMs: number): Promise<DueDelivery | undefined>
+  claimProbe(routes: readonly DeliveryRoute[], owner: string, leaseMs: number): Promise<DueDelivery | undefined>
 
   /**
    * Parks deliveries leased to `owner` without an attempt, provided that no circuit of `urls` is
@@ -145,7 +145,7 @@ export interface CircuitStore {
    * as usual) and, in the same transaction, every pending delivery of `routes` due after `now` is
    * due at `now`. `wasPaused` is false (and nothing changes) when it was not paused.
    */
-  resume(url: string, routes: readonly Route[], now: number): Promise<{ wasPaused: boolean; woken: number }>
+  resume(url: string, routes: readonly DeliveryRoute[], now: number): Promise<{ wasPaused: boolean; woken: number }>
 }
 
 /**

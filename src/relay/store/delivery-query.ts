@@ -1,4 +1,4 @@
-import type { Route } from './circuits'
+import type { DeliveryRoute } from './circuits'
 
 // What the outbox is asked for by claims and filters, apart from store.ts so that the store's
 // smaller interfaces (replays.ts) can name them without importing the Store they are part of.
@@ -38,7 +38,7 @@ export interface DeliveryFilter {
    * a delivery that never had an attempt (parked behind an open circuit, then dead-lettered) is
    * found too.
    */
-  routes?: readonly Route[] | undefined
+  routes?: readonly DeliveryRoute[] | undefined
   /** Written at or after this instant, epoch ms. */
   since?: number | undefined
   /** Written at or before this instant, epoch ms. */

@@ -1,5 +1,5 @@
 import { redactUrl } from '../../shared/redact-url'
-import type { Circuit, CircuitState, Route } from './circuits'
+import type { Circuit, CircuitState, DeliveryRoute } from './circuits'
 import { endpointId } from '../kit/endpoint-id'
 
 export { endpointId }
@@ -15,7 +15,7 @@ export const LAST_FAILURE_LOOKBACK_MS = 60 * 60_000
 
 /** What {@link Store.endpoints} is asked about: each webhook URL with the routes that send there. */
 export interface EndpointQuery {
-  endpoints: readonly { url: string; routes: readonly Route[] }[]
+  endpoints: readonly { url: string; routes: readonly DeliveryRoute[] }[]
   /** The instant the last five minutes end at, epoch ms. */
   now: number
 }
@@ -79,7 +79,7 @@ export function rankOffset(p: number, n: number): number {
 /** What one store read of a URL, put together as the view shows it (one shape for both stores). */
 export function toEndpointView(input: {
   url: string
-  routes: readonly Route[]
+  routes: readonly DeliveryRoute[]
   circuit: Circuit | undefined
   pending: number
   oldestPendingAt?: number | undefined

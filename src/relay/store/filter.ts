@@ -16,20 +16,17 @@ export const EQUALITY_COLUMNS = {
   userId: 'user_id',
   event: 'event',
   type: 'type',
-} as const satisfies Partial<Record<FilterField, string>>
+} as const satisfies Record<(typeof EQUALITY_FIELDS)[number], string>
+
+/** The fields compared to a column for equality, in statement order (the console's too). */
+export const EQUALITY_FIELDS = ['status', 'source', 'messageId', 'userId', 'event', 'type'] as const
+
+/** The fields bounding the time of receipt, epoch ms (the console's too). */
+export const TIME_FIELDS = ['since', 'until'] as const
 
 // Every field, in the order statements list their conditions (and PostgreSQL numbers its parameters).
-export const FIELD_ORDER: readonly FilterField[] = [
-  'status',
-  'source',
-  'messageId',
-  'userId',
-  'event',
-  'type',
-  'since',
-  'until',
-  'routes',
-]
+// `routes` is what the console's `url` resolves to.
+export const FIELD_ORDER: readonly FilterField[] = [...EQUALITY_FIELDS, ...TIME_FIELDS, 'routes']
 
 /** The fields `filter` gives, in statement order. */
 export function filterFields(filter: DeliveryFilter): FilterField[] {

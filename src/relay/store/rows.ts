@@ -1,6 +1,6 @@
 import type { DeliverableMessage } from '../../shared/message'
 import { rememberStoredJson } from '../kit/stored-json'
-import type { Route } from './circuits'
+import type { DeliveryRoute } from './circuits'
 import type { EndpointFailure } from './endpoints'
 import type {
   AttemptOutcome,
@@ -64,7 +64,7 @@ export interface AttemptRow {
 export const REPLAY_CHUNK = 1000
 
 /** Routes as one JSON parameter, `[[source, destination], …]` (SQLite's json_each reads it). */
-export function routesJson(routes: readonly Route[]): string {
+export function routesJson(routes: readonly DeliveryRoute[]): string {
   return JSON.stringify(routes.map((r) => [r.source, r.destination]))
 }
 

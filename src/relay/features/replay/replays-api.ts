@@ -3,7 +3,7 @@ import { redactUrl } from '../../../shared/redact-url'
 import { describe, isPlainObject } from '../../../shared/validate'
 import { WEBHOOKS_DESTINATION } from '../../config/sources'
 import { HttpError } from '../../http/http-error'
-import type { Route } from '../../store/circuits'
+import type { DeliveryRoute } from '../../store/circuits'
 import type { ReplayAction, ReplayRecord } from '../../store/replays'
 import type { DeliveryFilter } from '../../store/store'
 import { type FilterSource, parseFilter, type RequestedFilter } from '../../console/delivery-filter'
@@ -306,7 +306,7 @@ function storeFilter(
   problems: string[],
 ): DeliveryFilter | undefined {
   const { url, ...rest } = requested
-  const configured: Route[] = context.sources
+  const configured: DeliveryRoute[] = context.sources
     .filter((s) => s.destinations.includes(WEBHOOKS_DESTINATION))
     .map((s) => ({ source: s.name, destination: WEBHOOKS_DESTINATION }))
   if (rest.source !== undefined && !configured.some((r) => r.source === rest.source)) {

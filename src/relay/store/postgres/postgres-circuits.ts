@@ -4,7 +4,7 @@ import {
   type CircuitStore,
   type FailureReport,
   type ParkRequest,
-  type Route,
+  type DeliveryRoute,
   type SucceedResult,
   toCircuit,
 } from '../circuits'
@@ -56,7 +56,7 @@ export class PostgresCircuits implements CircuitStore {
     return circuit!
   }
 
-  async succeed(url: string, routes: readonly Route[], now: number): Promise<SucceedResult> {
+  async succeed(url: string, routes: readonly DeliveryRoute[], now: number): Promise<SucceedResult> {
     const { rows } = await this.#db.query(SQL.succeed, [url, now, ...unzip(routes)])
     const row = rows[0] as { state: string | null; woken: number; paused: boolean }
     if (row.paused) return { wasOpen: false, woken: 0, paused: true }
@@ -87,7 +87,7 @@ export class PostgresCircuits implements CircuitStore {
     await this.#db.query(SQL.renewProbes, [owner, urls, leaseUntil])
   }
 
-  async claimProbe(routes: readonly Route[], owner: string, leaseMs: number): Promise<DueDelivery | undefined> {
+  async claimProbe(routes: readonly DeliveryRoute[], owner: string, leaseMs: number): Promise<DueDelivery | undefined> {
     if (routes.length === 0) return undefined
     const clock = this.#databaseNow?.() ?? null
     const { rows } = await this.#db.query(SQL.claimProbe, [...unzip(routes), owner, leaseMs, clock])
@@ -111,7 +111,11 @@ export class PostgresCircuits implements CircuitStore {
     return circuit!
   }
 
-  async resume(url: string, routes: readonly Route[], now: number): Promise<{ wasPaused: boolean; woken: number }> {
+  async resume(
+    url: string,
+    routes: readonly DeliveryRoute[],
+    now: number,
+  ): Promise<{ wasPaused: boolean; woken: number }> {
     const { rows } = await this.#db.query(SQL.resumeCircuit, [url])
     if (rows.length === 0) return { wasPaused: false, woken: 0 }
     // A second statement, after the delete: see SQL.park for the race this closes.
@@ -126,6 +130,6 @@ export class PostgresCircuits implements CircuitStore {
 }
 
 // Routes as two parallel arrays, for unnest().
-function unzip(routes: readonly Route[]): [string[], string[]] {
+function unzip(routes: readonly DeliveryRoute[]): [string[], string[]] {
   return [routes.map((r) => r.source), routes.map((r) => r.destination)]
 }

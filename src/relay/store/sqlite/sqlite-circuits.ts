@@ -4,7 +4,7 @@ import {
   type CircuitStore,
   type FailureReport,
   type ParkRequest,
-  type Route,
+  type DeliveryRoute,
   type SucceedResult,
   toCircuit,
 } from '../circuits'
@@ -21,8 +21,12 @@ import { SQLITE_CHUNK, SQLITE_STATEMENTS as SQL } from './statements'
 export class SqliteCircuits implements CircuitStore {
   /** The store's prepared statements, shared with it. */
   readonly #sql: StatementCache
-  readonly #succeed: (url: string, routes: readonly Route[], now: number) => SucceedResult
-  readonly #resume: (url: string, routes: readonly Route[], now: number) => { wasPaused: boolean; woken: number }
+  readonly #succeed: (url: string, routes: readonly DeliveryRoute[], now: number) => SucceedResult
+  readonly #resume: (
+    url: string,
+    routes: readonly DeliveryRoute[],
+    now: number,
+  ) => { wasPaused: boolean; woken: number }
 
   /** The process's clock, which judges and writes probe claims' leases. */
   readonly #now: () => number
@@ -32,7 +36,7 @@ export class SqliteCircuits implements CircuitStore {
     this.#now = now
     this.#sql = sql
     if (!sharedByProcesses) sql.get(SQL.giveBackProbes).run()
-    this.#succeed = sql.db.transaction((url: string, routes: readonly Route[], now: number) => {
+    this.#succeed = sql.db.transaction((url: string, routes: readonly DeliveryRoute[], now: number) => {
       const gone = sql.get(SQL.succeed).get(url) as { state: string } | undefined
       if (gone === undefined) {
         const kept = sql.get(SQL.circuits(1)).get(url) as CircuitRow | undefined
@@ -43,7 +47,7 @@ export class SqliteCircuits implements CircuitStore {
       for (const route of routes) woken += sql.get(SQL.wake).run({ now, ...route }).changes
       return { wasOpen: true, woken }
     })
-    this.#resume = sql.db.transaction((url: string, routes: readonly Route[], now: number) => {
+    this.#resume = sql.db.transaction((url: string, routes: readonly DeliveryRoute[], now: number) => {
       if (sql.get(SQL.resumeCircuit).get(url) === undefined) return { wasPaused: false, woken: 0 }
       let woken = 0
       for (const route of routes) woken += sql.get(SQL.wake).run({ now, ...route }).changes
@@ -55,7 +59,11 @@ export class SqliteCircuits implements CircuitStore {
     return toCircuit(this.#sql.get(SQL.pauseCircuit).get({ url, now }) as CircuitRow)
   }
 
-  async resume(url: string, routes: readonly Route[], now: number): Promise<{ wasPaused: boolean; woken: number }> {
+  async resume(
+    url: string,
+    routes: readonly DeliveryRoute[],
+    now: number,
+  ): Promise<{ wasPaused: boolean; woken: number }> {
     return this.#resume(url, routes, now)
   }
 
@@ -70,7 +78,7 @@ export class SqliteCircuits implements CircuitStore {
     return toCircuit(this.#sql.get(SQL.failCircuit).get({ ...rest, notBefore: notBefore ?? 0 }) as CircuitRow)
   }
 
-  async succeed(url: string, routes: readonly Route[], now: number): Promise<SucceedResult> {
+  async succeed(url: string, routes: readonly DeliveryRoute[], now: number): Promise<SucceedResult> {
     return this.#succeed(url, routes, now)
   }
 
@@ -97,7 +105,7 @@ export class SqliteCircuits implements CircuitStore {
     this.#sql.get(SQL.renewProbes(urls.length)).run(leaseUntil, owner, ...urls)
   }
 
-  async claimProbe(routes: readonly Route[], owner: string, leaseMs: number): Promise<DueDelivery | undefined> {
+  async claimProbe(routes: readonly DeliveryRoute[], owner: string, leaseMs: number): Promise<DueDelivery | undefined> {
     if (routes.length === 0) return undefined
     const now = this.#now()
     const leaseUntil = now + leaseMs
