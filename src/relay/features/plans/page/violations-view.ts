@@ -1,7 +1,7 @@
-import type { HealthReport } from '../../events/readings'
-import { VIOLATION_KINDS, type Violation, type ViolationCount } from '../../store/violations'
-import { type Html, html } from './html'
-import { layout, truncate, when } from './layout'
+import type { HealthReport } from '../../../events/readings'
+import { VIOLATION_KINDS, type Violation, type ViolationCount } from '../../../store/violations'
+import { type Html, html } from '../../../console/page/html'
+import { layout, truncate, when } from '../../../console/page/layout'
 
 /** What the violations view shows. */
 export interface ViolationsView {

@@ -1,8 +1,8 @@
-import { HttpError } from '../../http/http-error'
-import type { Route } from '../../http/route'
-import { queryValues } from '../delivery-filter'
-import type { ConsoleKit } from './operation-routes'
-import { sendHtml } from './respond'
+import { HttpError } from '../../../http/http-error'
+import type { Route } from '../../../http/route'
+import { queryValues } from '../../../console/delivery-filter'
+import type { ConsoleKit } from '../../../console/page/operation-routes'
+import { sendHtml } from '../../../console/page/respond'
 import { violationsPage } from './violations-view'
 
 // The counts cover this long; Prometheus and GET /v1/violations keep the rest.

@@ -1,9 +1,9 @@
-import { HttpError } from '../http/http-error'
-import { decodeViolationCursor } from '../store/violation-rows'
-import { VIOLATION_KINDS, type ViolationKind, type ViolationPage, type ViolationQuery } from '../store/violations'
-import { parseFilter, queryValues } from './delivery-filter'
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './find'
-import type { AdminContext } from './operations'
+import { HttpError } from '../../http/http-error'
+import { decodeViolationCursor } from '../../store/violation-rows'
+import { VIOLATION_KINDS, type ViolationKind, type ViolationPage, type ViolationQuery } from '../../store/violations'
+import { parseFilter, queryValues } from '../../console/delivery-filter'
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../console/find'
+import type { AdminContext } from '../../console/operations'
 
 const CODE = 'ERR_INVALID_QUERY'
 /** The parameters of `GET /v1/violations`. */
