@@ -145,7 +145,7 @@ export async function startRelay(options: RelayOptions, process: RelayProcess): 
     // "Features"). Privacy before plans: no violation is kept of a suppressed user's message.
     const features: readonly Feature[] = [
       privacy,
-      plansFeature({ violations: store.violations }),
+      plansFeature({ store, page, ...auth }),
       functions,
       liveFeature({
         options: resolved,

@@ -8,7 +8,6 @@ import { type AdminContext, handleAudienceSync, handleDeletion, handleRetry, ref
 import { handlePause, handleEndpoints, handleResume } from './endpoints'
 import { handleFind, handleGetDelivery, handleRetryMatching } from './find'
 import { snakeCase } from './audiences'
-import { handleViolations } from './violations'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from './store-unavailable'
 
 /** The admin API's body limit: an audience sync can list many user ids. */
@@ -99,14 +98,6 @@ function apiRoutes(
       handler: async (req, res, [id]) => {
         authenticate(req)
         sendJson(res, 200, await handleGetDelivery(context, id!))
-      },
-    },
-    {
-      method: 'GET',
-      pattern: /^\/v1\/violations$/,
-      handler: async (req, res, _params, url) => {
-        authenticate(req)
-        sendJson(res, 200, await handleViolations(context, url.searchParams))
       },
     },
     {

@@ -13,7 +13,6 @@ import { isCsrfToken, SESSION_COOKIE, SESSION_MAX_MS, type Session, Sessions } f
 import { PAGE_CSS } from './style'
 import { logStoreUnavailable, StoreCalls, StoreUnavailableError } from '../store-unavailable'
 import { type ConsoleKit, consoleRoutes } from './operation-routes'
-import { violationRoutes } from './violation-routes'
 import { outagePage } from './outage-view'
 import { readOverview } from './overview'
 import type { EndpointView } from '../../store/endpoints'
@@ -234,7 +233,6 @@ export function operatorPage(pageContext: PageContext): OperatorPage {
       }),
     },
     ...consoleRoutes(kit),
-    ...violationRoutes(kit),
     {
       method: 'GET',
       pattern: /^\/ui\/page\.css$/,

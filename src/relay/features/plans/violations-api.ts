@@ -1,9 +1,14 @@
 import { HttpError } from '../../http/http-error'
 import { decodeViolationCursor } from '../../store/violation-rows'
-import { VIOLATION_KINDS, type ViolationKind, type ViolationPage, type ViolationQuery } from '../../store/violations'
+import {
+  VIOLATION_KINDS,
+  type ViolationKind,
+  type ViolationPage,
+  type ViolationQuery,
+  type ViolationStore,
+} from '../../store/violations'
 import { parseFilter, queryValues } from '../../console/delivery-filter'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../console/find'
-import type { AdminContext } from '../../console/operations'
 
 const CODE = 'ERR_INVALID_QUERY'
 /** The parameters of `GET /v1/violations`. */
@@ -14,8 +19,12 @@ export const VIOLATION_PARAMETERS = ['source', 'event', 'kind', 'since', 'limit'
  * newest first, a page at a time as the delivery log is (`next`, absent on the last page). An
  * unknown or malformed parameter is a 400 naming it.
  */
-export async function handleViolations(context: AdminContext, query: URLSearchParams): Promise<ViolationPage> {
-  return context.store.violations.find(readViolationQuery(query, context.now?.() ?? Date.now()))
+export async function handleViolations(
+  violations: Pick<ViolationStore, 'find'>,
+  query: URLSearchParams,
+  now: number,
+): Promise<ViolationPage> {
+  return violations.find(readViolationQuery(query, now))
 }
 
 /** A search of the violations from a query string, every parameter checked. */
