@@ -7,11 +7,13 @@ import { post, type DeliveryAttempt } from './post'
 import {
   resolveWebhooks,
   type ResolvedWebhooks,
+  webhookConfigProblems,
   type WebhookDestinationOptions,
   type WebhookSettings,
 } from './settings'
 import { shownHeaders } from './shown-headers'
 import { SEND_STORED, type SendsStored } from './stored'
+import { CONFIG_PROBLEMS } from './config-problems-key'
 import type { DeliveryResult } from './delivery-result'
 import { sign } from './sign'
 import { signStandardWebhook } from './standard-webhooks'
@@ -94,6 +96,8 @@ export class WebhookDestination {
       return this.#send(message, formatStoredMessage, options)
     }
     Object.defineProperty(WebhookDestination.prototype, SEND_STORED, { value: sendStored })
+    // The relay names every problem of a source's settings at once (CONFIG_PROBLEMS).
+    Object.defineProperty(WebhookDestination, CONFIG_PROBLEMS, { value: webhookConfigProblems })
   }
 
   async #send(

@@ -1,7 +1,13 @@
 import { didYouMean } from '../../../shared/nearest-name'
 import { isPlainObject } from '../../../shared/validate'
-import { nextAttemptAt, RETRY_WINDOW_MS, WebhookDestination, type WebhookSettings } from '../../../webhooks/index'
-import { webhookConfigProblems } from '../../../webhooks/settings'
+import {
+  nextAttemptAt,
+  RETRY_WINDOW_MS,
+  type WebhookConfigError,
+  WebhookDestination,
+  type WebhookSettings,
+} from '../../../webhooks/index'
+import { CONFIG_PROBLEMS, type ListsConfigProblems } from '../../../webhooks/config-problems-key'
 import { RelayConfigError, type RelayConfigProblem } from '../../errors'
 import type { DestinationModule, RetryPolicy } from '../destination'
 import { webhookSender } from './sender'
@@ -29,7 +35,7 @@ export const webhooks: DestinationModule<WebhookSettings> = {
       settings = withoutEveryLimit(raw)
     }
     // The destination's own checks, every problem of them: its constructor throws only the first.
-    const found = webhookConfigProblems(settings)
+    const found = configProblems(settings)
     for (const error of found) {
       const prefix = `Invalid webhook setting ${error.setting}: `
       const problem = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
@@ -74,4 +80,13 @@ function withoutEveryLimit(raw: unknown): unknown {
   if (!isPlainObject(raw) || !Array.isArray(raw['webhooks'])) return raw
   const webhooks = raw['webhooks'].map((entry: unknown) => (isPlainObject(entry) ? withoutLimits(entry) : entry))
   return { ...raw, webhooks }
+}
+
+// Every problem of the destination's own settings, through the class the relay loads from the
+// webhooks entry: the relay never bundles a copy of it, so its errors are the classes users import.
+function configProblems(settings: unknown): WebhookConfigError[] {
+  const list = (WebhookDestination as unknown as Partial<ListsConfigProblems>)[CONFIG_PROBLEMS]
+  // Both come from one build of the package; a mix of builds is not something to guess around.
+  if (list === undefined) throw new Error('tracklet/webhooks does not match tracklet/relay: reinstall tracklet')
+  return list(settings)
 }
