@@ -49,6 +49,15 @@ function webPlatform(): Plugin {
   }
 }
 
+/**
+ * Source maps name each line's file and line in src/ but carry no copy of the sources (esbuild's
+ * `sourcesContent`): stack traces still map under `--enable-source-maps`, and the package, which
+ * ships no src/, stays small (the SDK-only install is held to 12 MiB: src/relay/peers.ts).
+ */
+function mapsWithoutSources(options: { sourcesContent?: boolean }): void {
+  options.sourcesContent = false
+}
+
 export default defineConfig([
   {
     entry: libraryEntries,
@@ -57,6 +66,7 @@ export default defineConfig([
     platform: 'node',
     dts: true,
     sourcemap: true,
+    esbuildOptions: mapsWithoutSources,
     esbuildPlugins: [webhooksAsSibling('.js')],
   },
   {
@@ -69,6 +79,7 @@ export default defineConfig([
     // p-queue (and its own dependencies) ship ESM only. Bundling them into the CommonJS build
     // lets `require('tracklet')` work on every Node 20, not only where require(esm) exists.
     noExternal: ['p-queue', 'p-timeout', 'eventemitter3'],
+    esbuildOptions: mapsWithoutSources,
     esbuildPlugins: [webhooksAsSibling('.cjs')],
   },
   {
@@ -80,6 +91,7 @@ export default defineConfig([
     dts: false,
     sourcemap: true,
     noExternal: [/.*/],
+    esbuildOptions: mapsWithoutSources,
     esbuildPlugins: [webPlatform()],
   },
   {
@@ -93,6 +105,7 @@ export default defineConfig([
     // chunks go under cli/, never among the library's dist/chunk-*.js (test/smoke/single-copies).
     esbuildOptions(options) {
       options.chunkNames = 'cli/[name]-[hash]'
+      mapsWithoutSources(options)
     },
   },
 ])
