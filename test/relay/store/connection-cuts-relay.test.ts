@@ -25,9 +25,10 @@ const cli = useCli()
 async function endRelaySessions(database: string): Promise<string[]> {
   const rows = await sql<{ name: string }>(
     database,
-    `SELECT application_name AS name FROM pg_stat_activity
-     WHERE datname = current_database() AND application_name LIKE 'tracklet-relay%'
-       AND pg_terminate_backend(pid)`,
+    // In the select list, not the WHERE clause: PostgreSQL may test a WHERE condition on the
+    // sessions before the database's name (which comes from a join), and end other files' sessions.
+    `SELECT application_name AS name, pg_terminate_backend(pid) FROM pg_stat_activity
+     WHERE datname = current_database() AND application_name LIKE 'tracklet-relay%'`,
   )
   return rows.map((row) => row.name)
 }
