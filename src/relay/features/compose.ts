@@ -41,12 +41,6 @@ export function ingestCheckOf(features: readonly Feature[]): IngestCheck | undef
     const found = changed || violations.length > 0 || withheld.size > 0
     return found ? findings(violations, withheld, changed ? current : undefined) : undefined
   }
-  // Every check records into the one violations table: the first that can record does.
-  const recorder = checks.find((c) => c.record !== undefined)
-  if (recorder?.record !== undefined) check.record = recorder.record
-  check.flush = async () => {
-    for (const each of checks) await each.flush?.()
-  }
   return check
 }
 

@@ -60,7 +60,6 @@ export function createIngest(deps: IngestDeps): Area {
     stop: async () => {
       unsubscribe()
       await commits.flush()
-      await check?.flush?.()
     },
   }
 }

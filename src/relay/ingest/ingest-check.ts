@@ -6,7 +6,7 @@ import type { NewViolation } from '../store/violations'
  * is acknowledged whatever was found.
  */
 export interface CheckFindings {
-  /** What the message broke, recorded right after the request's deliveries are committed. */
+  /** What the message broke, committed with the request's deliveries. */
   violations: readonly NewViolation[]
   /** The message to store instead of the one checked (a copy without the offending fields). */
   message?: Record<string, unknown>
@@ -29,11 +29,6 @@ export type IngestVerdict = string | CheckFindings | undefined
 /**
  * An optional check each message passes once it is valid (and has its `messageId` and times),
  * before it goes to the outbox (docs/maintainers.md, "Seams"). Without a check, nothing is asked,
- * at no cost. `record` keeps the findings' violations; ingest awaits it after the commit.
+ * at no cost. The findings' violations are committed with the request's deliveries (GroupCommit).
  */
-export interface IngestCheck {
-  (message: Readonly<Record<string, unknown>>, source: RoutedSource): IngestVerdict
-  record?: (violations: readonly NewViolation[]) => Promise<void>
-  /** Writes what `record` still holds (the relay is closing). */
-  flush?: () => Promise<void>
-}
+export type IngestCheck = (message: Readonly<Record<string, unknown>>, source: RoutedSource) => IngestVerdict

@@ -16,7 +16,6 @@ import { IngestError } from './ingest-error'
 import { findUnstorable } from '../store/storable'
 import type { IngestOutcome, Refusal } from '../events/kinds'
 import type { IngestTap } from '../events/tap'
-import { log, plural } from '../log'
 import type { NewViolation } from '../store/violations'
 
 /** When and how a request's messages arrived: the facts their times are worked out from. */
@@ -58,7 +57,7 @@ export async function ingest(
   const heard:
     | { message: Record<string, unknown>; blocked: boolean | string; withheld?: Withheld | undefined }[]
     | undefined = tap?.listening ? [] : undefined
-  // What the check found, recorded once the deliveries are committed.
+  // What the check found, committed with the deliveries (GroupCommit).
   const violations: NewViolation[] = []
   messages.forEach((raw, index) => {
     const problem = findWireMessageProblem(raw)
@@ -140,7 +139,7 @@ export async function ingest(
     }
   })
   try {
-    await commits.commit(deliveries)
+    await commits.commit(deliveries, violations)
   } catch (error) {
     // Nothing of this request was committed. Its own data, refused by the store: sending it again
     // would fail again (the other requests of its group were committed without it).
@@ -155,7 +154,6 @@ export async function ingest(
       cause: error,
     })
   }
-  if (violations.length > 0) await recordViolations(check, violations)
   if (heard !== undefined && tap !== undefined) {
     for (const { message, blocked, withheld } of heard) {
       tap.accepted(source.name, message, blocked, withheld && enabledOnly(message, withheld))
@@ -163,19 +161,6 @@ export async function ingest(
     for (const refusal of refused) tap.refused(source.name, refusal, messages[refusal.index])
   }
   return violations.length > 0 ? { accepted, refused, filtered, violations } : { accepted, refused, filtered }
-}
-
-// Right after the commit, before the answer. A failure loses the record, never the messages: they
-// are committed, and sending them again would not bring it back; the log says so.
-async function recordViolations(check: IngestCheck | undefined, violations: readonly NewViolation[]): Promise<void> {
-  try {
-    await check?.record?.(violations)
-  } catch (error) {
-    log.error(`could not record ${plural(violations.length, 'tracking plan violation')}: ${(error as Error).message}`, {
-      event: 'violations-unrecorded',
-      count: violations.length,
-    })
-  }
 }
 
 type Withheld = ReadonlyMap<string, string>

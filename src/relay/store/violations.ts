@@ -62,7 +62,7 @@ export interface ViolationCount {
 
 /**
  * The violations of tracking plans, kept in the relay's database for `retention` (every relay on
- * it sees all of them). Written by ingest right after the messages they concern are committed.
+ * it sees all of them). Written by ingest with the messages they concern (`ingest/group-commit.ts`).
  */
 export interface ViolationStore {
   /** Keeps `violations` (one transaction). */

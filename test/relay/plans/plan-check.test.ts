@@ -31,7 +31,7 @@ describe('the plan check at ingest', () => {
   it('compiles a plan once however many messages, and a changed plan (a reload, an API write) on its next message', async () => {
     const { store, db } = await openSqliteStoreWithDb()
     try {
-      const check = planCheck(store.violations)
+      const check = planCheck()
       const commits = new GroupCommit(store)
       const registry = registryWith(revenueAs('number'))
       const before = planCompilations()
@@ -60,7 +60,7 @@ describe('the plan check at ingest', () => {
   it('costs a source without a plan nothing: nothing is checked or recorded', async () => {
     const { store, db } = await openSqliteStoreWithDb()
     try {
-      const check = planCheck(store.violations)
+      const check = planCheck()
       const outcome = await ingest(
         new GroupCommit(store),
         { name: 'web', destinations: [] },
@@ -77,36 +77,31 @@ describe('the plan check at ingest', () => {
 })
 
 describe('omit', () => {
-  it('records a required property it takes out for its type as missing too', async () => {
-    const { store, db } = await openSqliteStoreWithDb()
-    try {
-      const plan = {
-        events: {
-          'Order Completed': {
-            properties: {
-              type: 'object',
-              properties: { revenue: { type: 'number' }, coupon: { type: 'string' } },
-              required: ['revenue'],
-            },
+  it('records a required property it takes out for its type as missing too', () => {
+    const plan = {
+      events: {
+        'Order Completed': {
+          properties: {
+            type: 'object',
+            properties: { revenue: { type: 'number' }, coupon: { type: 'string' } },
+            required: ['revenue'],
           },
         },
-      }
-      const options = validateRelayOptions({
-        sources: [{ name: 'web', writeKey: 'k', destinations: {}, schema: { plan, violations: 'omit' } }],
-      })
-      const source = new SourceRegistry(options.sources).routed()[0]!
-      const verdict = planCheck(store.violations)(
-        { ...order(1, 'ten'), properties: { revenue: 'ten', coupon: 5 } },
-        source,
-      ) as CheckFindings
-      expect(verdict.message?.['properties']).toEqual({})
-      expect(verdict.violations?.map((v) => [v.kind, v.path])).toEqual([
-        ['type', '/properties/revenue'],
-        ['type', '/properties/coupon'],
-        ['required', '/properties/revenue'],
-      ])
-    } finally {
-      db.close()
+      },
     }
+    const options = validateRelayOptions({
+      sources: [{ name: 'web', writeKey: 'k', destinations: {}, schema: { plan, violations: 'omit' } }],
+    })
+    const source = new SourceRegistry(options.sources).routed()[0]!
+    const verdict = planCheck()(
+      { ...order(1, 'ten'), properties: { revenue: 'ten', coupon: 5 } },
+      source,
+    ) as CheckFindings
+    expect(verdict.message?.['properties']).toEqual({})
+    expect(verdict.violations?.map((v) => [v.kind, v.path])).toEqual([
+      ['type', '/properties/revenue'],
+      ['type', '/properties/coupon'],
+      ['required', '/properties/revenue'],
+    ])
   })
 })

@@ -45,11 +45,4 @@ describe('the privacy check', () => {
     expect(check({ type: 'track', userId: 'kept', event: 'E' }, source)).toBeUndefined()
     expect(seen).toEqual(['kept'])
   })
-
-  it('keeps the inner check’s record and flush', () => {
-    const inner: IngestCheck = Object.assign(() => undefined, { record: async () => {}, flush: async () => {} })
-    const check = privacyCheck({ suppressed: () => new SuppressionSet(), consentOf: () => undefined }, inner)
-    expect(check.record).toBe(inner.record)
-    expect(check.flush).toBe(inner.flush)
-  })
 })

@@ -39,7 +39,7 @@ export function plansFeature(deps: PlansDeps): Feature {
   }))
   return {
     name: 'plans',
-    ingestCheck: planCheck(deps.store.violations),
+    ingestCheck: planCheck(),
     routes,
     page: { title: 'Violations', path: '/ui/violations', routes: violationRoutes(deps.page) },
   }

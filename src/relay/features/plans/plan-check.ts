@@ -1,10 +1,9 @@
 import { compiledPlan, type SchemaCheck } from '../../config/plan-compiler'
 import type { SourceTracking } from '../../config/plan'
 import type { RoutedSource } from '../../config/sources'
-import type { NewViolation, ViolationStore } from '../../store/violations'
+import type { NewViolation, ViolationKind } from '../../store/violations'
 import type { CheckFindings, IngestCheck, IngestVerdict } from '../../ingest/ingest-check'
 import { type Finding, findingsOf, leftByRemoval, withoutPointers } from './plan-mend'
-import { TurnBatch } from '../../ingest/turn-batch'
 
 /** Why a message a tracking plan blocks writes no delivery: the live stream's `filtered` reason. */
 export const PLAN_BLOCKED = {
@@ -15,12 +14,12 @@ export const PLAN_BLOCKED = {
 /**
  * The ingest check of tracking plans (docs/plans.md): each `track`, `identify` and `group`
  * message of a source with a plan is checked against its schema (compiled once per plan); what it
- * breaks is recorded in `violations`, and the source's actions decide whether it goes on as sent,
+ * breaks is found for ingest to record (with the message's deliveries), and the source's actions decide whether it goes on as sent,
  * without the offending values (`omit`) or not at all (`block`). A source without a plan, and
  * every other call type, pass at the cost of one property read.
  */
-export function planCheck(violations: ViolationStore, now: () => Date = () => new Date()): IngestCheck {
-  const check: IngestCheck = (message, source) => {
+export function planCheck(now: () => Date = () => new Date()): IngestCheck {
+  return (message, source) => {
     const tracking = source.tracking
     if (tracking === undefined) return undefined
     const type = message['type']
@@ -31,11 +30,6 @@ export function planCheck(violations: ViolationStore, now: () => Date = () => ne
     }
     return undefined
   }
-  // The violations of every request of a turn in one store call, as deliveries are (GroupCommit).
-  const writer = new TurnBatch<NewViolation>({ write: (found) => violations.record(found) })
-  check.record = (found) => writer.add(found)
-  check.flush = () => writer.flush()
-  return check
 }
 
 function checkTrack(
@@ -48,11 +42,14 @@ function checkTrack(
   const schema = compiledPlan(tracking.plan).events.get(event)
   if (schema !== undefined) return checkField(message, source, tracking, schema, 'properties', now)
   // Not planned: a violation whatever `unplanned` says; `allow` only lets it through.
-  const violation = violationOf(message, source, now, {
-    kind: 'unplanned',
-    path: '/event',
-    message: `event ${JSON.stringify(event)} is not in the tracking plan`,
-  })
+  const violation = violationOf(
+    message,
+    source,
+    now().toISOString(),
+    'unplanned',
+    '/event',
+    `event ${JSON.stringify(event)} is not in the tracking plan`,
+  )
   const findings: CheckFindings = { violations: [violation] }
   if (tracking.unplanned === 'block') findings.blocked = PLAN_BLOCKED.unplanned
   return findings
@@ -70,10 +67,10 @@ function checkField(
   const value = message[field] ?? {}
   if (schema(value)) return undefined
   const found = findingsOf(schema.errors ?? [])
+  // One time for all the message's violations: found at once.
+  const at = now().toISOString()
   const recorded = (list: readonly Finding[]) =>
-    list.map((f) =>
-      violationOf(message, source, now, { kind: f.kind, path: `/${field}${f.pointer}`, message: f.message }),
-    )
+    list.map((f) => violationOf(message, source, at, f.kind, `/${field}${f.pointer}`, f.message))
   const findings: CheckFindings = { violations: recorded(found) }
   if (tracking.violations === 'block') findings.blocked = PLAN_BLOCKED.violation
   else if (tracking.violations === 'omit') {
@@ -92,17 +89,22 @@ function checkField(
 function violationOf(
   message: Readonly<Record<string, unknown>>,
   source: RoutedSource,
-  now: () => Date,
-  what: Pick<NewViolation, 'kind' | 'path' | 'message'>,
+  at: string,
+  kind: ViolationKind,
+  path: string,
+  text: string,
 ): NewViolation {
+  const type = message['type'] as string
   const violation: NewViolation = {
-    at: now().toISOString(),
+    at,
     source: source.name,
     messageId: message['messageId'] as string,
-    type: message['type'] as string,
-    ...what,
+    type,
+    kind,
+    path,
+    message: text,
   }
-  if (message['type'] === 'track') violation.event = message['event'] as string
+  if (type === 'track') violation.event = message['event'] as string
   const userId = message['userId']
   if (typeof userId === 'string') violation.userId = userId
   return violation

@@ -31,8 +31,6 @@ export function privacyCheck(rules: PrivacyRules, inner?: IngestCheck): IngestCh
     if (consent === undefined || typeof verdict === 'string' || verdict?.blocked !== undefined) return verdict
     return withConsent(verdict, consent, message, source)
   }
-  if (inner?.record !== undefined) check.record = inner.record
-  if (inner?.flush !== undefined) check.flush = inner.flush
   return check
 }
 

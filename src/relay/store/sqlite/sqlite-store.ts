@@ -43,7 +43,7 @@ import { SqliteViolations } from './sqlite-violations'
 import { SqliteSuppressions } from './suppressions'
 import { SqliteEndpointLimits } from './endpoint-limits'
 import { sqliteEndpoints } from './sqlite-endpoints'
-import type { ViolationStore } from '../violations'
+import type { NewViolation } from '../violations'
 import { StatementCache } from './statement-cache'
 import { WalSync } from './wal-sync'
 import {
@@ -54,6 +54,9 @@ import {
   SQLITE_CHUNK,
   SQLITE_STATEMENTS as SQL,
 } from './statements'
+
+const NONE: readonly NewViolation[] = []
+const NEVER = (): void => {}
 
 /**
  * Opens the SQLite store at `path` (a file, created when missing, or `':memory:'`). One SQLite
@@ -81,7 +84,7 @@ export class SqliteStore implements Store {
   readonly replays: ReplayStore
   readonly sourceConfigs: SourceConfigStore
   readonly alertClaims: AlertClaimStore
-  readonly violations: ViolationStore
+  readonly violations: SqliteViolations
   readonly suppressions: SqliteSuppressions
   readonly endpointLimits: SqliteEndpointLimits
   /** The database, this store's alone. */
@@ -90,7 +93,11 @@ export class SqliteStore implements Store {
   readonly #now: () => number
   /** The prepared statements, by text. */
   readonly #sql: StatementCache
-  readonly #enqueueAll: (deliveries: readonly NewDelivery[]) => number
+  readonly #enqueueAll: (
+    deliveries: readonly NewDelivery[],
+    violations?: readonly NewViolation[],
+    unrecorded?: (error: Error) => void,
+  ) => number
   readonly #recordAll: (outcomes: readonly AttemptOutcome[]) => void
   readonly #claimAll: (request: ClaimRequest) => DueDelivery[]
   readonly #syncAll: Transaction<
@@ -130,7 +137,9 @@ export class SqliteStore implements Store {
     // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
     const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))
     const one = sql.get(SQL.enqueue(1))
-    this.#enqueueAll = db.transaction((deliveries: readonly NewDelivery[]) => {
+    const violations = this.violations
+    this.#enqueueAll = db.transaction((deliveries: readonly NewDelivery[], found = NONE, unrecorded = NEVER) => {
+      if (found.length > 0) violations.insertWithin(found, unrecorded)
       const now = this.#now()
       const params: unknown[] = new Array(ENQUEUE_ROWS * ENQUEUE_PARAMS)
       let inserted = 0
@@ -204,10 +213,23 @@ export class SqliteStore implements Store {
    * reading requests meanwhile. Without a WAL file, the commit waits (`synchronous = FULL`).
    */
   async enqueue(deliveries: readonly NewDelivery[]): Promise<number> {
-    if (deliveries.length === 0) return 0
+    return this.enqueueWithViolations(deliveries, NONE, NEVER)
+  }
+
+  /**
+   * {@link enqueue} with the violations tracking plans found in those messages, in the same
+   * transaction: one commit, one flush of the WAL. Should their insert fail, they alone are rolled
+   * back (a savepoint of their own) and `unrecorded` is told; the deliveries commit all the same.
+   */
+  async enqueueWithViolations(
+    deliveries: readonly NewDelivery[],
+    violations: readonly NewViolation[],
+    unrecorded: (error: Error) => void,
+  ): Promise<number> {
+    if (deliveries.length === 0 && violations.length === 0) return 0
     const wal = this.#walSync
-    if (wal === undefined) return this.#enqueueAll(deliveries)
-    const inserted = this.#withoutWaitingForDisk(() => this.#enqueueAll(deliveries))
+    if (wal === undefined) return this.#enqueueAll(deliveries, violations, unrecorded)
+    const inserted = this.#withoutWaitingForDisk(() => this.#enqueueAll(deliveries, violations, unrecorded))
     await wal.durable()
     return inserted
   }

@@ -23,7 +23,10 @@ const SQL = {
 /** The {@link ViolationStore} on the relay's SQLite database, over the store's own statements. */
 export class SqliteViolations implements ViolationStore {
   readonly #sql: StatementCache
-  /** The inserts of one call, in one transaction (wrapped once: db.transaction() wraps anew). */
+  /**
+   * The inserts of one call, in one transaction, or in a savepoint within the caller's (wrapped
+   * once: db.transaction() wraps anew).
+   */
   readonly #write: (violations: readonly NewViolation[]) => void
 
   constructor(sql: StatementCache) {
@@ -44,6 +47,18 @@ export class SqliteViolations implements ViolationStore {
         )
       }
     })
+  }
+
+  /**
+   * Inserts `violations` within the transaction under way (the outbox's enqueue), in a savepoint:
+   * should an insert fail, they alone are rolled back and `unrecorded` is told.
+   */
+  insertWithin(violations: readonly NewViolation[], unrecorded: (error: Error) => void): void {
+    try {
+      this.#write(violations)
+    } catch (error) {
+      unrecorded(error as Error)
+    }
   }
 
   async record(violations: readonly NewViolation[]): Promise<void> {
