@@ -10,6 +10,7 @@ import { attemptTarget, functionConsole } from './function-console'
 import { type Html, html } from './html'
 import { age, layout, truncate, when } from './layout'
 import { isReadOnlyPage } from './sessions'
+import { orderWaitText } from '../order-wait'
 
 /** Everything the dashboard shows. */
 export interface DashboardView {
@@ -140,6 +141,7 @@ ${d.status === 'failed' && retryForm(d.id, view.csrfToken, 'Retry now')}
         : when(d.nextAttemptAt, view.now)
     }</dd>`
   }
+  ${d.waitingBehind !== undefined && html`<dt>Waiting</dt><dd>${orderWaitText(d.waitingBehind)}: <a href="/ui/deliveries/${d.waitingBehind}">delivery ${d.waitingBehind}</a></dd>`}
   ${d.lastError !== null && html`<dt>Last error</dt><dd class="error">${redactUrlsInText(d.lastError)}</dd>`}
 </dl>
 ${
