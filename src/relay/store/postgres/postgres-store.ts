@@ -390,8 +390,11 @@ async function insertDeliveries(
     types.push(d.type)
     messages.push(d.json)
   }
-  const orderKeys = deliveries.map((d) => d.orderKey ?? null)
-  const values = [sources, destinations, messageIds, types, messages, userIds, events, clock, orderKeys]
-  const { rows } = await client.query<{ written: string }>(prepared('enqueue', values))
+  const values = [sources, destinations, messageIds, types, messages, userIds, events, clock]
+  const ordered = deliveries.some((d) => d.orderKey !== undefined)
+  const statement = ordered
+    ? prepared('enqueueOrdered', [...values, deliveries.map((d) => d.orderKey ?? null)])
+    : prepared('enqueue', values)
+  const { rows } = await client.query<{ written: string }>(statement)
   return Number(rows[0]?.written ?? 0)
 }

@@ -42,9 +42,13 @@ export const POSTGRES_STATEMENTS = {
   // same new message take turns, then skips a message already written (same message id, source and
   // destination, not a replay's copy: in any partition) or given twice in the batch; each new
   // delivery is a message row and a queue row, due at once by the database's clock. $1–$7 one
-  // array per column, $8 clock, $9 the ordering keys (../ordering/order-hold.ts). Returns how many were written.
+  // array per column, $8 clock. Returns how many were written.
   enqueue: `SELECT ${ENQUEUE_FUNCTION}($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-    $7::text[], $8::bigint, $9::text[]) AS written`,
+    $7::text[], $8::bigint) AS written`,
+  // The same for a batch with deliveries to an ordered destination: $9 their ordering keys (NULL for
+  // the others), on their queue rows (./ordering-schema.ts). A batch without one takes enqueue.
+  enqueueOrdered: `SELECT ${ENQUEUE_FUNCTION}($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+    $6::text[], $7::text[], $8::bigint, $9::text[]) AS written`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
   // statement; from then on the lease (lease_until) keeps other relays off. $1 source, $2 clock,
@@ -326,7 +330,12 @@ export const POSTGRES_STATEMENTS = {
 } as const
 
 /** The statements only PostgreSQL has (see the comment above them), left out when the dialects are compared. */
-export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = ['lockAudience', 'databaseNow']
+export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = [
+  'lockAudience',
+  'databaseNow',
+  // SQLite's enqueue writes every row's ordering key (NULL or not) in one statement.
+  'enqueueOrdered',
+]
 
 /** A statement's name. */
 export type PostgresStatement = keyof typeof POSTGRES_STATEMENTS
