@@ -6,6 +6,8 @@ import { STORE_KINDS, type StoreKind } from '../../support/stores'
 import { admin, adminGet, basic, post, startRelay, track, WRITE_KEY, waitFor } from '../helpers'
 import { type CountingReceiver, countingReceiver } from './receiver'
 import { inversions } from './ordering-support'
+import { PageClient } from '../console/page-client'
+import { orderWaitText } from '../../../src/relay/console/order-wait'
 
 // Ordered delivery per user on a real relay (docs/delivery-controls.md, "Ordering"): one relay per
 // store with two sources to one counting receiver, `web` ordered and `plain` not.
@@ -86,6 +88,12 @@ describe.each(STORE_KINDS)('ordered delivery on one relay (%s)', (kind: StoreKin
     expect((await adminGet(`${relay.url}/v1/deliveries/${a1.id}`)).body.waitingBehind).toBeUndefined()
     const metrics = await (await request(`${relay.url}/metrics`, { headers: admin })).body.text()
     expect(metrics).toMatch(/^tracklet_deliveries_waiting_for_order\{source="web",destination="Webhooks"\} 2$/m)
+    // The operator page's delivery says it too, with a link to the one it waits behind.
+    const page = new PageClient(relay.url)
+    await page.signIn()
+    const html = (await page.get(`/ui/deliveries/${a2.id}`)).body
+    expect(html).toContain(orderWaitText(a1.id))
+    expect(html).toContain(`<a href="/ui/deliveries/${a1.id}">`)
 
     // Answered 500 twice, then 200: a2 and a3 only after it, in order.
     holding.add('a1')
