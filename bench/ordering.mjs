@@ -6,6 +6,9 @@
 //    user arriving before an earlier one's last arrival. Expected: 0.
 // 2. Cost: one relay delivers N messages of U users to a receiver that answers at once, ordered and
 //    not, alternately (A B A B) in the same run: the time per delivery ordered over not.
+// 3. Claims: the claim statement alone, on a store (no relay), with H deliveries of one user held
+//    behind its first (pending, not due) beside 100 unordered ones: the time of a claim of 128
+//    (then given back), H = 0, 1,000 and 10,000, SQLite and PostgreSQL.
 //   BENCH_N=2000 BENCH_USERS=97 BENCH_ROUNDS=4 node bench/ordering.mjs
 import http from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -14,12 +17,13 @@ import { join } from 'node:path'
 import { request } from 'undici'
 import { createRelay } from '../dist/relay/index.js'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
+import { importSource } from './load-source.mjs'
 
 const N = Number(process.env.BENCH_N ?? 2000)
 const USERS = Number(process.env.BENCH_USERS ?? 97)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4)
 // BENCH_PARTS=cost (or inversions) runs that part alone.
-const PARTS = process.env.BENCH_PARTS ?? 'inversions,cost'
+const PARTS = process.env.BENCH_PARTS ?? 'inversions,cost,claims'
 const ADMIN = 'bench-admin-token-xxxxxxxx'
 const auth = `Basic ${Buffer.from('wk:').toString('base64')}`
 
@@ -146,8 +150,58 @@ try {
       )
     }
     ratios.sort((a, b) => a - b)
-    const median = ratios.length % 2 === 1 ? ratios[(ROUNDS - 1) / 2] : (ratios[ROUNDS / 2 - 1] + ratios[ROUNDS / 2]) / 2
+    const median =
+      ratios.length % 2 === 1 ? ratios[(ROUNDS - 1) / 2] : (ratios[ROUNDS / 2 - 1] + ratios[ROUNDS / 2]) / 2
     console.log(`${kind}: ordered / not ordered time per delivery, median of ${ROUNDS}: ${median.toFixed(2)}`)
+  }
+  if (PARTS.includes('claims')) {
+    const { openSqliteStore, openPostgresStore, orderKeyOf } = await importSource(`
+      export { openSqliteStore } from './src/relay/store/sqlite/sqlite-store'
+      export { openPostgresStore } from './src/relay/store/postgres/postgres-store'
+      export { orderKeyOf } from './src/relay/store/ordering/order-key'`)
+    const row = (messageId, userId, ordered) => {
+      const message = { type: 'track', event: 'E', userId, messageId }
+      const json = JSON.stringify(message)
+      const orderKey = ordered ? orderKeyOf('web', 'Webhooks', message) : undefined
+      return { source: 'web', destination: 'Webhooks', messageId, type: 'track', json, orderKey }
+    }
+    for (const kind of ['sqlite', 'postgres']) {
+      for (const held of [0, 1000, 10_000]) {
+        const database = kind === 'sqlite' ? join(dir, `claims-${held}.db`) : await server.createDatabase()
+        const store = kind === 'sqlite' ? await openSqliteStore(database) : await openPostgresStore(database)
+        // The user's first, claimed and retried later: it holds the rest.
+        await store.enqueue([row('head', 'held-user', true)])
+        const [head] = await store.claim({ source: 'web', limit: 1, owner: 'bench', leaseMs: 60_000 })
+        await store.record([
+          {
+            id: head.id,
+            at: Date.now(),
+            requests: [],
+            next: { status: 'pending', nextAttemptAt: Date.now() + 3_600_000, error: 'x' },
+          },
+        ])
+        for (let i = 0; i < held; i += 500) {
+          await store.enqueue(
+            Array.from({ length: Math.min(500, held - i) }, (_, j) => row(`h-${i + j}`, 'held-user', true)),
+          )
+        }
+        await store.enqueue(Array.from({ length: 100 }, (_, j) => row(`free-${j}`, `u${j}`, false)))
+        const times = []
+        for (let r = 0; r < 20; r++) {
+          const began = performance.now()
+          const claimed = await store.claim({ source: 'web', limit: 128, owner: 'bench', leaseMs: 60_000 })
+          times.push(performance.now() - began)
+          if (claimed.length !== 100) throw new Error(`claimed ${claimed.length}, not the 100 free ones`)
+          await store.release(
+            'bench',
+            claimed.map((d) => d.id),
+          )
+        }
+        times.sort((a, b) => a - b)
+        console.log(`${kind}: a claim of 128 beside ${held} held deliveries: ${times[10].toFixed(2)} ms (median of 20)`)
+        await store.close()
+      }
+    }
   }
 } finally {
   receiver.close()
