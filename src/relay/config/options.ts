@@ -25,8 +25,9 @@ export interface RelayWebhookSettings extends Omit<WebhookSettings, 'webhooks'> 
     maxInFlight?: number
   })[]
   /**
-   * Each user's (`userId`, else `anonymousId`) deliveries to this destination one at a time, in the
-   * order received; a retried one holds the user's later ones (docs/delivery-controls.md, "Ordering").
+   * Each user's (`userId`, else `anonymousId`) deliveries to this destination one at a time, in
+   * the order received; a retried one holds the user's later ones (docs/delivery-controls.md,
+   * "Ordering").
    * @default false
    */
   ordered?: boolean

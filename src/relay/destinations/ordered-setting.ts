@@ -12,8 +12,9 @@ export const ORDERED_KEY = 'ordered'
 export const ORDERED_DEFAULT = false
 
 /**
- * Checks the ordering setting among destination settings at `field` (`sources[0].destinations.Webhooks`),
- * recording a problem with its path (`…Webhooks.ordered: must be true or false, got string "yes"`).
+ * Checks the ordering setting among destination settings at `field`
+ * (`sources[0].destinations.Webhooks`), recording a problem with its path
+ * (`…Webhooks.ordered: must be true or false, got a string`).
  */
 export function checkOrdered(raw: unknown, field: string, problems: ConfigProblems): boolean {
   if (!isPlainObject(raw) || raw[ORDERED_KEY] === undefined) return ORDERED_DEFAULT

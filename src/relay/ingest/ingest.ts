@@ -137,6 +137,7 @@ export async function ingest(
         type: message['type'] as string,
         json,
         searchKeys: keys,
+        // Ordered (docs/delivery-controls.md): the user's key, which the store's claims order by.
         orderKey: source.ordered?.has(destination) ? orderKeyOf(source.name, destination, stored) : undefined,
       })
     }

@@ -6,9 +6,11 @@
 
 /** The column that holds a delivery's ordering key (NULL: not ordered), on both stores. */
 export const ORDER_KEY_COLUMN = 'order_key'
+const K = ORDER_KEY_COLUMN
 
 /** The partial index the rule reads: each key's pending deliveries, in the order received. */
-export const ORDER_INDEX_COLUMNS = `(${ORDER_KEY_COLUMN}, id) WHERE ${ORDER_KEY_COLUMN} IS NOT NULL AND status = 'pending'`
+export const ORDER_INDEX_COLUMNS = `(${ORDER_KEY_COLUMN}, id)
+  WHERE ${ORDER_KEY_COLUMN} IS NOT NULL AND status = 'pending'`
 
 /**
  * SQL, the same in both dialects: the row `row` (an alias over `table`, the table of pending
@@ -16,8 +18,8 @@ export const ORDER_INDEX_COLUMNS = `(${ORDER_KEY_COLUMN}, id) WHERE ${ORDER_KEY_
  * without a key is always free, and costs nothing more.
  */
 export function orderFree(table: string, row: string): string {
-  return `(${row}.${ORDER_KEY_COLUMN} IS NULL OR NOT EXISTS (SELECT 1 FROM ${table} ahead
-      WHERE ahead.${ORDER_KEY_COLUMN} = ${row}.${ORDER_KEY_COLUMN} AND ahead.status = 'pending' AND ahead.id < ${row}.id))`
+  return `(${row}.${K} IS NULL OR NOT EXISTS (SELECT 1 FROM ${table} ahead
+      WHERE ahead.${K} = ${row}.${K} AND ahead.status = 'pending' AND ahead.id < ${row}.id))`
 }
 
 /**
@@ -26,8 +28,8 @@ export function orderFree(table: string, row: string): string {
  */
 export function orderAheadOf(table: string, id: string): string {
   return `SELECT ahead.id AS ahead FROM ${table} held JOIN ${table} ahead
-      ON ahead.${ORDER_KEY_COLUMN} = held.${ORDER_KEY_COLUMN} AND ahead.status = 'pending' AND ahead.id < held.id
-    WHERE held.id = ${id} AND held.status = 'pending' AND held.${ORDER_KEY_COLUMN} IS NOT NULL
+      ON ahead.${K} = held.${K} AND ahead.status = 'pending' AND ahead.id < held.id
+    WHERE held.id = ${id} AND held.status = 'pending' AND held.${K} IS NOT NULL
     ORDER BY ahead.id LIMIT 1`
 }
 
@@ -37,7 +39,7 @@ export function orderAheadOf(table: string, id: string): string {
  */
 export function orderWaitingIn(table: string): string {
   return `SELECT held.source, held.destination, count(*) AS count FROM ${table} held
-    WHERE held.${ORDER_KEY_COLUMN} IS NOT NULL AND held.status = 'pending' AND EXISTS (SELECT 1 FROM ${table} ahead
-      WHERE ahead.${ORDER_KEY_COLUMN} = held.${ORDER_KEY_COLUMN} AND ahead.status = 'pending' AND ahead.id < held.id)
+    WHERE held.${K} IS NOT NULL AND held.status = 'pending' AND EXISTS (SELECT 1 FROM ${table} ahead
+      WHERE ahead.${K} = held.${K} AND ahead.status = 'pending' AND ahead.id < held.id)
     GROUP BY held.source, held.destination ORDER BY held.source, held.destination`
 }

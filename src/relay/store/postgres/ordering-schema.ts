@@ -13,12 +13,14 @@ export const ORDER_INDEX = 'queue_order'
 /** The index's definition, after CREATE INDEX [CONCURRENTLY]. */
 export const ORDER_INDEX_SQL = `${ORDER_INDEX} ON queue ${ORDER_INDEX_COLUMNS}`
 
-/** The PostgreSQL step: the column, the index when the preparation did not build it, the function. */
+/** The PostgreSQL step: the column, the index unless the preparation built it, the function. */
 export const POSTGRES_ORDERING_STEP = `
   ALTER TABLE queue ADD COLUMN IF NOT EXISTS ${ORDER_KEY_COLUMN} text;
   DO $$
   BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass('${ORDER_INDEX}') AND indisvalid) THEN
+    IF NOT EXISTS (
+      SELECT 1 FROM pg_index WHERE indexrelid = to_regclass('${ORDER_INDEX}') AND indisvalid
+    ) THEN
       DROP INDEX IF EXISTS ${ORDER_INDEX};
       CREATE INDEX ${ORDER_INDEX_SQL};
     END IF;
@@ -49,13 +51,16 @@ export const POSTGRES_ORDERING_STEP = `
       SELECT nextval('delivery_ids') AS id, picked.* FROM (
         SELECT * FROM given
         WHERE copy = 1
-          AND NOT EXISTS (SELECT 1 FROM found f WHERE f.message_id = m AND f.source = s AND f.destination = d)
+          AND NOT EXISTS (
+            SELECT 1 FROM found f WHERE f.message_id = m AND f.source = s AND f.destination = d)
         ORDER BY n) picked
     ), inserted AS (
-      INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event)
+      INSERT INTO messages
+        (id, created_at, source, destination, message_id, type, message, user_id, event)
       SELECT id, clock.now, s, d, m, t, j, user_id, event FROM fresh, clock
     )
-    INSERT INTO queue (id, created_at, source, destination, status, next_attempt_at, updated_at, ${ORDER_KEY_COLUMN})
+    INSERT INTO queue
+      (id, created_at, source, destination, status, next_attempt_at, updated_at, ${ORDER_KEY_COLUMN})
     SELECT id, clock.now, s, d, 'pending', clock.now, clock.now, order_key FROM fresh, clock;
     GET DIAGNOSTICS written = ROW_COUNT;
     RETURN written;

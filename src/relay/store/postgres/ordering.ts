@@ -21,7 +21,8 @@ export class PostgresOrdering implements OrderingStore {
   }
 
   async waiting(): Promise<OrderWaitingRow[]> {
-    const { rows } = await this.#pool.query<{ source: string; destination: string; count: string }>(WAITING)
-    return rows.map((r) => ({ source: r.source, destination: r.destination, count: Number(r.count) }))
+    type Row = { source: string; destination: string; count: string }
+    const { rows } = await this.#pool.query<Row>(WAITING)
+    return rows.map(({ source, destination, count }) => ({ source, destination, count: Number(count) }))
   }
 }

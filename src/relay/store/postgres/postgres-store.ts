@@ -97,11 +97,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 }
 
 /**
- * The {@link Store} on PostgreSQL (`pg`), shared by any number of relays, on schema 6 (`./schema6.ts`).
- * Each method is one statement (one round trip, its own transaction; all in `./statements.ts`) but
- * enqueue (one statement, a function that takes the messages' locks, then inserts, in a transaction
- * of its own: its COMMIT reports a standby that did not confirm), an audience sync (one transaction
- * on one connection) and prune (whole days, then rows: `./partitions.ts`).
+ * The {@link Store} on PostgreSQL (`pg`), shared by any number of relays, on schema 6
+ * (`./schema6.ts`). Each method is one statement (one round trip, its own transaction; all in
+ * `./statements.ts`) but enqueue (one statement, a function that takes the messages' locks, then
+ * inserts, in a transaction of its own: its COMMIT reports a standby that did not confirm), an
+ * audience sync (one transaction on one connection) and prune (days, then rows: `./partitions.ts`).
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'

@@ -24,9 +24,8 @@ export async function prepareOrderIndex(pool: PostgresPool): Promise<void> {
     await long('SELECT pg_advisory_lock($1)', [PREPARE_LOCK])
     try {
       if (!(await needsIndex(client))) return
-      log.info('preparing the queue for ordered delivery (an index built without blocking writes)', {
-        event: 'schema-prepare',
-      })
+      const why = 'preparing the queue for ordered delivery (an index built without blocking writes)'
+      log.info(why, { event: 'schema-prepare' })
       // Instant: a nullable column without a default is not written into any row.
       await long(`ALTER TABLE queue ADD COLUMN IF NOT EXISTS ${ORDER_KEY_COLUMN} text`)
       await long(`DROP INDEX IF EXISTS ${ORDER_INDEX}`)

@@ -6,7 +6,7 @@ export function prepared(name: PreparedStatement, values: unknown[]): QueryConfi
   return { name: `tracklet-${name}`, text: SQL[name], values }
 }
 
-/** The statements whose text is fixed (not made from a filter), which alone can be prepared by name. */
+/** The statements whose text is fixed (not made from a filter): only these are prepared by name. */
 export type PreparedStatement = {
   [K in PostgresStatement]: (typeof SQL)[K] extends string ? K : never
 }[PostgresStatement]
