@@ -24,8 +24,9 @@ const DAY_MS = 86_400_000
 function batchOf(n) {
   return Array.from({ length: n }, (_, i) => {
     const messageId = randomUUID()
-    const message = { type: 'track', messageId, userId: `user-${i % 5000}`, event: 'Order Completed' }
-    return { source: 'web', destination: 'Webhooks', messageId, type: 'track', json: JSON.stringify(message) }
+    const message = { type: 'track', messageId, userId: `user-${i % 5000}`, event: 'Order' }
+    const json = JSON.stringify(message)
+    return { source: 'web', destination: 'Webhooks', messageId, type: 'track', json }
   })
 }
 
@@ -42,15 +43,20 @@ try {
   for (let d = 1; d <= DAYS; d++) {
     const day = today - d * DAY_MS
     const name = `messages_${new Date(day).toISOString().slice(0, 10).replaceAll('-', '_')}`
-    await client.query(`CREATE TABLE ${name} PARTITION OF messages FOR VALUES FROM (${day}) TO (${day + DAY_MS})`)
+    const range = `FROM (${day}) TO (${day + DAY_MS})`
+    await client.query(`CREATE TABLE ${name} PARTITION OF messages FOR VALUES ${range}`)
     await client.query(
-      `INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event)
-       SELECT nextval('delivery_ids'), $1::bigint + i, 'web', 'Webhooks', gen_random_uuid()::text, 'track',
-         '{"type":"track"}', 'user-' || (i % 5000), 'Order Completed' FROM generate_series(1, 30000) AS i`,
+      `INSERT INTO messages (
+         id, created_at, source, destination, message_id, type, message, user_id, event)
+       SELECT nextval('delivery_ids'), $1::bigint + i, 'web', 'Webhooks',
+         gen_random_uuid()::text, 'track', '{"type":"track"}', 'user-' || (i % 5000), 'Order'
+       FROM generate_series(1, 30000) AS i`,
       [day],
     )
   }
-  for (let left = HISTORY; left > 0; left -= BATCH) await store.enqueue(batchOf(Math.min(BATCH, left)))
+  for (let left = HISTORY; left > 0; left -= BATCH) {
+    await store.enqueue(batchOf(Math.min(BATCH, left)))
+  }
   await client.query('VACUUM ANALYZE')
   // A warm batch first (plans cached, pages read), then the profiled one.
   await store.enqueue(batchOf(BATCH))

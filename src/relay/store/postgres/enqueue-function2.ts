@@ -41,11 +41,15 @@ export const POSTGRES_ENQUEUE_FUNCTION2_STEP = `
     ), fresh AS (
       SELECT nextval('delivery_ids') AS id, picked.* FROM (
         SELECT * FROM given g
-        WHERE NOT EXISTS (SELECT 1 FROM found f WHERE f.message_id = g.m AND f.source = g.s AND f.destination = g.d)
-          AND NOT EXISTS (SELECT 1 FROM given e WHERE e.m = g.m AND e.s = g.s AND e.d = g.d AND e.n < g.n)
+        WHERE NOT EXISTS (
+            SELECT 1 FROM found f
+            WHERE f.message_id = g.m AND f.source = g.s AND f.destination = g.d)
+          AND NOT EXISTS (
+            SELECT 1 FROM given e WHERE e.m = g.m AND e.s = g.s AND e.d = g.d AND e.n < g.n)
         ORDER BY n) picked
     ), inserted AS (
-      INSERT INTO messages (id, created_at, source, destination, message_id, type, message, user_id, event)
+      INSERT INTO messages (
+        id, created_at, source, destination, message_id, type, message, user_id, event)
       SELECT id, clock.now, s, d, m, t, j, user_id, event FROM fresh, clock
     )
     INSERT INTO queue (id, created_at, source, destination, status, next_attempt_at, updated_at)
