@@ -1,5 +1,5 @@
 import { isStoreFailure } from '../store/data-error'
-import type { Store } from '../store/store'
+import type { NewDelivery, Store } from '../store/store'
 import type { RelayEvents } from './channel'
 import type { WriteKind } from './readings'
 
@@ -40,9 +40,11 @@ export function watchWrites(store: Store, events: RelayEvents): Store {
     suppressions: store.suppressions,
     endpointLimits: store.endpointLimits,
     ordering: store.ordering,
-    enqueue: watch('deliveries', store.enqueue, (deliveries) =>
-      deliveries.reduce((sum, d) => sum + Buffer.byteLength(d.json), 0),
-    ),
+    enqueue: watch('deliveries', store.enqueue, jsonBytes),
+    // Only where the store has it: ingest then writes violations on their own, as before.
+    ...(store.enqueueWithViolations === undefined
+      ? {}
+      : { enqueueWithViolations: watch('deliveries', store.enqueueWithViolations, jsonBytes) }),
     syncAudience: watch('deliveries', store.syncAudience),
     retry: watch('deliveries', store.retry),
     failUnconfiguredSources: watch('deliveries', store.failUnconfiguredSources),
@@ -62,4 +64,9 @@ export function watchWrites(store: Store, events: RelayEvents): Store {
     backlog: () => store.backlog(),
     close: () => store.close(),
   }
+}
+
+// The messages' bytes a failed write of deliveries leaves unwritten.
+function jsonBytes(deliveries: readonly NewDelivery[]): number {
+  return deliveries.reduce((sum, d) => sum + Buffer.byteLength(d.json), 0)
 }

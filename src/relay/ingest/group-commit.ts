@@ -10,22 +10,10 @@ interface Commit {
   violations: readonly NewViolation[]
 }
 
-/**
- * An outbox that writes violations in its enqueue's own transaction (SQLite: one commit and one
- * flush of the WAL serve both). Should the violations' insert fail, they alone are rolled back and
- * `unrecorded` is told; the deliveries commit all the same.
- */
-export interface EnqueuesViolations {
-  enqueueWithViolations(
-    deliveries: readonly NewDelivery[],
-    violations: readonly NewViolation[],
-    unrecorded: (error: Error) => void,
-  ): Promise<number>
-}
-
 /** The outbox as group commit writes to it: `violations` where it keeps them. */
-export type CommitStore = Pick<Store, 'enqueue'> &
-  Partial<EnqueuesViolations> & { violations?: Pick<ViolationStore, 'record'> }
+export type CommitStore = Pick<Store, 'enqueue' | 'enqueueWithViolations'> & {
+  violations?: Pick<ViolationStore, 'record'>
+}
 
 /**
  * Group commit for ingest: the deliveries of every request that reaches the commit in the same
@@ -33,7 +21,7 @@ export type CommitStore = Pick<Store, 'enqueue'> &
  * "committed": each request's promise resolves only once its transaction is.
  *
  * The violations found in those requests go with them: in the same transaction where the store
- * can ({@link EnqueuesViolations}), otherwise in one write right after it, in the same group. A
+ * can (`Store.enqueueWithViolations`), otherwise in one write right after it, in the same group. A
  * failed write of violations loses the record, never the messages: they stay accepted and the log
  * says how many went unrecorded.
  *

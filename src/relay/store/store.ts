@@ -8,7 +8,7 @@ import type { SessionStore } from './sessions'
 import type { SourceConfigStore } from './source-configs'
 import type { SuppressionStore } from './suppressions'
 import type { EndpointLimitStore } from './endpoint-limits'
-import type { ViolationStore } from './violations'
+import type { NewViolation, ViolationStore } from './violations'
 import type { OrderingStore } from './ordering/ordering-store'
 
 export type { ClaimRequest, DeliveryFilter, DeliveryStatus, DueDelivery }
@@ -60,6 +60,17 @@ export interface Store {
    * Resolves, with how many were new, only once they are durable.
    */
   enqueue(deliveries: readonly NewDelivery[]): Promise<number>
+
+  /**
+   * {@link enqueue} with the violations tracking plans found in those messages, in the same
+   * transaction, where the store can (SQLite; absent elsewhere: ingest records them right after).
+   * Should their insert fail, they alone are rolled back and `unrecorded` is told.
+   */
+  enqueueWithViolations?(
+    deliveries: readonly NewDelivery[],
+    violations: readonly NewViolation[],
+    unrecorded: (error: Error) => void,
+  ): Promise<number>
 
   /**
    * Claims up to `limit` of the source's deliveries that are due now and not leased by anyone,

@@ -5,6 +5,8 @@ import { GroupCommit } from '../../../src/relay/ingest/group-commit'
 import { ingest } from '../../../src/relay/ingest/ingest'
 import { planCheck } from '../../../src/relay/features/plans/plan-check'
 import { addLogSink, type LogEvent } from '../../../src/relay/log'
+import { RelayEvents } from '../../../src/relay/events/channel'
+import { watchWrites } from '../../../src/relay/events/watched-store'
 import type { SqliteDatabase } from '../../../src/relay/store/sqlite/schema'
 import type { SqliteStore } from '../../../src/relay/store/sqlite/sqlite-store'
 import type { NewDelivery } from '../../../src/relay/store/store'
@@ -69,6 +71,16 @@ describe('violations committed with the deliveries (SQLite)', () => {
     expect(stored()).toEqual(['a1', 'a2'])
     // The blocked message writes no delivery, and is recorded all the same.
     expect(recorded()).toEqual(['a1', 'b1'])
+  })
+
+  it('writes them so through the store as the relay hands it to ingest (its writes watched)', async () => {
+    const both = vi.spyOn(store, 'enqueueWithViolations')
+    const record = vi.spyOn(store.violations, 'record')
+    const commits = new GroupCommit(watchWrites(store, new RelayEvents()))
+    await ingest(commits, sourceWith('allow'), [order('a1', 'ten')], {}, planCheck())
+    expect(both).toHaveBeenCalledTimes(1)
+    expect(record).not.toHaveBeenCalled()
+    expect(recorded()).toEqual(['a1'])
   })
 
   it('records nothing of a request whose deliveries were not committed', async () => {
