@@ -4,14 +4,26 @@ import { defineConfig } from 'vitest/config'
 const root = fileURLToPath(new URL('..', import.meta.url))
 
 /**
- * The files that replace a module with `vi.mock` (the relay's destinations, the receiver
- * example's `tracklet/webhooks`): each runs in a fresh module graph of its own, or the mock would
- * miss the module a previous file already loaded, and leak into the files after it.
+ * The files that each need a fresh module graph of their own: those that replace a module with
+ * `vi.mock` (the relay's destinations, the receiver example's `tracklet/webhooks`: the mock would
+ * miss the module a previous file loaded, and leak into the files after it), and those that set
+ * process-wide state of a module the others share (the `debug` package's namespaces and output,
+ * the relay's log level, sinks and redactions), whose lines they read back.
  */
-const MOCKING = [
+const ISOLATED = [
   'test/relay/destinations/second-destination.test.ts',
   'test/relay/privacy/consent-two-destinations.test.ts',
   'test/webhooks/example-receiver.test.ts',
+  'test/relay/delivery/log-redaction.test.ts',
+  'test/relay/http/auth-limiter.test.ts',
+  'test/relay/http/limits.test.ts',
+  'test/relay/ingest/ingest-auth.test.ts',
+  'test/relay/log.test.ts',
+  'test/relay/sources/reload.test.ts',
+  'test/relay/sources/secrets-unseen.test.ts',
+  'test/relay/store/postgres-upgrade6.test.ts',
+  'test/relay/telemetry/clock-offset.test.ts',
+  'test/sdk/log.test.ts',
 ]
 
 // What every file runs under, in either project.
@@ -40,7 +52,7 @@ export default defineConfig({
           ...shared,
           name: 'tracklet',
           include: ['test/**/*.test.ts'],
-          exclude: MOCKING,
+          exclude: ISOLATED,
           // A worker process runs file after file in one module graph: the relay's modules are
           // loaded once per worker, not once per file (loading them was a third of the suite's
           // time). Each file still cleans up what it changes (its servers, env variables, fake
@@ -48,7 +60,7 @@ export default defineConfig({
           isolate: false,
         },
       },
-      { test: { ...shared, name: 'mocking', include: MOCKING } },
+      { test: { ...shared, name: 'isolated', include: ISOLATED } },
     ],
   },
 })
