@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { newDatabase, STORE_KINDS, type StoreKind } from '../support/stores'
 import { waitFor } from '../support/wait-for'
 import { request } from 'undici'
@@ -17,11 +17,12 @@ import { listeningUrl, runTracklet, startTracklet, stopAll, type TrackletProcess
 // test left running with SIGTERM before useCli's own teardown kills anything still there.
 const cli = useCli()
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-relay-workers-'))
-let receiver: Receiver
+let receiver: Receiver | undefined
 
 afterEach(async () => {
   await stopAll()
   await receiver?.close()
+  receiver = undefined
 })
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
@@ -36,13 +37,17 @@ function writeConfig(config: Record<string, unknown>): string {
 
 async function configFor(kind: StoreKind, leaseTimeout?: number): Promise<string> {
   receiver = await startReceiver()
+  return configTo(receiver, kind, leaseTimeout)
+}
+
+async function configTo(to: Receiver, kind: StoreKind, leaseTimeout?: number): Promise<string> {
   return writeConfig({
     port: 0,
     database: await newDatabase(kind, dir, `relay-${configs + 1}.db`),
     adminToken: ADMIN_TOKEN,
     allowPrivateNetworks: true,
     leaseTimeout,
-    sources: [{ name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: receiver.url }] } } }],
+    sources: [{ name: 'web', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: to.url }] } } }],
   })
 }
 
@@ -77,28 +82,11 @@ async function sendBatches(url: string, batches: number, size: number, tag: stri
   return ids
 }
 
-function receivedIds(): string[] {
-  return receiver.received.map((request) => request.body['messageId'] as string)
+function receivedIds(by: Receiver = receiver!): string[] {
+  return by.received.map((request) => request.body['messageId'] as string)
 }
 
 describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
-  it('delivers every message exactly once with 2 workers on one port and one store', async () => {
-    const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'])
-    const url = await listeningUrl(run)
-    expect(run.stdout()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ \(.*, 2 workers\)\n/)
-    // The primary's log (each worker's start) is written off the event loop: it may follow stdout's line.
-    await waitFor(() => (workerPids(run).size === 2 ? true : undefined), 'both workers to log their start')
-
-    const sent = await sendBatches(url, 20, 10, 'once')
-    await waitFor(() => (new Set(receivedIds()).size === sent.length ? true : undefined), 'every message delivered')
-    // Nothing pending any more: no delivery is left that could still be sent a second time.
-    await waitFor(async () => {
-      const { body } = await adminGet(`${url}/v1/deliveries?status=pending`)
-      return body.deliveries.length === 0 ? true : undefined
-    }, 'no pending delivery')
-    expect(receivedIds().sort()).toEqual([...sent].sort())
-  })
-
   it("says where it listens once, and each worker's log lines name the worker", async () => {
     const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'], {
       LOG_FORMAT: 'json',
@@ -124,94 +112,129 @@ describe.each(STORE_KINDS)('tracklet relay --workers (%s store)', (kind) => {
     expect(closed.map((line) => line['worker']).sort()).toEqual([1, 2])
   })
 
-  it('keeps a sign-in on every worker: the page and its forms work through either', async () => {
-    const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'])
-    const url = await listeningUrl(run)
-    await waitFor(() => (workerPids(run).size === 2 ? true : undefined), 'both workers to log their start')
-    // Each request on a new connection: the primary hands connections to the workers in turn.
-    const client = new PageClient(url, { newConnectionEach: true })
-    expect((await client.signIn()).status).toBe(303)
-    for (let i = 0; i < 8; i++) {
-      const page = await client.get('/')
-      expect(page.status).toBe(200)
-      expect(page.body).not.toContain('action="/ui/sign-in"')
-    }
-    const endpoints = await client.get('/ui/endpoints')
-    const action = /action="(\/ui\/endpoints\/[^/"]+)\/pause"/.exec(endpoints.body)![1]!
-    const csrf = PageClient.csrfOf(endpoints.body)
-    for (let i = 0; i < 6; i++) {
-      const done = await client.post(`${action}/${i % 2 === 0 ? 'pause' : 'resume'}`, { csrf })
-      expect(done.status).toBe(303)
-    }
-    // Both workers took forms of that one session.
-    await waitFor(
-      () =>
-        /\[worker 1\] endpoint .* by an operator/.test(run.stderr()) &&
-        /\[worker 2\] endpoint .* by an operator/.test(run.stderr())
-          ? true
-          : undefined,
-      'both workers to log a pause or resume',
-    )
-    expect((await client.post('/ui/sign-out', { csrf })).status).toBe(303)
-    for (let i = 0; i < 4; i++) expect((await client.get('/')).body).toContain('action="/ui/sign-in"')
-  })
+  // One relay for these cases (starting a primary and its workers is most of each case's time):
+  // each case reads what it sent, by its messages' ids or by how far a count moved.
+  describe('one relay shared by several cases', () => {
+    let shared: TrackletProcess
+    let url: string
+    let to: Receiver
+    beforeAll(async () => {
+      to = await startReceiver()
+      shared = startTracklet(
+        cli.path,
+        ['relay', '--config', await configTo(to, kind), '--workers', '2'],
+        {},
+        {
+          sharedByCases: true,
+        },
+      )
+      url = await listeningUrl(shared)
+      // The primary's log (each worker's start) is written off the event loop: it may follow stdout's line.
+      await waitFor(() => (workerPids(shared).size === 2 ? true : undefined), 'both workers to log their start')
+    })
+    afterAll(async () => {
+      if (shared.child.exitCode === null && shared.child.signalCode === null) shared.child.kill('SIGTERM')
+      await shared.exited
+      await to.close()
+    })
 
-  it("charts the relay's last hour on the page, every worker's, whichever worker draws it", async () => {
-    const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'])
-    const url = await listeningUrl(run)
-    await waitFor(() => (workerPids(run).size === 2 ? true : undefined), 'both workers to log their start')
-    // Spread over both workers: a batch per new connection.
-    const sent = await sendBatches(url, 12, 5, 'chart')
-    const client = new PageClient(url, { newConnectionEach: true })
-    await client.signIn()
-    // The Ingested chart's bars, one a minute: their values add up to what the relay took in.
-    const charted = async () => {
-      const page = await client.get('/')
-      const values = [...page.body.matchAll(/<title>\d\d:\d\d UTC · (\d+) msg\/min<\/title>/g)]
-      return values.reduce((sum, [, n]) => sum + Number(n), 0)
-    }
-    for (let i = 0; i < 6; i++) expect(await charted()).toBe(sent.length)
-  })
+    // First, on the fresh relay: the counters it checks are the relay's whole counts.
+    it("answers /metrics with one relay's series, whichever worker a scrape reaches: counters never go down", async () => {
+      const scrape = async (): Promise<Sample[]> => {
+        const answer = await request(`${url}/metrics`, {
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+          reset: true,
+        })
+        expect(answer.statusCode).toBe(200)
+        return parseExposition(await answer.body.text())
+      }
+      const delivered = (samples: Sample[]) =>
+        sampleValue(samples, 'tracklet_delivery_attempts_total', { outcome: 'delivered' }) ?? Number.NaN
+      const ingested = (samples: Sample[]) => sampleValue(samples, 'tracklet_messages_ingested_total') ?? Number.NaN
+      const seen: { delivered: number; ingested: number }[] = []
+      let sent = 0
+      for (let i = 0; i < 20; i++) {
+        const [, samples] = await Promise.all([sendBatches(url, 2, 5, `scrape-${i}`), scrape()])
+        sent += 10
+        seen.push({ delivered: delivered(samples), ingested: ingested(samples) })
+      }
+      for (let i = 1; i < seen.length; i++) {
+        expect(seen[i]!.delivered).toBeGreaterThanOrEqual(seen[i - 1]!.delivered)
+        expect(seen[i]!.ingested).toBeGreaterThanOrEqual(seen[i - 1]!.ingested)
+      }
+      await waitFor(() => (new Set(receivedIds(to)).size === sent ? true : undefined), 'every message delivered')
+      // The outcomes' writes are batched: the outbox gauge reaches 0 a moment after the counters.
+      const last = await waitFor(async () => {
+        const samples = await scrape()
+        const drained = sampleValue(samples, 'tracklet_outbox_deliveries', { status: 'pending' }) === 0
+        return delivered(samples) === sent && drained ? samples : undefined
+      }, 'the relay to count every delivery, and its outbox to drain')
+      // Both workers' counts, added up: each took some of the work.
+      expect(ingested(last)).toBe(sent)
+      // A gauge every worker reads alike is not counted twice.
+      expect(sampleValue(last, 'tracklet_build_info')).toBe(1)
+      expect(sampleValue(last, 'tracklet_store_writable')).toBe(1)
+      expect(sampleValue(last, 'tracklet_outbox_deliveries', { status: 'pending' })).toBe(0)
+    })
 
-  it("answers /metrics with one relay's series, whichever worker a scrape reaches: counters never go down", async () => {
-    const run = startTracklet(cli.path, ['relay', '--config', await configFor(kind), '--workers', '2'])
-    const url = await listeningUrl(run)
-    await waitFor(() => (workerPids(run).size === 2 ? true : undefined), 'both workers to log their start')
-    const scrape = async (): Promise<Sample[]> => {
-      const answer = await request(`${url}/metrics`, {
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-        reset: true,
-      })
-      expect(answer.statusCode).toBe(200)
-      return parseExposition(await answer.body.text())
-    }
-    const delivered = (samples: Sample[]) =>
-      sampleValue(samples, 'tracklet_delivery_attempts_total', { outcome: 'delivered' }) ?? Number.NaN
-    const ingested = (samples: Sample[]) => sampleValue(samples, 'tracklet_messages_ingested_total') ?? Number.NaN
-    const seen: { delivered: number; ingested: number }[] = []
-    let sent = 0
-    for (let i = 0; i < 20; i++) {
-      const [, samples] = await Promise.all([sendBatches(url, 2, 5, `scrape-${i}`), scrape()])
-      sent += 10
-      seen.push({ delivered: delivered(samples), ingested: ingested(samples) })
-    }
-    for (let i = 1; i < seen.length; i++) {
-      expect(seen[i]!.delivered).toBeGreaterThanOrEqual(seen[i - 1]!.delivered)
-      expect(seen[i]!.ingested).toBeGreaterThanOrEqual(seen[i - 1]!.ingested)
-    }
-    await waitFor(() => (new Set(receivedIds()).size === sent ? true : undefined), 'every message delivered')
-    // The outcomes' writes are batched: the outbox gauge reaches 0 a moment after the counters.
-    const last = await waitFor(async () => {
-      const samples = await scrape()
-      const drained = sampleValue(samples, 'tracklet_outbox_deliveries', { status: 'pending' }) === 0
-      return delivered(samples) === sent && drained ? samples : undefined
-    }, 'the relay to count every delivery, and its outbox to drain')
-    // Both workers' counts, added up: each took some of the work.
-    expect(ingested(last)).toBe(sent)
-    // A gauge every worker reads alike is not counted twice.
-    expect(sampleValue(last, 'tracklet_build_info')).toBe(1)
-    expect(sampleValue(last, 'tracklet_store_writable')).toBe(1)
-    expect(sampleValue(last, 'tracklet_outbox_deliveries', { status: 'pending' })).toBe(0)
+    it('delivers every message exactly once with 2 workers on one port and one store', async () => {
+      expect(shared.stdout()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ \(.*, 2 workers\)\n/)
+      const sent = await sendBatches(url, 20, 10, 'once')
+      const mine = () => receivedIds(to).filter((id) => id.startsWith('once-'))
+      await waitFor(() => (new Set(mine()).size === sent.length ? true : undefined), 'every message delivered')
+      // Nothing pending any more: no delivery is left that could still be sent a second time.
+      await waitFor(async () => {
+        const { body } = await adminGet(`${url}/v1/deliveries?status=pending`)
+        return body.deliveries.length === 0 ? true : undefined
+      }, 'no pending delivery')
+      expect(mine().sort()).toEqual([...sent].sort())
+    })
+
+    it("charts the relay's last hour on the page, every worker's, whichever worker draws it", async () => {
+      const client = new PageClient(url, { newConnectionEach: true })
+      await client.signIn()
+      // The Ingested chart's bars, one a minute: their values add up to what the relay took in.
+      const charted = async () => {
+        const page = await client.get('/')
+        const values = [...page.body.matchAll(/<title>\d\d:\d\d UTC · (\d+) msg\/min<\/title>/g)]
+        return values.reduce((sum, [, n]) => sum + Number(n), 0)
+      }
+      // What the cases before took in, counted alike whichever worker draws the page.
+      const before = await charted()
+      for (let i = 0; i < 4; i++) expect(await charted()).toBe(before)
+      // Spread over both workers: a batch per new connection.
+      const sent = await sendBatches(url, 12, 5, 'chart')
+      for (let i = 0; i < 6; i++) expect((await charted()) - before).toBe(sent.length)
+    })
+
+    it('keeps a sign-in on every worker: the page and its forms work through either', async () => {
+      // Each request on a new connection: the primary hands connections to the workers in turn.
+      const client = new PageClient(url, { newConnectionEach: true })
+      expect((await client.signIn()).status).toBe(303)
+      for (let i = 0; i < 8; i++) {
+        const page = await client.get('/')
+        expect(page.status).toBe(200)
+        expect(page.body).not.toContain('action="/ui/sign-in"')
+      }
+      const endpoints = await client.get('/ui/endpoints')
+      const action = /action="(\/ui\/endpoints\/[^/"]+)\/pause"/.exec(endpoints.body)![1]!
+      const csrf = PageClient.csrfOf(endpoints.body)
+      for (let i = 0; i < 6; i++) {
+        const done = await client.post(`${action}/${i % 2 === 0 ? 'pause' : 'resume'}`, { csrf })
+        expect(done.status).toBe(303)
+      }
+      // Both workers took forms of that one session.
+      await waitFor(
+        () =>
+          /\[worker 1\] endpoint .* by an operator/.test(shared.stderr()) &&
+          /\[worker 2\] endpoint .* by an operator/.test(shared.stderr())
+            ? true
+            : undefined,
+        'both workers to log a pause or resume',
+      )
+      expect((await client.post('/ui/sign-out', { csrf })).status).toBe(303)
+      for (let i = 0; i < 4; i++) expect((await client.get('/')).body).toContain('action="/ui/sign-in"')
+    })
   })
 
   it('restarts a worker killed with SIGKILL, and every acknowledged message still arrives', async () => {

@@ -23,6 +23,18 @@ export interface RelayProcess extends TrackletProcess {
 
 const started: ChildProcess[] = []
 
+/** How {@link startTracklet} starts a process. */
+export interface StartOptions {
+  /** Adds `env` to the test's own environment, rather than to PATH alone. */
+  inherit?: boolean
+  /**
+   * The process outlives the test that started it (one relay that several cases of a file share,
+   * started in `beforeAll`): neither {@link stopAll} nor {@link useCli}'s clean-up after each test
+   * stops it; the caller does, in `afterAll`.
+   */
+  sharedByCases?: boolean
+}
+
 /**
  * Starts the built command at `cliPath` with `args`. Its environment is exactly `env` (plus PATH),
  * so an ambient DATABASE_URL, LOG_LEVEL or DEBUG of the machine running the tests never changes
@@ -32,13 +44,13 @@ export function startTracklet(
   cliPath: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv = {},
-  { inherit = false }: { inherit?: boolean } = {},
+  { inherit = false, sharedByCases = false }: StartOptions = {},
 ): TrackletProcess {
   const child = spawn(process.execPath, [cliPath, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: inherit ? { ...process.env, ...env } : { PATH: process.env['PATH'] ?? '', ...env },
   })
-  started.push(child)
+  if (!sharedByCases) started.push(child)
   let stdout = ''
   let stderr = ''
   let output = ''
