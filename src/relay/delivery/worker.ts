@@ -118,6 +118,7 @@ export class Worker {
     }
     this.#limits = new WorkerLimits({
       ...{ destinations: options.destinations, limits: options.limits, owner: this.#owner, now: this.#now },
+      lanes: this.#lanes,
       resume: (url) => this.#resume(url),
       settled: () => this.#idle.check(),
       deferred: (id) => this.#leases.settled([id]),
@@ -191,6 +192,7 @@ export class Worker {
     this.#stopping = true
     const waiting: number[] = []
     for (const lane of this.#lanes.values()) for (const delivery of lane.stop()) waiting.push(delivery.id)
+    waiting.push(...this.#limits.dropProbes())
     await this.#leases.release(waiting)
     // Batches still gathering go now: their deliveries are in flight.
     this.#gathering.flushAll()
@@ -316,7 +318,8 @@ export class Worker {
     const found = await probeDelivery(url, this.#probeHost)
     if (found === undefined) return false
     const plan = this.#breaker!.plan(this.#urlsOf(found.delivery), found.delivery.firstAttemptAt, this.#now(), url)
-    this.#start(found.lane, found.delivery, probeSending(plan, url, found))
+    const sending = probeSending(plan, url, found)
+    this.#limits.probe(found.delivery.id, sending.urls, () => this.#start(found.lane, found.delivery, sending))
     return true
   }
 
@@ -388,8 +391,7 @@ export class Worker {
   }
 
   #isIdle(): boolean {
-    if (this.#outcomes.busy || this.#breaker?.busy || this.#gathering.busy) return false
-    if (this.#limits.busy) return false
+    if (this.#outcomes.busy || this.#breaker?.busy || this.#gathering.busy || this.#limits.busy) return false
     for (const lane of this.#lanes.values()) {
       if (lane.running > 0 || lane.busy) return false
     }

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { LIMIT_TIMINGS } from '../../../src/relay/delivery/limits/url-limits'
+import { LIMIT_TIMINGS } from '../../../src/relay/store/endpoint-limits'
 import { slotLeaseMs } from '../../../src/relay/delivery/limits/slot-lease'
 import { TARGET_LIMIT_BOUNDS, TARGET_LIMIT_KEYS } from '../../../src/relay/destinations/limit-settings'
 import { RELAY_DEFAULTS } from '../../../src/relay/config/defaults'
+import { heldText } from '../../../src/relay/store/endpoint-held'
 
 // docs/delivery-controls.md says what the code says: its settings table, and the figures of its
 // rules and costs.
@@ -37,5 +38,13 @@ describe('docs/delivery-controls.md', () => {
     const timeout = RELAY_DEFAULTS.webhookTimeout
     expect(slotLeaseMs(timeout)).toBe(2 * timeout + 5000)
     expect(doc).toContain(`(\`2 × webhookTimeout + 5 s\`, ${slotLeaseMs(timeout) / 1000} s by default)`)
+  })
+
+  it('words why a delivery waits as the delivery view does', () => {
+    const url = 'https://hooks.example.com/in'
+    const flat = doc.replace(/\n +/g, ' ')
+    expect(flat).toContain(`\`${heldText({ reason: 'rate', url, ratePerSecond: 50 })}\``)
+    expect(flat).toContain(`\`${heldText({ reason: 'in_flight', url, maxInFlight: 4 })}\``)
+    expect(flat).toContain(`\`${heldText({ reason: 'retry_after', url, waitMs: 30_000 })}\``)
   })
 })

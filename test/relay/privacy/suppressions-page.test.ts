@@ -97,7 +97,9 @@ describe.each(STORE_KINDS)('the suppressions view of the operator page (%s)', (k
     await client.post('/ui/suppressions', { csrf: await csrf(), userIds: 'carol', source: 'shop' })
     // The every-source row's own form, as the page renders it.
     const page = (await client.get('/ui/suppressions')).body
-    const row = /<tr data-user="carol"><td class="mono">carol<\/td><td><span class="muted">every source.*?<\/tr>/s.exec(page)
+    const row = /<tr data-user="carol"><td class="mono">carol<\/td><td><span class="muted">every source.*?<\/tr>/s.exec(
+      page,
+    )
     const fields = Object.fromEntries(
       [...row![0].matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]),
     )

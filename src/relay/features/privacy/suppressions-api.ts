@@ -86,7 +86,11 @@ export async function removeSuppression(
   const { changed } = await context.store.remove({ userId, source: liftScopeOf(source), audit })
   if (changed === 0) {
     const where =
-      source === undefined ? '' : source === LIFT_EVERY_SOURCE ? ' for every source' : ` for source ${JSON.stringify(source)}`
+      source === undefined
+        ? ''
+        : source === LIFT_EVERY_SOURCE
+          ? ' for every source'
+          : ` for source ${JSON.stringify(source)}`
     throw new HttpError(404, 'ERR_NOT_FOUND', `user ${JSON.stringify(userId)} is not suppressed${where}`)
   }
   await context.follower.changed()
