@@ -34,7 +34,9 @@ describe('docs/delivery-controls.md', () => {
     expect(doc).toContain('drops what it has not used\n  within a second')
     expect(doc).toContain(`asked again every ${LIMIT_TIMINGS.slotRetryMs} ms`)
     expect(LIMIT_TIMINGS.keepSlotMs).toBe(1000)
-    expect(doc).toContain('keeps a slot for\n  its next waiting delivery for up to a second')
+    expect(doc).toContain('for its next delivery for up to a second after taking it')
+    expect(LIMIT_TIMINGS.unusedSlotMs).toBe(1000)
+    expect(doc).toContain('any it has not used within a\n  second')
     const timeout = RELAY_DEFAULTS.webhookTimeout
     expect(slotLeaseMs(timeout)).toBe(2 * timeout + 5000)
     expect(doc).toContain(`(\`2 × webhookTimeout + 5 s\`, ${slotLeaseMs(timeout) / 1000} s by default)`)

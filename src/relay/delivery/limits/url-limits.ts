@@ -56,6 +56,9 @@ interface UrlState {
   heldUntil: number
   takingTokens: boolean
   takingSlot: boolean
+  /** Slots to give back to the store, and whether a call giving some back is under way. */
+  toReturn: number
+  returning: boolean
   timer: NodeJS.Timeout | undefined
   /** When that timer fires (monotonic ms). */
   timerAt: number
@@ -157,9 +160,7 @@ export class UrlLimits {
         if (state.waiting.size > 0) this.#options.resume(url)
         continue
       }
-      this.#run(this.#options.store.returnSlots(url, this.#options.owner, 1), 'return a slot of', url, () =>
-        this.#options.resume(url),
-      )
+      this.#giveBack(url, state, 1)
     }
   }
 
@@ -307,9 +308,24 @@ export class UrlLimits {
       if (state.slots === 0 || this.#stopped) return
       const unused = state.slots
       state.slots = 0
-      this.#run(this.#options.store.returnSlots(url, this.#options.owner, unused), 'return a slot of', url, () => {})
+      this.#giveBack(url, state, unused)
     }, UNUSED_SLOT_MS)
     state.idleTimer.unref()
+  }
+
+  // Gives `count` slots back to the store: one call at a time per URL, the slots freed meanwhile
+  // given back together by the next (many requests ending at once cost one round trip).
+  #giveBack(url: string, state: UrlState, count: number): void {
+    state.toReturn += count
+    if (state.returning) return
+    state.returning = true
+    const giving = state.toReturn
+    state.toReturn = 0
+    this.#run(this.#options.store.returnSlots(url, this.#options.owner, giving), 'return a slot of', url, () => {
+      state.returning = false
+      this.#options.resume(url)
+      if (state.toReturn > 0) this.#giveBack(url, state, 0)
+    })
   }
 
   // Looks at `url` again in `ms` (one timer per URL: the earliest wins).
@@ -360,6 +376,8 @@ export class UrlLimits {
         heldUntil: 0,
         takingTokens: false,
         takingSlot: false,
+        toReturn: 0,
+        returning: false,
         timer: undefined,
         timerAt: 0,
         idleTimer: undefined,
