@@ -2,7 +2,7 @@
 // in one place: the delivery log's `lastError` after a receiver's 429, and the `waiting` of a
 // delivery the API and the page show while a URL's rate or requests in flight hold it.
 
-import { type EndpointLimitState, LIMIT_TIMINGS } from './endpoint-limits'
+import { burstMsOf, type EndpointLimitState, LIMIT_TIMINGS } from './endpoint-limits'
 
 /** Why a delivery waits for a URL, for metrics: its rate, its requests in flight, or a hold. */
 export type HeldReason = 'rate' | 'in_flight' | 'retry_after'
@@ -47,10 +47,11 @@ export function waitingText(states: readonly EndpointLimitState[], now: number):
   return held.length === 0 ? undefined : heldTexts(held)
 }
 
-// A relay takes a chunk of the rate at once (or one request): with less room than two of those
-// left in the burst, the relays sending there are waiting for the rate.
+// A relay takes a chunk of the rate at once (or one request): with less room left in the burst
+// than two of those (or than one request, for a burst of one), the relays are waiting for it.
 function rateSpent(tat: number, ratePerSecond: number, now: number): boolean {
   const interval = 1000 / ratePerSecond
-  const room = now + LIMIT_TIMINGS.burstMs - tat
-  return room < 2 * Math.max(interval, LIMIT_TIMINGS.tokenChunkMs)
+  const burst = burstMsOf(interval)
+  const room = now + burst - Math.max(tat, now)
+  return room < Math.min(burst, 2 * Math.max(interval, LIMIT_TIMINGS.tokenChunkMs))
 }

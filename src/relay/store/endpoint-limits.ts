@@ -22,6 +22,15 @@ export const LIMIT_TIMINGS = Object.freeze({
   keepSlotMs: 1000,
 })
 
+/**
+ * The burst every relay together may send to a URL limited to one request every `intervalMs`:
+ * one second's worth, and never less than one request (a rate below 1 a second has less than one
+ * in a second, and would never send).
+ */
+export function burstMsOf(intervalMs: number): number {
+  return Math.max(LIMIT_TIMINGS.burstMs, intervalMs)
+}
+
 /** What {@link EndpointLimitStore.takeTokens} answers. */
 export interface TokenGrant {
   /** How many requests may go now (0 to the number asked for). */

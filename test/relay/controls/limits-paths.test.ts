@@ -41,11 +41,11 @@ afterEach(async () => {
   await store.close()
 })
 
-function workerOf(sender: DestinationSender, policy: Partial<typeof POLICY> = {}) {
+function workerOf(sender: DestinationSender, policy: Partial<typeof POLICY> = {}, window = RETRY_WINDOW_MS) {
   return new Worker({
     store,
     destinations: new Map([['web', new Map([['Webhooks', sender]])]]),
-    retries: retries(),
+    retries: { ...retries(), window },
     concurrency: 4,
     leaseTimeout: 30_000,
     owner: 'this-relay',
@@ -89,6 +89,22 @@ describe('the breaker’s probe under a URL’s limits', () => {
   })
 })
 
+describe('a rate below one a second', () => {
+  it('sends, one request at a time: its burst is one request, not less', async () => {
+    const { sender, sent } = limited({ ratePerSecond: 0.5 }, () => ({}))
+    const worker = workerOf(sender)
+    await enqueue(3)
+    worker.wake()
+    await vi.advanceTimersByTimeAsync(100)
+    expect(sent).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(1800)
+    expect(sent).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(2300)
+    expect(await statuses()).toEqual(['delivered', 'delivered', 'delivered'])
+    await worker.stop(0)
+  })
+})
+
 describe('tracklet_endpoint_waiting', () => {
   it('returns to 0 once the backlog is delivered', async () => {
     const { sender, sent } = limited({ maxInFlight: 1, ratePerSecond: 5 }, () => ({}))
@@ -106,7 +122,9 @@ describe('tracklet_endpoint_waiting', () => {
 
   it('returns to 0 when the waiting deliveries are parked behind an open circuit, then dead-lettered', async () => {
     const { sender } = limited({ maxInFlight: 1 }, () => ({ status: 503 }))
-    const worker = workerOf(sender, { failureThreshold: 1, probeInterval: 3_600_000, maxProbeInterval: 3_600_000 })
+    // A retry window of a minute: the parked ones are dead-lettered when it ends.
+    const hour = 3_600_000
+    const worker = workerOf(sender, { failureThreshold: 1, probeInterval: hour, maxProbeInterval: hour }, 60_000)
     await enqueue(8)
     worker.wake()
     await vi.advanceTimersByTimeAsync(50)
@@ -114,7 +132,7 @@ describe('tracklet_endpoint_waiting', () => {
     // The first failed and opened the circuit: the others left the lane parked, not sent.
     expect(await statuses()).toEqual(Array(8).fill('pending'))
     expect(waiting(worker)).toBe(0)
-    await vi.advanceTimersByTimeAsync(RETRY_WINDOW_MS + 1000)
+    await vi.advanceTimersByTimeAsync(10 * 60_000)
     expect(await statuses()).toEqual(Array(8).fill('failed'))
     expect(waiting(worker)).toBe(0)
     await worker.stop(0)

@@ -84,12 +84,6 @@ describe.each(STORE_KINDS)('per-URL limits on one relay (%s)', (kind: StoreKind)
     const rate = 20
     const relay = await relayTo(receiver, { ratePerSecond: rate })
     await send(relay, 45)
-    // Past the first second's burst, the rest wait for the rate and say so.
-    const waiting = await waitFor(async () => {
-      const list = (await adminGet(`${relay.url}/v1/deliveries?status=pending&limit=50`)).body.deliveries as any[]
-      return list.find((d) => d.waiting !== undefined)?.waiting
-    }, 'a delivery waiting for the rate')
-    expect(waiting).toBe(`held: rate limit of ${rate}/s on ${receiver.url}`)
     await waitFor(async () => ((await delivered(relay)) === 45 ? true : undefined), 'all delivered', 20_000)
     const span = receiver.times.at(-1)! - receiver.times[0]!
     // A lower bound only: a slow machine makes it slower, never faster.

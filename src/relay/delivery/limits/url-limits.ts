@@ -2,7 +2,7 @@ import { redactUrl } from '../../../shared/redact-url'
 import type { DeliveryAttempt } from '../../../webhooks/index'
 import type { TargetLimits } from '../../destinations/destination'
 import { log } from '../../log'
-import { type EndpointLimitStore, LIMIT_TIMINGS } from '../../store/endpoint-limits'
+import { burstMsOf, type EndpointLimitStore, LIMIT_TIMINGS } from '../../store/endpoint-limits'
 import type { EndpointLimitSnapshot } from '../../store/circuit-snapshot'
 import { type Deferral, isHoldRequest } from './hold'
 import { type Held, type HeldReason, heldTexts } from '../../store/endpoint-held'
@@ -36,7 +36,6 @@ export interface UrlLimitSnapshot extends EndpointLimitSnapshot {
 }
 
 const TOKEN_CHUNK_MS = LIMIT_TIMINGS.tokenChunkMs
-const BURST_MS = LIMIT_TIMINGS.burstMs
 const TOKEN_LIFE_MS = LIMIT_TIMINGS.tokenLifeMs
 const SLOT_RETRY_MS = LIMIT_TIMINGS.slotRetryMs
 const UNUSED_SLOT_MS = LIMIT_TIMINGS.unusedSlotMs
@@ -242,7 +241,7 @@ export class UrlLimits {
     state.takingTokens = true
     const interval = 1000 / rate
     const want = Math.max(1, Math.floor(TOKEN_CHUNK_MS / interval))
-    const taking = this.#options.store.takeTokens(url, want, interval, BURST_MS).then((grant) => {
+    const taking = this.#options.store.takeTokens(url, want, interval, burstMsOf(interval)).then((grant) => {
       if (grant.granted > 0) {
         state.tokens = (performance.now() - state.tokensAt > TOKEN_LIFE_MS ? 0 : state.tokens) + grant.granted
         state.tokensAt = performance.now()
