@@ -11,9 +11,8 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { build } from 'esbuild'
 import { Agent, request } from 'undici'
+import { importSource } from './load-source.mjs'
 
 const N = Number(process.env.BENCH_MESSAGES ?? 20_000)
 const FILE = Number(process.env.BENCH_FILE_MESSAGES ?? 10_000)
@@ -21,7 +20,6 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 2)
 const FLUSH_AT = 100
 const IN_FLIGHT = 8
 const WRITE_KEY = 'bench-write-key'
-const root = fileURLToPath(new URL('..', import.meta.url))
 
 const message = (i) => ({
   type: 'track',
@@ -34,25 +32,11 @@ const message = (i) => ({
 })
 
 /** The archive's module, bundled from src/ (its packages left external, found from node_modules). */
-async function loadArchive() {
-  const outfile = join(root, 'node_modules', '.cache', 'tracklet-bench', 'archive.mjs')
-  await build({
-    stdin: {
-      contents: `export { Archive } from './src/relay/destinations/archive/module'
+function loadArchive() {
+  return importSource(`export { Archive } from './src/relay/destinations/archive/module'
         export { readArchive } from './src/relay/destinations/archive/reader'
         export { FileStore } from './src/relay/destinations/archive/file-store'
-        export { rememberStoredJson } from './src/relay/store/stored-json'`,
-      resolveDir: root,
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    outfile,
-    logLevel: 'error',
-  })
-  return import(outfile)
+        export { rememberStoredJson } from './src/relay/kit/stored-json'`)
 }
 
 /** A: the relay's ingest only; its CPU per message, µs. */

@@ -8,35 +8,19 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { build } from 'esbuild'
+import { importSource } from './load-source.mjs'
 
 const N = Number(process.env.BENCH_MESSAGES ?? 20_000)
 const FILE = Number(process.env.BENCH_FILE_MESSAGES ?? 10_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 2)
 const TOKEN = 'bench-admin-token'
-const root = fileURLToPath(new URL('..', import.meta.url))
 const MONTH_AGO = Date.now() - 30 * 86_400_000
 
 /** The relay and the archive's module, bundled from src/ (packages left external). */
-async function load() {
-  const outfile = join(root, 'node_modules', '.cache', 'tracklet-bench', 'replay-archive.mjs')
-  await build({
-    stdin: {
-      contents: `export { createRelay } from './src/relay/index'
+function load() {
+  return importSource(`export { createRelay } from './src/relay/index'
         export { Archive } from './src/relay/destinations/archive/module'
-        export { parseArchiveSettings } from './src/relay/destinations/archive/settings'`,
-      resolveDir: root,
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    outfile,
-    logLevel: 'error',
-  })
-  return import(outfile)
+        export { parseArchiveSettings } from './src/relay/destinations/archive/settings'`)
 }
 
 const message = (i, receivedAt) => ({
