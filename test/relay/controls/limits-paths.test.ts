@@ -138,6 +138,23 @@ describe('tracklet_endpoint_waiting', () => {
     await worker.stop(0)
   })
 
+  it('returns to 0 when an operator pauses the URL they wait for', async () => {
+    const { sender, sent } = limited({ ratePerSecond: 1 }, () => ({}))
+    const worker = workerOf(sender)
+    await enqueue(6)
+    worker.wake()
+    await vi.advanceTimersByTimeAsync(100)
+    expect(sent).toHaveLength(1)
+    expect(waiting(worker)).toBeGreaterThan(0)
+    await store.circuits.pause(URL, Date.now())
+    await worker.refreshCircuits([URL])
+    await vi.advanceTimersByTimeAsync(3000)
+    expect(sent).toHaveLength(1)
+    expect(await statuses()).toEqual(['delivered', ...Array(5).fill('pending')])
+    expect(waiting(worker)).toBe(0)
+    await worker.stop(0)
+  })
+
   it('returns to 0 when the worker stops with deliveries waiting', async () => {
     const { sender } = limited({ ratePerSecond: 1 }, () => ({}))
     const worker = workerOf(sender)
