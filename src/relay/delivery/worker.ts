@@ -118,10 +118,8 @@ export class Worker {
     }
     this.#limits = new WorkerLimits({
       ...{ destinations: options.destinations, limits: options.limits, owner: this.#owner, now: this.#now },
-      lanes: this.#lanes,
-      resume: (url) => this.#resume(url),
-      settled: () => this.#idle.check(),
-      deferred: (id) => this.#leases.settled([id]),
+      ...{ lanes: this.#lanes, settled: () => this.#idle.check() },
+      ...{ resume: (url: string) => this.#resume(url), deferred: (id: number) => this.#leases.settled([id]) },
     })
     const breaker = options.breaker
     if (breaker !== undefined) {
@@ -319,7 +317,8 @@ export class Worker {
     if (found === undefined) return false
     const plan = this.#breaker!.plan(this.#urlsOf(found.delivery), found.delivery.firstAttemptAt, this.#now(), url)
     const sending = probeSending(plan, url, found)
-    this.#limits.probe(found.delivery.id, sending.urls, () => this.#start(found.lane, found.delivery, sending))
+    const go = () => this.#start(found.lane, found.delivery, sending)
+    this.#limits.probe(found.delivery.id, sending.urls, go)
     return true
   }
 
@@ -391,7 +390,8 @@ export class Worker {
   }
 
   #isIdle(): boolean {
-    if (this.#outcomes.busy || this.#breaker?.busy || this.#gathering.busy || this.#limits.busy) return false
+    if (this.#outcomes.busy || this.#breaker?.busy || this.#gathering.busy) return false
+    if (this.#limits.busy) return false
     for (const lane of this.#lanes.values()) {
       if (lane.running > 0 || lane.busy) return false
     }

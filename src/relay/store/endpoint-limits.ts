@@ -12,7 +12,7 @@ export const LIMIT_TIMINGS = Object.freeze({
   tokenChunkMs: 20,
   /** The burst every relay together may send: one second's worth. */
   burstMs: 1000,
-  /** Requests of the rate taken and not used by then are dropped: the store counted them long ago. */
+  /** Requests of the rate taken and not used by then are dropped (the store counted them). */
   tokenLifeMs: 1000,
   /** A URL whose slots are all taken (by any relay) is asked again this often. */
   slotRetryMs: 25,

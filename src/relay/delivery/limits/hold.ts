@@ -30,6 +30,6 @@ export function deferralOf(
   const requests = attempt.outcome.requests ?? []
   if (requests.length === 0 || !requests.every((request) => isHoldRequest(request, limited))) return undefined
   const waitMs = Math.max(...requests.map((request) => request.retryAfterMs ?? 0))
-  const held = requests.map((request) => ({ reason: 'retry_after' as const, url: request.url, waitMs }))
+  const held = requests.map(({ url }) => ({ reason: 'retry_after' as const, url, waitMs }))
   return { waitMs, error: heldTexts(held) }
 }

@@ -241,7 +241,8 @@ export class UrlLimits {
     state.takingTokens = true
     const interval = 1000 / rate
     const want = Math.max(1, Math.floor(TOKEN_CHUNK_MS / interval))
-    const taking = this.#options.store.takeTokens(url, want, interval, burstMsOf(interval)).then((grant) => {
+    const { store } = this.#options
+    const taking = store.takeTokens(url, want, interval, burstMsOf(interval)).then((grant) => {
       if (grant.granted > 0) {
         state.tokens = (performance.now() - state.tokensAt > TOKEN_LIFE_MS ? 0 : state.tokens) + grant.granted
         state.tokensAt = performance.now()
@@ -320,7 +321,8 @@ export class UrlLimits {
     state.returning = true
     const giving = state.toReturn
     state.toReturn = 0
-    this.#run(this.#options.store.returnSlots(url, this.#options.owner, giving), 'return a slot of', url, () => {
+    const { store, owner } = this.#options
+    this.#run(store.returnSlots(url, owner, giving), 'return a slot of', url, () => {
       state.returning = false
       this.#options.resume(url)
       if (state.toReturn > 0) this.#giveBack(url, state, 0)

@@ -67,7 +67,8 @@ function row(s: SuppressionView, view: SuppressionsPageView): Html {
   return html`<tr data-user="${s.userId}"><td class="mono">${s.userId}</td><td>${scope}</td><td>${when(s.at, view.now)}</td>${
     view.canChange &&
     html`<td><form method="post" action="/ui/suppressions/lift" class="inline">
-  <input type="hidden" name="csrf" value="${view.csrfToken}"><input type="hidden" name="userId" value="${s.userId}">
+  <input type="hidden" name="csrf" value="${view.csrfToken}">
+  <input type="hidden" name="userId" value="${s.userId}">
   <input type="hidden" name="source" value="${s.source ?? LIFT_EVERY_SOURCE}">
   <button type="submit" class="secondary">Lift</button>
 </form></td>`
