@@ -12,6 +12,9 @@
 // their own (lockMessages, the enqueue CTE), so relays of both versions writing at once still
 // take turns. A step that changes them must replace the function (CREATE OR REPLACE) in a step
 // of its own: this one has shipped.
+//
+// ./enqueue-function2.ts is such a step: the function relays call now, each message's key worked
+// out once. This text stays as the step shipped (a database at an older version runs it first).
 
 /** The function's name; its arguments are enqueue's parameters, in their order. */
 export const ENQUEUE_FUNCTION = 'tracklet_enqueue'

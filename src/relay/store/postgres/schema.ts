@@ -12,6 +12,7 @@ import { SETTLED_INDEX_STEP } from '../settled-index-schema'
 import { POSTGRES_SESSION_ROLE_STEP } from '../session-role-schema'
 import { POSTGRES_ATTEMPTS_BY_DAY_STEP } from './attempts-by-day'
 import { POSTGRES_ENQUEUE_FUNCTION_STEP } from './enqueue-function'
+import { POSTGRES_ENQUEUE_FUNCTION2_STEP } from './enqueue-function2'
 import { POSTGRES_MESSAGE_KEY_HASH_STEP } from './message-key-hash'
 import { POSTGRES_SCHEMA6_STEP } from './schema6'
 import { POSTGRES_SUPPRESSIONS_STEP } from './suppressions-schema'
@@ -189,6 +190,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_ENDPOINT_LIMITS_STEP,
   // Replays from the archive, and the erasures they skip (docs/replay.md).
   POSTGRES_ARCHIVE_REPLAYS_STEP,
+  // Ingest's function with each message's key worked out once (its lock, its look-up).
+  POSTGRES_ENQUEUE_FUNCTION2_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant
