@@ -188,6 +188,7 @@ export class UrlLimits {
 
   /** Each limited URL as this relay sees it. */
   snapshot(): UrlLimitSnapshot[] {
+    if (this.#options.limits.size === 0) return []
     const queued = this.#options.queued()
     return [...this.#options.limits].map(([url, limits]) => {
       const state = this.#state.get(url)
