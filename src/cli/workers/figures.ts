@@ -23,6 +23,8 @@ export const GAUGE_AGGREGATION: Readonly<Record<string, 'max' | 'min' | 'per-wor
   tracklet_outbox_deliveries: 'max',
   tracklet_outbox_oldest_age_seconds: 'max',
   tracklet_build_info: 'max',
+  // Read from the store: every worker sees the same count (docs/delivery-controls.md).
+  tracklet_deliveries_waiting_for_order: 'max',
   // Each worker reports the same configured limit (docs/delivery-controls.md).
   tracklet_endpoint_rate_limit: 'max',
   tracklet_endpoint_max_in_flight: 'max',

@@ -24,6 +24,13 @@ export interface RelayWebhookSettings extends Omit<WebhookSettings, 'webhooks'> 
     /** Requests in flight at once at most to this URL, an integer ≥ 1. */
     maxInFlight?: number
   })[]
+  /**
+   * Each user's (`userId`, else `anonymousId`) deliveries to this destination one at a time, in
+   * the order received; a retried one holds the user's later ones (docs/delivery-controls.md,
+   * "Ordering").
+   * @default false
+   */
+  ordered?: boolean
 }
 
 /** One source: an application that sends with its own write key. */

@@ -46,4 +46,6 @@ export interface RoutedSource {
   disabled?: true
   /** The source's tracking plan and its actions (`schema.plan`); absent: nothing is checked. */
   tracking?: SourceTracking
+  /** The destinations set `ordered: true` (docs/delivery-controls.md, "Ordering"); absent: none. */
+  ordered?: ReadonlySet<string>
 }

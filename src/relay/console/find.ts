@@ -6,6 +6,7 @@ import type { AdminContext } from './operations'
 import { type FilterSource, parseFilter, queryValues, type RequestedFilter } from './delivery-filter'
 import { routesOfUrl } from './webhook-urls'
 import { withProbeTimes } from './probe-times'
+import { withOrderWait } from './order-wait'
 import { storeIdOf } from '../store/store-id'
 import { retryDeadLetters } from './retry-dead-letters'
 
@@ -62,7 +63,7 @@ export async function handleGetDelivery(context: AdminContext, id: string): Prom
   const numeric = storeIdOf(id) ?? Number.NaN
   const delivery = Number.isNaN(numeric) ? undefined : await context.store.get(numeric)
   if (delivery === undefined) throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${JSON.stringify(id)}`)
-  const [shown] = await withProbeTimes(context, [delivery])
+  const [shown] = await withProbeTimes(context, [await withOrderWait(context.store, delivery)])
   return shown!
 }
 

@@ -39,6 +39,7 @@ export function watchWrites(store: Store, events: RelayEvents): Store {
     violations: store.violations,
     suppressions: store.suppressions,
     endpointLimits: store.endpointLimits,
+    ordering: store.ordering,
     enqueue: watch('deliveries', store.enqueue, (deliveries) =>
       deliveries.reduce((sum, d) => sum + Buffer.byteLength(d.json), 0),
     ),

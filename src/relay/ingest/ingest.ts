@@ -7,6 +7,7 @@ import { findWireMessageProblem } from '../../shared/validate'
 import type { RoutedSource } from '../config/sources'
 import { isDataError } from '../store/data-error'
 import { searchKeysOf } from '../store/rows'
+import { orderKeyOf } from '../store/ordering/order-key'
 import type { NewDelivery } from '../store/store'
 import { withBatchDefaults } from './batch-defaults'
 import { eventTime } from './event-time'
@@ -136,6 +137,8 @@ export async function ingest(
         type: message['type'] as string,
         json,
         searchKeys: keys,
+        // Ordered (docs/delivery-controls.md): the user's key, which the store's claims order by.
+        orderKey: source.ordered?.has(destination) ? orderKeyOf(source.name, destination, stored) : undefined,
       })
     }
   })

@@ -3,6 +3,7 @@ import type { RelaySource, SourceDestinations, SourceSchema } from '../config/op
 import type { RoutedSource } from '../config/sources'
 import { writeKeyDigest } from '../kit/write-key-digest'
 import { trackingOf } from '../config/plan-tracking'
+import { isOrdered } from '../destinations/ordered-setting'
 
 /**
  * A source created through the admin API, decoded from the store: its settings with secrets in
@@ -190,10 +191,13 @@ function fromApi(source: ApiSource): RegisteredSource {
 }
 
 function routedOf(source: RelaySource): RoutedSource {
+  const destinations = Object.entries(source.destinations ?? {})
+  const ordered = destinations.filter(([, settings]) => isOrdered(settings)).map(([name]) => name)
   return {
     name: source.name,
-    destinations: Object.keys(source.destinations ?? {}),
+    destinations: destinations.map(([name]) => name),
     blockedEvents: new Set(source.schema?.blockedEvents),
     ...trackingOf(source.schema),
+    ...(ordered.length > 0 ? { ordered: new Set(ordered) } : {}),
   }
 }

@@ -9,6 +9,7 @@ import type { SourceConfigStore } from './source-configs'
 import type { SuppressionStore } from './suppressions'
 import type { EndpointLimitStore } from './endpoint-limits'
 import type { ViolationStore } from './violations'
+import type { OrderingStore } from './ordering/ordering-store'
 
 export type { ClaimRequest, DeliveryFilter, DeliveryStatus, DueDelivery }
 
@@ -50,6 +51,8 @@ export interface Store {
   readonly suppressions: SuppressionStore
   /** The per-URL limits' shared budget (docs/delivery-controls.md), in the same database. */
   readonly endpointLimits: EndpointLimitStore
+  /** What waits for ordered delivery per user (docs/delivery-controls.md, "Ordering"); the rule is in the claims. */
+  readonly ordering: OrderingStore
 
   /**
    * Writes deliveries in one transaction, due at once. A delivery whose message id the source
@@ -198,6 +201,12 @@ export interface NewDelivery {
    * them, having the message at hand; when absent the store reads them from `json`.
    */
   searchKeys?: SearchKeys | undefined
+  /**
+   * The delivery's ordering key, for a destination that is ordered (docs/delivery-controls.md,
+   * "Ordering"): the store's claims take a keyed delivery only once every earlier one with its key
+   * is delivered, filtered or dead-lettered. Absent: not ordered.
+   */
+  orderKey?: string | undefined
 }
 
 /** What a delivery is found by, besides its ids: its message's `userId` and `event`. */
@@ -291,6 +300,11 @@ export interface DeliveryView {
   waiting?: string
   /** The original delivery this one re-sends, for a replay's delivery (docs/replay.md). */
   replayOf?: number
+  /**
+   * The earlier delivery of the same user and destination this pending one waits behind
+   * (docs/delivery-controls.md, "Ordering"); shown by the delivery log, absent when none.
+   */
+  waitingBehind?: number
   attempts: (RequestRecord & { at: string })[]
   message: unknown
 }

@@ -19,6 +19,7 @@ import { AttemptTally, type AttemptOutcomeLabel } from './attempt-tally'
 import { promClient } from './prom-client'
 import { outcomeLabel } from './outcome-label'
 import { ReplayMetrics } from './replay-metrics'
+import { orderMetrics } from './order-metrics'
 
 /** What the metrics read at scrape time besides their own counters. */
 export interface RelayMetricsOptions {
@@ -210,6 +211,7 @@ export class RelayMetrics {
     })
     this.functions = new FunctionMetrics(registers)
     this.violations = new ViolationMetrics(registers, options.sources)
+    orderMetrics(registers, options.store)
     this.destinations = new DestinationMetrics(registers, DESTINATIONS, options.sources)
     this.console = new ConsoleMetrics(registers, routesOf(options.sources))
     this.#startSeries(options.sources)

@@ -19,6 +19,7 @@ import type { EndpointView } from '../../store/endpoints'
 import type { DeliveryView } from '../../store/store'
 import { dashboardPage, deliveryPage, errorPage, signInPage } from './views'
 import { withProbeTimes } from '../probe-times'
+import { withOrderWait } from '../order-wait'
 import { STORE_ID_PATTERN } from '../../store/store-id'
 
 /** The operator page's routes, and the kit a feature builds its own section of the page with. */
@@ -163,7 +164,7 @@ export function operatorPage(pageContext: PageContext): OperatorPage {
         if (session === undefined) return showSignIn(res, url)
         const found = await context.store.get(Number(id))
         if (found === undefined) throw new HttpError(404, 'ERR_NOT_FOUND', `there is no delivery ${id}`)
-        const delivery = (await withProbeTimes(context, [found]))[0]!
+        const delivery = (await withProbeTimes(context, [await withOrderWait(context.store, found)]))[0]!
         sendHtml(
           res,
           200,

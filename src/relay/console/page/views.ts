@@ -10,6 +10,7 @@ import { attemptTarget, functionConsole } from './function-console'
 import { type Html, html } from './html'
 import { age, layout, truncate, when } from './layout'
 import { isReadOnlyPage } from './sessions'
+import { orderWaitText } from '../order-wait'
 
 /** Everything the dashboard shows. */
 export interface DashboardView {
@@ -141,6 +142,7 @@ ${d.status === 'failed' && retryForm(d.id, view.csrfToken, 'Retry now')}
     }</dd>`
   }
   ${d.waiting !== undefined && html`<dt>Waiting</dt><dd>${redactUrlsInText(d.waiting)}</dd>`}
+  ${d.waitingBehind !== undefined && orderWait(d.waitingBehind)}
   ${d.lastError !== null && html`<dt>Last error</dt><dd class="error">${redactUrlsInText(d.lastError)}</dd>`}
 </dl>
 ${
@@ -298,4 +300,9 @@ function describeMessage(d: DeliveryView): Html {
 
 function formatRate(value: number): string {
   return value >= 100 ? Math.round(value).toLocaleString('en') : value.toFixed(1)
+}
+
+// Why a pending delivery to an ordered destination waits, with a link to the one ahead of it.
+function orderWait(ahead: number): Html {
+  return html`<dt>Waiting</dt><dd>${orderWaitText(ahead)}: <a href="/ui/deliveries/${ahead}">delivery ${ahead}</a></dd>`
 }

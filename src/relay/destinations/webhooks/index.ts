@@ -13,6 +13,8 @@ import type { DestinationModule, RetryPolicy } from '../destination'
 import { webhookSender } from './sender'
 import { withoutLimits } from '../limit-settings'
 import { splitWebhookLimits } from './limits'
+import { checkOrdered, withoutOrdered } from '../ordered-setting'
+import { ConfigProblems } from '../../kit/rules'
 
 /** The platform's retries: its schedule within its 4-hour window. */
 export const WEBHOOK_RETRIES: RetryPolicy = Object.freeze({ schedule: nextAttemptAt, window: RETRY_WINDOW_MS })
@@ -26,13 +28,17 @@ export const webhooks: DestinationModule<WebhookSettings> = {
   parseSettings(raw, path) {
     // The relay's per-URL limits and the destination's own settings: every problem of both named.
     const problems: RelayConfigProblem[] = []
+    // Ordered delivery per user is the relay's too (docs/delivery-controls.md, "Ordering").
+    const ordering = new ConfigProblems()
+    checkOrdered(raw, path, ordering)
+    problems.push(...ordering.list)
     let settings: unknown
     try {
-      settings = splitWebhookLimits(raw, path).settings
+      settings = splitWebhookLimits(withoutOrdered(raw), path).settings
     } catch (error) {
       if (!(error instanceof RelayConfigError)) throw error
       problems.push(...error.problems)
-      settings = withoutEveryLimit(raw)
+      settings = withoutEveryLimit(withoutOrdered(raw))
     }
     // The destination's own checks, every problem of them: its constructor throws only the first.
     const found = configProblems(settings)
@@ -57,7 +63,7 @@ export const webhooks: DestinationModule<WebhookSettings> = {
     return found.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0)
   },
   create(raw, context) {
-    const { settings, limits } = splitWebhookLimits(raw, 'settings')
+    const { settings, limits } = splitWebhookLimits(withoutOrdered(raw), 'settings')
     const destination = new WebhookDestination(settings as WebhookSettings, {
       timeout: context.limits.timeout,
       dispatcher: context.agent,

@@ -1,4 +1,4 @@
-import type { PoolClient, QueryConfig } from 'pg'
+import type { PoolClient } from 'pg'
 import {
   type AttemptRow,
   audienceChange,
@@ -50,9 +50,12 @@ import { PostgresEndpointLimits } from './endpoint-limits'
 import { makeDaysAhead, pruneSettled } from './partitions'
 import { prepareAttemptsByDay } from './prepare-attempts'
 import { prepareMessageKey } from './prepare-message-key'
+import { prepareOrderIndex } from './prepare-order-index'
+import { PostgresOrdering } from './ordering'
 import { migrate } from './schema'
 import { copyToSchema6Online } from './upgrade6'
-import { filterValues, POSTGRES_STATEMENTS as SQL, type PostgresStatement } from './statements'
+import { filterValues, POSTGRES_STATEMENTS as SQL } from './statements'
+import { prepared } from './prepared'
 
 /** Options of {@link openPostgresStore}, for tests and the bench. */
 export interface PostgresStoreOptions {
@@ -83,6 +86,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     await copyToSchema6Online(pool)
     await prepareAttemptsByDay(pool)
     await prepareMessageKey(pool)
+    await prepareOrderIndex(pool)
     await migrate(pool)
     await makeDaysAhead(pool, options.databaseNow?.() ?? Date.now())
   } catch (error) {
@@ -97,8 +101,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
  * (`./schema6.ts`). Each method is one statement (one round trip, its own transaction; all in
  * `./statements.ts`) but enqueue (one statement, a function that takes the messages' locks, then
  * inserts, in a transaction of its own: its COMMIT reports a standby that did not confirm), an
- * audience sync (one transaction on one connection) and prune (whole days, then rows:
- * `./partitions.ts`).
+ * audience sync (one transaction on one connection) and prune (days, then rows: `./partitions.ts`).
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
@@ -110,6 +113,7 @@ export class PostgresStore implements Store {
   readonly violations: Store['violations']
   readonly suppressions: Store['suppressions']
   readonly endpointLimits: Store['endpointLimits']
+  readonly ordering: Store['ordering']
   /** The connection pool, this store's alone (its circuits share it). */
   readonly #pool: PostgresPool
   /** The relay's clock: the clock of the times callers pass and are given. */
@@ -133,6 +137,7 @@ export class PostgresStore implements Store {
     this.violations = new PostgresViolations(pool)
     this.suppressions = new PostgresSuppressions(pool)
     this.endpointLimits = new PostgresEndpointLimits(pool, options)
+    this.ordering = new PostgresOrdering(pool)
   }
 
   // The statements' clock parameter: null, so they read the database's clock, unless a test stands in for it.
@@ -361,14 +366,6 @@ export class PostgresStore implements Store {
   }
 }
 
-// A statement on a hot path, named: each connection parses and plans it once.
-function prepared(name: PreparedStatement, values: unknown[]): QueryConfig {
-  return { name: `tracklet-${name}`, text: SQL[name], values }
-}
-
-// The statements whose text is fixed (not made from a filter), which alone can be prepared by name.
-type PreparedStatement = { [K in PostgresStatement]: (typeof SQL)[K] extends string ? K : never }[PostgresStatement]
-
 // Writes new deliveries in one statement, on a transaction's connection: the messages' locks and
 // the insert are one function call (./enqueue-function.ts).
 async function insertDeliveries(
@@ -393,8 +390,11 @@ async function insertDeliveries(
     types.push(d.type)
     messages.push(d.json)
   }
-  const { rows } = await client.query<{ written: string }>(
-    prepared('enqueue', [sources, destinations, messageIds, types, messages, userIds, events, clock]),
-  )
+  const values = [sources, destinations, messageIds, types, messages, userIds, events, clock]
+  const ordered = deliveries.some((d) => d.orderKey !== undefined)
+  const statement = ordered
+    ? prepared('enqueueOrdered', [...values, deliveries.map((d) => d.orderKey ?? null)])
+    : prepared('enqueue', values)
+  const { rows } = await client.query<{ written: string }>(statement)
   return Number(rows[0]?.written ?? 0)
 }

@@ -1,8 +1,7 @@
-import type { QueryConfig } from 'pg'
 import { log } from '../../log'
 import { ATTEMPTS_DAY_KEY } from './attempts-by-day'
 import type { PostgresPool } from '../../kit/postgres/pool'
-import { SCHEMA_UPGRADE_LIMIT_MS } from './schema'
+import { underPrepareLock } from './under-prepare-lock'
 
 // The step that partitions the requests log by day (./attempts-by-day.ts) needs a primary key
 // holding the partition key on the table it keeps. Built inside the migration's transaction, on
@@ -10,9 +9,8 @@ import { SCHEMA_UPGRADE_LIMIT_MS } from './schema'
 // switch from schema 5 went from 72 ms to 1,059 ms), and recording outcomes waited for it. Built
 // here beforehand, `CONCURRENTLY`, it blocks no writer; the step then only names it.
 
-// The session lock relays starting together take turns on while one of them builds the key
-// ("tracklet" in ASCII, plus one: apart from the migration lock).
-const PREPARE_LOCK = (0x747261636b6c6574n + 1n).toString()
+// This preparation's lock, past the migration lock ("tracklet" in ASCII): one apart from it.
+const PREPARE_LOCK_OFFSET = 1n
 
 /**
  * Builds, without blocking writers, the key the requests log's day partitions need, when the
@@ -21,34 +19,20 @@ const PREPARE_LOCK = (0x747261636b6c6574n + 1n).toString()
  * dropped and made again.
  */
 export async function prepareAttemptsByDay(pool: PostgresPool): Promise<void> {
-  if (!(await unpartitioned(pool))) return
-  const client = await pool.connect()
-  const long = (text: string, values?: unknown[]) =>
-    client.query({ text, values, query_timeout: SCHEMA_UPGRADE_LIMIT_MS } as QueryConfig)
-  try {
-    await client.query('SET statement_timeout = 0')
-    await long('SELECT pg_advisory_lock($1)', [PREPARE_LOCK])
-    try {
-      if (!(await unpartitioned(client))) return
-      const { rows } = await client.query<{ valid: boolean }>(
-        'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)',
-        [ATTEMPTS_DAY_KEY],
-      )
-      if (rows[0]?.valid === true) return
-      log.info('preparing the requests log for its day partitions (an index built without blocking writes)', {
-        event: 'schema-prepare',
-      })
-      // Instant (a default that is a constant is not written into each row); the old version names its columns.
-      await long('ALTER TABLE attempts ADD COLUMN IF NOT EXISTS created_at bigint NOT NULL DEFAULT 0')
-      if (rows[0]?.valid === false) await long(`DROP INDEX ${ATTEMPTS_DAY_KEY}`)
-      await long(`CREATE UNIQUE INDEX CONCURRENTLY ${ATTEMPTS_DAY_KEY} ON attempts (delivery_id, id, created_at)`)
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [PREPARE_LOCK])
-    }
-  } finally {
-    await client.query('RESET statement_timeout').catch(() => {})
-    client.release()
-  }
+  await underPrepareLock(pool, PREPARE_LOCK_OFFSET, unpartitioned, async (client, long) => {
+    const { rows } = await client.query<{ valid: boolean }>(
+      'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)',
+      [ATTEMPTS_DAY_KEY],
+    )
+    if (rows[0]?.valid === true) return
+    log.info('preparing the requests log for its day partitions (an index built without blocking writes)', {
+      event: 'schema-prepare',
+    })
+    // Instant (a default that is a constant is not written into each row); the old version names its columns.
+    await long('ALTER TABLE attempts ADD COLUMN IF NOT EXISTS created_at bigint NOT NULL DEFAULT 0')
+    if (rows[0]?.valid === false) await long(`DROP INDEX ${ATTEMPTS_DAY_KEY}`)
+    await long(`CREATE UNIQUE INDEX CONCURRENTLY ${ATTEMPTS_DAY_KEY} ON attempts (delivery_id, id, created_at)`)
+  })
 }
 
 // Whether `attempts` is a plain table (not yet partitioned, not missing).

@@ -1,8 +1,8 @@
-import type { PoolClient, QueryConfig } from 'pg'
+import type { PoolClient } from 'pg'
 import { log } from '../../log'
 import { MESSAGE_KEY_EXPRESSION, MESSAGE_KEY_HASH } from './message-key-hash'
 import type { PostgresPool } from '../../kit/postgres/pool'
-import { SCHEMA_UPGRADE_LIMIT_MS } from './schema'
+import { underPrepareLock } from './under-prepare-lock'
 
 // The step that makes the messages' key a hash index (./message-key-hash.ts) would hold the
 // migration's locks, and ingest with them, while it indexed every retained day. Built here
@@ -11,9 +11,9 @@ import { SCHEMA_UPGRADE_LIMIT_MS } from './schema'
 // a day partition made meanwhile gets its own index with it, and the parent is valid once every
 // partition's index is attached.
 
-// The session lock relays starting together take turns on while one of them builds it ("tracklet"
-// in ASCII, plus three: apart from the migration lock and the other preparations).
-const PREPARE_LOCK = (0x747261636b6c6574n + 3n).toString()
+// This preparation's lock, past the migration lock ("tracklet" in ASCII): three apart from it,
+// and apart from the other preparations'.
+const PREPARE_LOCK_OFFSET = 3n
 
 /**
  * Builds, without blocking writers, the hash index of the messages' key on a database whose key
@@ -21,42 +21,28 @@ const PREPARE_LOCK = (0x747261636b6c6574n + 3n).toString()
  * build cut short (an invalid index) is dropped and made again.
  */
 export async function prepareMessageKey(pool: PostgresPool): Promise<void> {
-  if (!(await needed(pool))) return
-  const client = await pool.connect()
-  const long = (text: string, values?: unknown[]) =>
-    client.query({ text, values, query_timeout: SCHEMA_UPGRADE_LIMIT_MS } as QueryConfig)
-  try {
-    await client.query('SET statement_timeout = 0')
-    await long('SELECT pg_advisory_lock($1)', [PREPARE_LOCK])
-    try {
-      if (!(await needed(client))) return
-      log.info('preparing a hash index on the messages’ key (built without blocking writes)', {
-        event: 'schema-prepare',
-      })
-      await long(
-        `CREATE INDEX IF NOT EXISTS ${MESSAGE_KEY_HASH} ON ONLY messages
-         USING hash (${MESSAGE_KEY_EXPRESSION})`,
+  await underPrepareLock(pool, PREPARE_LOCK_OFFSET, needed, async (client, long) => {
+    log.info('preparing a hash index on the messages’ key (built without blocking writes)', {
+      event: 'schema-prepare',
+    })
+    await long(
+      `CREATE INDEX IF NOT EXISTS ${MESSAGE_KEY_HASH} ON ONLY messages
+       USING hash (${MESSAGE_KEY_EXPRESSION})`,
+    )
+    for (const partition of await unattached(client)) {
+      const name = `${partition}_key_hash`
+      const { rows } = await client.query<{ valid: boolean }>(
+        'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)',
+        [name],
       )
-      for (const partition of await unattached(client)) {
-        const name = `${partition}_key_hash`
-        const { rows } = await client.query<{ valid: boolean }>(
-          'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)',
-          [name],
-        )
-        if (rows[0]?.valid === false) await long(`DROP INDEX ${name}`)
-        if (rows[0]?.valid !== true) {
-          await long(`CREATE INDEX CONCURRENTLY ${name} ON ${partition}
-            USING hash (${MESSAGE_KEY_EXPRESSION})`)
-        }
-        await long(`ALTER INDEX ${MESSAGE_KEY_HASH} ATTACH PARTITION ${name}`)
+      if (rows[0]?.valid === false) await long(`DROP INDEX ${name}`)
+      if (rows[0]?.valid !== true) {
+        await long(`CREATE INDEX CONCURRENTLY ${name} ON ${partition}
+          USING hash (${MESSAGE_KEY_EXPRESSION})`)
       }
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [PREPARE_LOCK])
+      await long(`ALTER INDEX ${MESSAGE_KEY_HASH} ATTACH PARTITION ${name}`)
     }
-  } finally {
-    await client.query('RESET statement_timeout').catch(() => {})
-    client.release()
-  }
+  })
 }
 
 // Whether the messages' key is still the B-tree, with no valid hash index beside it.

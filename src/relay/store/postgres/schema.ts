@@ -17,6 +17,7 @@ import { POSTGRES_MESSAGE_KEY_HASH_STEP } from './message-key-hash'
 import { POSTGRES_SCHEMA6_STEP } from './schema6'
 import { POSTGRES_SUPPRESSIONS_STEP } from './suppressions-schema'
 import { POSTGRES_ENDPOINT_LIMITS_STEP } from './endpoint-limits-schema'
+import { POSTGRES_ORDERING_STEP } from './ordering-schema'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -192,6 +193,8 @@ export const MIGRATIONS: readonly string[] = [
   POSTGRES_ARCHIVE_REPLAYS_STEP,
   // Ingest's function with each message's key worked out once (its lock, its look-up).
   POSTGRES_ENQUEUE_FUNCTION2_STEP,
+  // Ordered delivery per user: the queue's ordering key (docs/delivery-controls.md).
+  POSTGRES_ORDERING_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

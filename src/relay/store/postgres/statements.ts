@@ -1,6 +1,7 @@
 import type { FilterField } from '../filter'
 import { deadLetters, newestByStatus, parameterCount, statusIs, where } from './filter-sql'
 import { ENQUEUE_FUNCTION } from './enqueue-function'
+import { orderFree } from '../ordering/order-hold'
 
 export { filterValues, where } from './filter-sql'
 
@@ -44,6 +45,10 @@ export const POSTGRES_STATEMENTS = {
   // array per column, $8 clock. Returns how many were written.
   enqueue: `SELECT ${ENQUEUE_FUNCTION}($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
     $7::text[], $8::bigint) AS written`,
+  // The same for a batch with deliveries to an ordered destination: $9 their ordering keys (NULL for
+  // the others), on their queue rows (./ordering-schema.ts). A batch without one takes enqueue.
+  enqueueOrdered: `SELECT ${ENQUEUE_FUNCTION}($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+    $6::text[], $7::text[], $8::bigint, $9::text[]) AS written`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
   // statement; from then on the lease (lease_until) keeps other relays off. $1 source, $2 clock,
@@ -52,14 +57,15 @@ export const POSTGRES_STATEMENTS = {
   // only gets the time it waited back: its window's start moves on by it (paused_at is written by
   // park on the relay's clock: a skewed relay shifts that gift by its skew, never a lease).
   // Replays' deliveries have a lane of their own (docs/replay.md): claim, nextDue and claimProbe pass over them.
+  // One held behind an earlier pending delivery of its user (an ordered destination) waits: orderFree.
   claim: `
   WITH ${RELAXED}, ${CLOCK('$2')}
   UPDATE queue d SET lease_until = clock.now + $5::bigint, lease_owner = $4,
     first_attempt_at = d.first_attempt_at + coalesce(greatest(0, clock.now - d.paused_at), 0), paused_at = NULL
   FROM (
-    SELECT id FROM queue
+    SELECT id FROM queue q
     WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= ${NOW}
-      AND (lease_until IS NULL OR lease_until <= ${NOW})
+      AND (lease_until IS NULL OR lease_until <= ${NOW}) AND ${orderFree('queue', 'q')}
     ORDER BY next_attempt_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED
@@ -75,8 +81,9 @@ export const POSTGRES_STATEMENTS = {
   nextDue: `
   WITH ${CLOCK('$2')}
   SELECT least(
-    (SELECT next_attempt_at FROM queue
+    (SELECT next_attempt_at FROM queue q
      WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND (lease_until IS NULL OR lease_until <= ${NOW})
+       AND ${orderFree('queue', 'q')}
      ORDER BY next_attempt_at LIMIT 1),
     (SELECT min(lease_until) FROM queue
      WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= ${NOW} AND lease_until > ${NOW})
@@ -268,9 +275,9 @@ export const POSTGRES_STATEMENTS = {
   UPDATE queue SET lease_until = clock.now + $4::bigint, lease_owner = $3::text
   FROM clock
   WHERE id = (
-    SELECT id FROM queue
+    SELECT id FROM queue q
     WHERE status = 'pending' AND (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-      AND replay_of IS NULL AND (lease_until IS NULL OR lease_until <= ${NOW})
+      AND replay_of IS NULL AND (lease_until IS NULL OR lease_until <= ${NOW}) AND ${orderFree('queue', 'q')}
     ORDER BY next_attempt_at, id LIMIT 1
     FOR UPDATE SKIP LOCKED)
   RETURNING id, source, destination, ${MESSAGE_OF('queue')} AS message, attempts, first_attempt_at, clock.now AS clock_now`,
@@ -323,7 +330,12 @@ export const POSTGRES_STATEMENTS = {
 } as const
 
 /** The statements only PostgreSQL has (see the comment above them), left out when the dialects are compared. */
-export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = ['lockAudience', 'databaseNow']
+export const POSTGRES_ONLY: readonly (keyof typeof POSTGRES_STATEMENTS)[] = [
+  'lockAudience',
+  'databaseNow',
+  // SQLite's enqueue writes every row's ordering key (NULL or not) in one statement.
+  'enqueueOrdered',
+]
 
 /** A statement's name. */
 export type PostgresStatement = keyof typeof POSTGRES_STATEMENTS

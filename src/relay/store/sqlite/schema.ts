@@ -16,6 +16,7 @@ import { SQLITE_SESSION_ROLE_STEP } from '../session-role-schema'
 import { SQLITE_ORIGINALS_TIME_STEP } from './originals-time-index'
 import { SQLITE_SUPPRESSIONS_STEP } from './suppressions-schema'
 import { SQLITE_ENDPOINT_LIMITS_STEP } from './endpoint-limits-schema'
+import { SQLITE_ORDERING_STEP } from './ordering-schema'
 
 /** The relay's SQLite database: the outbox, the attempts log and audience memberships. */
 export type SqliteDatabase = Database.Database
@@ -156,6 +157,8 @@ export const MIGRATIONS: readonly string[] = [
   SQLITE_ENDPOINT_LIMITS_STEP,
   // Replays from the archive, and the erasures they skip (docs/replay.md).
   SQLITE_ARCHIVE_REPLAYS_STEP,
+  // Ordered delivery per user: the deliveries' ordering key (docs/delivery-controls.md).
+  SQLITE_ORDERING_STEP,
 ]
 
 /** Options of {@link openSqliteDatabase}. */

@@ -42,6 +42,7 @@ import type { SourceConfigStore } from '../source-configs'
 import { SqliteViolations } from './sqlite-violations'
 import { SqliteSuppressions } from './suppressions'
 import { SqliteEndpointLimits } from './endpoint-limits'
+import { SqliteOrdering } from './ordering'
 import { sqliteEndpoints } from './sqlite-endpoints'
 import type { ViolationStore } from '../violations'
 import { StatementCache } from './statement-cache'
@@ -84,6 +85,7 @@ export class SqliteStore implements Store {
   readonly violations: ViolationStore
   readonly suppressions: SqliteSuppressions
   readonly endpointLimits: SqliteEndpointLimits
+  readonly ordering: SqliteOrdering
   /** The database, this store's alone. */
   readonly #db: SqliteDatabase
   /** The time source, epoch ms (injectable so retry windows can be tested without waiting). */
@@ -126,6 +128,7 @@ export class SqliteStore implements Store {
     this.violations = new SqliteViolations(sql)
     this.suppressions = new SqliteSuppressions(sql)
     this.endpointLimits = new SqliteEndpointLimits(sql, now)
+    this.ordering = new SqliteOrdering(sql)
 
     // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
     const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))

@@ -1,6 +1,7 @@
 import { EQUALITY_COLUMNS, type FilterField, isEqualityField } from '../filter'
 import { SETTLED_STATUSES_SQL } from '../settled-index-schema'
 import { routesJson, searchKeys } from '../rows'
+import { orderFree } from '../ordering/order-hold'
 import { DELIVERY_STATUSES, type DeliveryFilter, type DeliveryStatus, type NewDelivery } from '../store'
 
 // The routes given as one JSON parameter ([[source, destination], …]), as rows.
@@ -21,24 +22,26 @@ export const SQLITE_STATEMENTS = {
   // enqueueParams below, in this column order.
   enqueue: (rows: number) => `
       INSERT OR IGNORE INTO deliveries
-        (source, destination, message_id, type, message, user_id, event, status, next_attempt_at, created_at, updated_at)
-      VALUES ${Array(rows).fill("(?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)").join(', ')}`,
+        (source, destination, message_id, type, message, user_id, event, status, next_attempt_at, created_at, updated_at,
+          order_key)
+      VALUES ${Array(rows).fill("(?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)").join(', ')}`,
   // A delivery parked behind paused circuits only gets the time it waited back: its window's start moves on by it.
+  // One held behind an earlier pending delivery of its user (an ordered destination) waits: orderFree.
   claim: `
       UPDATE deliveries SET lease_until = @leaseUntil, lease_owner = @owner,
         first_attempt_at = first_attempt_at + coalesce(max(0, @now - paused_at), 0), paused_at = NULL
       WHERE id IN (
-        SELECT id FROM deliveries
+        SELECT id FROM deliveries d
         WHERE source = @source AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= @now
-          AND (lease_until IS NULL OR lease_until <= @now)
+          AND (lease_until IS NULL OR lease_until <= @now) AND ${orderFree('deliveries', 'd')}
         ORDER BY next_attempt_at, id LIMIT @limit)
       RETURNING id, source, destination, message, attempts, first_attempt_at, next_attempt_at`,
   // When the source's next delivery is claimable: its due time or the end of its lease, whichever
   // is later (already past for one that became due, or was released, since the last claim).
   // Replays' deliveries have a lane of their own (docs/replay.md): claim and nextDue pass over them.
   nextDue: `
-      SELECT MIN(max(next_attempt_at, coalesce(lease_until, 0))) AS at FROM deliveries
-      WHERE source = ? AND status = 'pending' AND replay_of IS NULL`,
+      SELECT MIN(max(next_attempt_at, coalesce(lease_until, 0))) AS at FROM deliveries d
+      WHERE source = ? AND status = 'pending' AND replay_of IS NULL AND ${orderFree('deliveries', 'd')}`,
   renew: (ids: number) =>
     `UPDATE deliveries SET lease_until = ? WHERE lease_owner = ? AND status = 'pending' AND id IN (${marks(ids)})`,
   release: (ids: number) =>
@@ -156,9 +159,9 @@ export const SQLITE_STATEMENTS = {
   claimProbe: (routes: number) => `
         UPDATE deliveries SET lease_until = ?, lease_owner = ?
         WHERE id = (
-          SELECT id FROM deliveries
+          SELECT id FROM deliveries d
           WHERE status = 'pending' AND (source, destination) IN (VALUES ${Array(routes).fill('(?, ?)').join(', ')})
-            AND replay_of IS NULL AND (lease_until IS NULL OR lease_until <= ?)
+            AND replay_of IS NULL AND (lease_until IS NULL OR lease_until <= ?) AND ${orderFree('deliveries', 'd')}
           ORDER BY next_attempt_at, id LIMIT 1)
         RETURNING id, source, destination, message, attempts, first_attempt_at`,
   // Behind paused circuits only, the window is not cut short and the wait is noted (paused_at):
@@ -213,7 +216,7 @@ export const SQLITE_ONLY: readonly (keyof typeof SQLITE_STATEMENTS)[] = [
 export const SQLITE_CHUNK = 500
 
 /** The parameters of one row of `enqueue`. */
-export const ENQUEUE_PARAMS = 10
+export const ENQUEUE_PARAMS = 11
 
 /**
  * Writes a delivery's parameters for `enqueue` into `params` from `at`, in the statement's column
@@ -231,6 +234,7 @@ export function enqueueParams(d: NewDelivery, now: number, params: unknown[], at
   params[at + 7] = now
   params[at + 8] = now
   params[at + 9] = now
+  params[at + 10] = d.orderKey ?? null
 }
 
 /**
