@@ -118,9 +118,8 @@ export class Worker {
     }
     this.#limits = new WorkerLimits({
       ...{ destinations: options.destinations, limits: options.limits, owner: this.#owner, now: this.#now },
-      resume: (url) => this.#resume(url),
-      settled: () => this.#idle.check(),
-      deferred: (id) => this.#leases.settled([id]),
+      ...{ lanes: this.#lanes, settled: () => this.#idle.check() },
+      ...{ resume: (url: string) => this.#resume(url), deferred: (id: number) => this.#leases.settled([id]) },
     })
     const breaker = options.breaker
     if (breaker !== undefined) {
@@ -191,6 +190,7 @@ export class Worker {
     this.#stopping = true
     const waiting: number[] = []
     for (const lane of this.#lanes.values()) for (const delivery of lane.stop()) waiting.push(delivery.id)
+    waiting.push(...this.#limits.dropProbes())
     await this.#leases.release(waiting)
     // Batches still gathering go now: their deliveries are in flight.
     this.#gathering.flushAll()
@@ -316,7 +316,9 @@ export class Worker {
     const found = await probeDelivery(url, this.#probeHost)
     if (found === undefined) return false
     const plan = this.#breaker!.plan(this.#urlsOf(found.delivery), found.delivery.firstAttemptAt, this.#now(), url)
-    this.#start(found.lane, found.delivery, probeSending(plan, url, found))
+    const sending = probeSending(plan, url, found)
+    const go = () => this.#start(found.lane, found.delivery, sending)
+    this.#limits.probe(found.delivery.id, sending.urls, go)
     return true
   }
 

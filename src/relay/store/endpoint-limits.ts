@@ -3,6 +3,34 @@
 // limits hold across them all. Each operation is one atomic step (a transaction, or one call of a
 // database function), judged by the store's own clock: relays whose clocks differ still agree.
 
+/** The timings of the limits (docs/delivery-controls.md, "What they cost"), ms. */
+export const LIMIT_TIMINGS = Object.freeze({
+  /**
+   * How much of its rate a relay takes from the store at once: 20 ms' worth (at least one). Less
+   * is more round trips; more is a larger burst left unused when the demand stops.
+   */
+  tokenChunkMs: 20,
+  /** The burst every relay together may send: one second's worth. */
+  burstMs: 1000,
+  /** Requests of the rate taken and not used by then are dropped (the store counted them). */
+  tokenLifeMs: 1000,
+  /** A URL whose slots are all taken (by any relay) is asked again this often. */
+  slotRetryMs: 25,
+  /** A slot taken for a delivery that went elsewhere meanwhile is given back after this long. */
+  unusedSlotMs: 1000,
+  /** A slot is kept for the next delivery waiting at most this long after it was leased. */
+  keepSlotMs: 1000,
+})
+
+/**
+ * The burst every relay together may send to a URL limited to one request every `intervalMs`:
+ * one second's worth, and never less than one request (a rate below 1 a second has less than one
+ * in a second, and would never send).
+ */
+export function burstMsOf(intervalMs: number): number {
+  return Math.max(LIMIT_TIMINGS.burstMs, intervalMs)
+}
+
 /** What {@link EndpointLimitStore.takeTokens} answers. */
 export interface TokenGrant {
   /** How many requests may go now (0 to the number asked for). */
@@ -31,6 +59,8 @@ export interface EndpointLimitState {
   inFlight: number
   /** Until when its receiver's `Retry-After` holds it, epoch ms by the store's clock (0: not held). */
   heldUntil: number
+  /** The rate's theoretical arrival time ({@link gcra}), epoch ms by the store's clock (0: never taken). */
+  tat: number
 }
 
 /**

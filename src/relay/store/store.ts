@@ -307,6 +307,8 @@ export interface DeliveryView {
   updatedAt: string
   nextAttemptAt: string | null
   lastError: string | null
+  /** Why a pending delivery due now is held back by a limited URL (not an attempt), while it is. */
+  waiting?: string
   /** The original delivery this one re-sends, for a replay's delivery (docs/replay.md). */
   replayOf?: number
   /**

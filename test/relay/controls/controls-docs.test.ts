@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { LIMIT_TIMINGS } from '../../../src/relay/delivery/limits/url-limits'
+import { LIMIT_TIMINGS } from '../../../src/relay/store/endpoint-limits'
 import { slotLeaseMs } from '../../../src/relay/delivery/limits/slot-lease'
 import { TARGET_LIMIT_BOUNDS, TARGET_LIMIT_KEYS } from '../../../src/relay/destinations/limit-settings'
 import { RELAY_DEFAULTS } from '../../../src/relay/config/defaults'
+import { heldText } from '../../../src/relay/store/endpoint-held'
 
 // docs/delivery-controls.md says what the code says: its settings table, and the figures of its
 // rules and costs.
@@ -33,9 +34,19 @@ describe('docs/delivery-controls.md', () => {
     expect(doc).toContain('drops what it has not used\n  within a second')
     expect(doc).toContain(`asked again every ${LIMIT_TIMINGS.slotRetryMs} ms`)
     expect(LIMIT_TIMINGS.keepSlotMs).toBe(1000)
-    expect(doc).toContain('keeps a slot for\n  its next waiting delivery for up to a second')
+    expect(doc).toContain('for its next delivery for up to a second after taking it')
+    expect(LIMIT_TIMINGS.unusedSlotMs).toBe(1000)
+    expect(doc).toContain('any it has not used within a\n  second')
     const timeout = RELAY_DEFAULTS.webhookTimeout
     expect(slotLeaseMs(timeout)).toBe(2 * timeout + 5000)
     expect(doc).toContain(`(\`2 × webhookTimeout + 5 s\`, ${slotLeaseMs(timeout) / 1000} s by default)`)
+  })
+
+  it('words why a delivery waits as the delivery view does', () => {
+    const url = 'https://hooks.example.com/in'
+    const flat = doc.replace(/\n +/g, ' ')
+    expect(flat).toContain(`\`${heldText({ reason: 'rate', url, ratePerSecond: 50 })}\``)
+    expect(flat).toContain(`\`${heldText({ reason: 'in_flight', url, maxInFlight: 4 })}\``)
+    expect(flat).toContain(`\`${heldText({ reason: 'retry_after', url, waitMs: 30_000 })}\``)
   })
 })

@@ -5,6 +5,7 @@ import { STORE_KINDS, type StoreKind } from '../../support/stores'
 import { request } from 'undici'
 import { admin, adminGet, post, startRelay, track, waitFor, WRITE_KEY } from '../helpers'
 import { type CountingReceiver, countingReceiver, leastSpanMs } from './receiver'
+import { PageClient } from '../console/page-client'
 
 // The per-URL limits on a real relay (docs/delivery-controls.md): a receiver that counts what
 // arrives, how much at once and when.
@@ -47,6 +48,19 @@ describe.each(STORE_KINDS)('per-URL limits on one relay (%s)', (kind: StoreKind)
     // The endpoints view shows the limit and every relay's requests in flight; /metrics what waits.
     const [endpoint] = (await adminGet(`${relay.url}/v1/endpoints`)).body.endpoints
     expect(endpoint.limit).toEqual({ maxInFlight: 2, inFlight: 2 })
+    // A delivery waiting says why, in the API and on the page, with no attempt.
+    const pending = (await adminGet(`${relay.url}/v1/deliveries?status=pending&limit=10`)).body.deliveries as any[]
+    expect(pending.map((d) => d.waiting)).toContain(`held: 2 in flight on ${receiver.url}`)
+    const waiter = pending.find((d) => d.waiting !== undefined)
+    expect(waiter.attempts).toEqual([])
+    expect((await adminGet(`${relay.url}/v1/deliveries/${waiter.id}`)).body.waiting).toBe(
+      `held: 2 in flight on ${receiver.url}`,
+    )
+    const page = new PageClient(relay.url)
+    await page.signIn()
+    expect((await page.get(`/ui/deliveries/${waiter.id}`)).body).toMatch(
+      /<dt>Waiting<\/dt><dd>held: 2 in flight on http:\/\/127\.0\.0\.1:\d+\/hook<\/dd>/,
+    )
     const metrics = await scrape(relay)
     expect(metrics).toMatch(/^tracklet_endpoint_max_in_flight\{url="[^"]+"\} 2$/m)
     expect(Number(/^tracklet_endpoint_waiting\{url="[^"]+"\} (\d+)$/m.exec(metrics)?.[1])).toBe(6)
@@ -90,7 +104,7 @@ describe.each(STORE_KINDS)('per-URL limits on one relay (%s)', (kind: StoreKind)
       return list[0]?.lastError?.includes('429') ? list[0] : undefined
     }, 'the hold in the delivery log')
     expect(first.status).toBe('pending')
-    expect(first.lastError).toContain('Retry-After 1 s (not an attempt)')
+    expect(first.lastError).toBe(`held: receiver asked to retry after 1 s (429) on ${receiver.url}`)
     const done = await waitFor(async () => {
       const view = (await adminGet(`${relay.url}/v1/deliveries/${first.id}`)).body
       return view.status === 'delivered' ? view : undefined

@@ -91,6 +91,29 @@ describe.each(STORE_KINDS)('the suppressions view of the operator page (%s)', (k
     ])
   })
 
+  it('lifts exactly the row shown: a row of every source leaves the user’s other rows, as the API', async () => {
+    await client.post('/ui/suppressions', { csrf: await csrf(), userIds: 'carol', source: '' })
+    await client.post('/ui/suppressions', { csrf: await csrf(), userIds: 'carol', source: 'web' })
+    await client.post('/ui/suppressions', { csrf: await csrf(), userIds: 'carol', source: 'shop' })
+    // The every-source row's own form, as the page renders it.
+    const page = (await client.get('/ui/suppressions')).body
+    const row = /<tr data-user="carol"><td class="mono">carol<\/td><td><span class="muted">every source.*?<\/tr>/s.exec(
+      page,
+    )
+    const fields = Object.fromEntries(
+      [...row![0].matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]),
+    )
+    const lifted = await client.post('/ui/suppressions/lift', fields)
+    expect(lifted.headers.location).toBe('/ui/suppressions?lifted=1')
+    expect((await listed()).map((s) => s.source).sort()).toEqual(['shop', 'web'])
+    // The API's `?source=*` names the same row; without `source`, every row of the user.
+    await client.post('/ui/suppressions', { csrf: await csrf(), userIds: 'carol', source: '' })
+    expect((await api(relay.url, 'DELETE', '/v1/suppressions/carol?source=*')).body.removed).toBe(1)
+    const missing = await api(relay.url, 'DELETE', '/v1/suppressions/carol?source=*')
+    expect(missing.body.error.message).toBe('user "carol" is not suppressed for every source')
+    expect((await api(relay.url, 'DELETE', '/v1/suppressions/carol')).body.removed).toBe(2)
+  })
+
   it('erases when ticked, as the API does', async () => {
     await post(`${relay.url}/v1/batch`, { batch: [track({ userId: 'gone', messageId: 'g1' })] })
     await waitFor(async () => {

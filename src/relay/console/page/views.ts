@@ -141,6 +141,7 @@ ${d.status === 'failed' && retryForm(d.id, view.csrfToken, 'Retry now')}
         : when(d.nextAttemptAt, view.now)
     }</dd>`
   }
+  ${d.waiting !== undefined && html`<dt>Waiting</dt><dd>${redactUrlsInText(d.waiting)}</dd>`}
   ${d.waitingBehind !== undefined && orderWait(d.waitingBehind)}
   ${d.lastError !== null && html`<dt>Last error</dt><dd class="error">${redactUrlsInText(d.lastError)}</dd>`}
 </dl>

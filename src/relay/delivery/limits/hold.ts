@@ -1,6 +1,7 @@
 import type { AttemptResult } from '../destination'
 import type { TargetLimits } from '../../destinations/destination'
 import type { DeliveryAttempt } from '../../../webhooks/index'
+import { heldTexts } from '../../store/endpoint-held'
 
 /**
  * A request that a limited URL's receiver answered `429` with a `Retry-After`: it holds that URL
@@ -29,9 +30,6 @@ export function deferralOf(
   const requests = attempt.outcome.requests ?? []
   if (requests.length === 0 || !requests.every((request) => isHoldRequest(request, limited))) return undefined
   const waitMs = Math.max(...requests.map((request) => request.retryAfterMs ?? 0))
-  const urls = requests.map((request) => request.url).join(', ')
-  return {
-    waitMs,
-    error: `held by its receiver: ${urls} answered 429 with Retry-After ${Math.ceil(waitMs / 1000)} s (not an attempt)`,
-  }
+  const held = requests.map(({ url }) => ({ reason: 'retry_after' as const, url, waitMs }))
+  return { waitMs, error: heldTexts(held) }
 }

@@ -2,9 +2,10 @@ import { redactUrl } from '../../../shared/redact-url'
 import type { DeliveryAttempt } from '../../../webhooks/index'
 import type { TargetLimits } from '../../destinations/destination'
 import { log } from '../../log'
-import type { EndpointLimitStore } from '../../store/endpoint-limits'
+import { burstMsOf, type EndpointLimitStore, LIMIT_TIMINGS } from '../../store/endpoint-limits'
 import type { EndpointLimitSnapshot } from '../../store/circuit-snapshot'
 import { type Deferral, isHoldRequest } from './hold'
+import { type Held, type HeldReason, heldTexts } from '../../store/endpoint-held'
 
 /** What a worker's limits need. */
 export interface UrlLimitsOptions {
@@ -20,37 +21,21 @@ export interface UrlLimitsOptions {
   resume(url: string): void
   /** A store operation ended: the worker may have become idle. */
   settled(): void
+  /**
+   * The deliveries the worker holds and has not started (claimed, or a probe waiting for room):
+   * only these can be waiting. One that left by any other path (parked, dead-lettered, filtered
+   * by its step, given back) is no longer counted.
+   */
+  queued(): ReadonlySet<number>
   now?: () => number
 }
-
-/** Why a delivery waits for a URL, for metrics: its rate, its requests in flight, or a hold. */
-export type HeldReason = 'rate' | 'in_flight' | 'retry_after'
 
 /** One limited URL, as this relay sees it (for metrics and the endpoints view). */
 export interface UrlLimitSnapshot extends EndpointLimitSnapshot {
   url: string
 }
 
-/** The timings of the limits (docs/delivery-controls.md, "What they cost"), ms. */
-export const LIMIT_TIMINGS = Object.freeze({
-  /**
-   * How much of its rate a relay takes from the store at once: 20 ms' worth (at least one). Less
-   * is more round trips; more is a larger burst left unused when the demand stops.
-   */
-  tokenChunkMs: 20,
-  /** The burst every relay together may send: one second's worth. */
-  burstMs: 1000,
-  /** Requests of the rate taken and not used by then are dropped: the store counted them long ago. */
-  tokenLifeMs: 1000,
-  /** A URL whose slots are all taken (by any relay) is asked again this often. */
-  slotRetryMs: 25,
-  /** A slot taken for a delivery that went elsewhere meanwhile is given back after this long. */
-  unusedSlotMs: 1000,
-  /** A slot is kept for the next delivery waiting at most this long after it was leased. */
-  keepSlotMs: 1000,
-})
 const TOKEN_CHUNK_MS = LIMIT_TIMINGS.tokenChunkMs
-const BURST_MS = LIMIT_TIMINGS.burstMs
 const TOKEN_LIFE_MS = LIMIT_TIMINGS.tokenLifeMs
 const SLOT_RETRY_MS = LIMIT_TIMINGS.slotRetryMs
 const UNUSED_SLOT_MS = LIMIT_TIMINGS.unusedSlotMs
@@ -70,6 +55,9 @@ interface UrlState {
   heldUntil: number
   takingTokens: boolean
   takingSlot: boolean
+  /** Slots to give back to the store, and whether a call giving some back is under way. */
+  toReturn: number
+  returning: boolean
   timer: NodeJS.Timeout | undefined
   /** When that timer fires (monotonic ms). */
   timerAt: number
@@ -125,11 +113,11 @@ export class UrlLimits {
     const limited = urls.filter((url) => this.#options.limits.has(url))
     if (limited.length === 0) return undefined
     const now = this.#now()
-    const waits: string[] = []
+    const waits: Held[] = []
     for (const url of limited) {
       const why = this.#lacks(url, now)
       if (why === undefined) continue
-      waits.push(`${url}: ${why.text}`)
+      waits.push(why)
       const state = this.#stateOf(url)
       for (const waiting of [id, ...behind()]) {
         if (state.waiting.has(waiting)) continue
@@ -137,7 +125,7 @@ export class UrlLimits {
         state.held[why.reason]++
       }
     }
-    if (waits.length > 0) return waits.join('; ')
+    if (waits.length > 0) return heldTexts(waits)
     for (const url of limited) {
       const limits = this.#options.limits.get(url)!
       const state = this.#stateOf(url)
@@ -163,17 +151,15 @@ export class UrlLimits {
       if (limits === undefined || state === undefined) continue
       state.inFlight = Math.max(0, state.inFlight - 1)
       if (limits.maxInFlight === undefined) continue
-      // Kept for the next delivery waiting here, while its lease is young: no round trip. Given
-      // back otherwise, so that another relay may take it.
-      if (state.waiting.size > 0 && performance.now() - state.slotsAt < this.#keepSlotsMs()) {
+      // Kept for the next delivery, while its lease is young: no round trip (unused, it goes back
+      // after UNUSED_SLOT_MS). Given back otherwise, so that another relay may take it.
+      if (performance.now() - state.slotsAt < this.#keepSlotsMs()) {
         state.slots++
         this.#returnUnused(url)
-        this.#options.resume(url)
+        if (state.waiting.size > 0) this.#options.resume(url)
         continue
       }
-      this.#run(this.#options.store.returnSlots(url, this.#options.owner, 1), 'return a slot of', url, () =>
-        this.#options.resume(url),
-      )
+      this.#giveBack(url, state, 1)
     }
   }
 
@@ -200,15 +186,13 @@ export class UrlLimits {
     return requests.filter((request) => !isHoldRequest(request, this.#options.limits))
   }
 
-  /** Delivery `id` no longer waits here (it left the lane). */
-  forget(id: number): void {
-    for (const state of this.#state.values()) state.waiting.delete(id)
-  }
-
   /** Each limited URL as this relay sees it. */
   snapshot(): UrlLimitSnapshot[] {
+    if (this.#options.limits.size === 0) return []
+    const queued = this.#options.queued()
     return [...this.#options.limits].map(([url, limits]) => {
       const state = this.#state.get(url)
+      if (state !== undefined) prune(state, queued)
       return {
         url,
         ...(limits.ratePerSecond === undefined ? {} : { ratePerSecond: limits.ratePerSecond }),
@@ -234,21 +218,20 @@ export class UrlLimits {
   }
 
   // Why `url` has no room for one more request now, taking more from the store when it lacks some.
-  #lacks(url: string, now: number): { reason: HeldReason; text: string } | undefined {
+  #lacks(url: string, now: number): Held | undefined {
     const limits = this.#options.limits.get(url)!
     const state = this.#stateOf(url)
-    if (state.heldUntil > now) {
-      return { reason: 'retry_after', text: `held until ${new Date(state.heldUntil).toISOString()} (Retry-After)` }
-    }
+    if (state.heldUntil > now) return { reason: 'retry_after', url, waitMs: state.heldUntil - now }
     if (state.tokens > 0 && performance.now() - state.tokensAt > TOKEN_LIFE_MS) state.tokens = 0
     const rate = limits.ratePerSecond
     if (rate !== undefined && state.tokens < 1) {
       this.#takeTokens(url, rate)
-      return { reason: 'rate', text: `rate limit of ${rate} per second` }
+      return { reason: 'rate', url, ratePerSecond: rate }
     }
-    if (limits.maxInFlight !== undefined && state.slots < 1) {
-      this.#takeSlot(url, limits.maxInFlight)
-      return { reason: 'in_flight', text: `${limits.maxInFlight} requests in flight (every relay's)` }
+    const max = limits.maxInFlight
+    if (max !== undefined && state.slots < 1) {
+      this.#takeSlot(url, max)
+      return { reason: 'in_flight', url, maxInFlight: max }
     }
     return undefined
   }
@@ -259,7 +242,8 @@ export class UrlLimits {
     state.takingTokens = true
     const interval = 1000 / rate
     const want = Math.max(1, Math.floor(TOKEN_CHUNK_MS / interval))
-    const taking = this.#options.store.takeTokens(url, want, interval, BURST_MS).then((grant) => {
+    const { store } = this.#options
+    const taking = store.takeTokens(url, want, interval, burstMsOf(interval)).then((grant) => {
       if (grant.granted > 0) {
         state.tokens = (performance.now() - state.tokensAt > TOKEN_LIFE_MS ? 0 : state.tokens) + grant.granted
         state.tokensAt = performance.now()
@@ -286,6 +270,7 @@ export class UrlLimits {
     state.takingSlot = true
     const { owner, slotLeaseMs } = this.#options
     // As many as wait here (the deliveries behind the first too), up to the limit.
+    prune(state, this.#options.queued())
     const want = Math.max(1, Math.min(max, state.waiting.size))
     const taking = this.#options.store.takeSlots(url, owner, max, want, slotLeaseMs).then((grant) => {
       if (grant.taken > 0) {
@@ -324,9 +309,25 @@ export class UrlLimits {
       if (state.slots === 0 || this.#stopped) return
       const unused = state.slots
       state.slots = 0
-      this.#run(this.#options.store.returnSlots(url, this.#options.owner, unused), 'return a slot of', url, () => {})
+      this.#giveBack(url, state, unused)
     }, UNUSED_SLOT_MS)
     state.idleTimer.unref()
+  }
+
+  // Gives `count` slots back to the store: one call at a time per URL, the slots freed meanwhile
+  // given back together by the next (many requests ending at once cost one round trip).
+  #giveBack(url: string, state: UrlState, count: number): void {
+    state.toReturn += count
+    if (state.returning) return
+    state.returning = true
+    const giving = state.toReturn
+    state.toReturn = 0
+    const { store, owner } = this.#options
+    this.#run(store.returnSlots(url, owner, giving), 'return a slot of', url, () => {
+      state.returning = false
+      this.#options.resume(url)
+      if (state.toReturn > 0) this.#giveBack(url, state, 0)
+    })
   }
 
   // Looks at `url` again in `ms` (one timer per URL: the earliest wins).
@@ -377,6 +378,8 @@ export class UrlLimits {
         heldUntil: 0,
         takingTokens: false,
         takingSlot: false,
+        toReturn: 0,
+        returning: false,
         timer: undefined,
         timerAt: 0,
         idleTimer: undefined,
@@ -387,4 +390,9 @@ export class UrlLimits {
     }
     return state
   }
+}
+
+// Forgets the waiting deliveries the worker no longer holds unstarted: they left by another path.
+function prune(state: UrlState, queued: ReadonlySet<number>): void {
+  for (const id of state.waiting) if (!queued.has(id)) state.waiting.delete(id)
 }

@@ -16,6 +16,8 @@ export interface WorkerLimitsOptions {
   limits: { store: EndpointLimitStore; slotLeaseMs: number } | undefined
   /** The worker's owner id: its slots and deferrals are kept under it. */
   owner: string
+  /** The worker's lanes: the deliveries in their buffers are the ones that may wait for room. */
+  lanes: ReadonlyMap<string, { readonly buffer: readonly { readonly id: number }[] }>
   /** A URL may have room again: the lanes waiting for it look again. */
   resume(url: string): void
   /** A store operation ended: the worker may have become idle. */
@@ -43,19 +45,24 @@ export class WorkerLimits {
   readonly #admitted = new Map<number, readonly string[]>()
   /** Deliveries being put back by a receiver's hold. */
   #deferring = 0
+  /** The breaker's probes waiting for room on their URLs, by delivery id: each sent once it has. */
+  readonly #probes = new Map<number, { urls: readonly string[]; go: () => void }>()
+  readonly #resumeLanes: (url: string) => void
 
   constructor(options: WorkerLimitsOptions) {
     this.#owner = options.owner
     this.#deferred = options.deferred
     this.#destinations = options.destinations
+    this.#resumeLanes = options.resume
     this.#byUrl = limitsByUrl(options.destinations)
     if (options.limits !== undefined) {
       this.#limits = new UrlLimits({
         ...options.limits,
         owner: options.owner,
         limits: this.#byUrl,
-        resume: options.resume,
+        resume: (url) => this.#resume(url),
         settled: options.settled,
+        queued: () => queuedIds(options.lanes, this.#probes.keys()),
         now: options.now,
       })
       this.#limits.declare()
@@ -108,6 +115,23 @@ export class WorkerLimits {
   }
 
   /**
+   * Sends the breaker's probe, delivery `id` to `urls`, by calling `go` once every limited URL
+   * among them has room: at once when they have, else when one of them has room again. A probe
+   * waits like any delivery (held back, not an attempt, not lost) and goes before the lanes.
+   */
+  probe(id: number, urls: readonly string[], go: () => void): void {
+    if (this.admit(id, urls, () => [])) go()
+    else this.#probes.set(id, { urls, go })
+  }
+
+  /** The probes still waiting for room, given up (the worker stops): their deliveries' ids. */
+  dropProbes(): number[] {
+    const ids = [...this.#probes.keys()]
+    this.#probes.clear()
+    return ids
+  }
+
+  /**
    * The attempt of delivery `id` ended (or broke: `attempt` undefined): frees the room it took and
    * holds each URL whose receiver answered 429 with a `Retry-After`. Nothing for one not admitted.
    */
@@ -151,4 +175,21 @@ export class WorkerLimits {
   async stop(): Promise<void> {
     await this.#limits?.stop()
   }
+
+  // A URL may have room: the probes waiting for it take it first, then the lanes look again.
+  #resume(url: string): void {
+    for (const [id, probe] of this.#probes) {
+      if (!probe.urls.includes(url) || !this.admit(id, probe.urls, () => [])) continue
+      this.#probes.delete(id)
+      probe.go()
+    }
+    this.#resumeLanes(url)
+  }
+}
+
+// The ids of the deliveries in `lanes`' buffers and of `probes`.
+function queuedIds(lanes: WorkerLimitsOptions['lanes'], probes: Iterable<number>): Set<number> {
+  const ids = new Set(probes)
+  for (const lane of lanes.values()) for (const delivery of lane.buffer) ids.add(delivery.id)
+  return ids
 }

@@ -1,6 +1,7 @@
 import { describe, isNonEmptyString } from '../../../shared/validate'
 import { HttpError } from '../../http/http-error'
 import { findNul } from '../../store/storable'
+import { EVERY_SOURCE } from '../../store/suppressions'
 
 /** The most user ids one `POST /v1/suppressions` may carry (as the platform's regulations). */
 export const MAX_SUPPRESSION_IDS = 5000
@@ -51,6 +52,21 @@ export function sourceQueryOf(params: URLSearchParams): string | undefined {
   if (source === null) return undefined
   if (source === '') throw new HttpError(400, 'ERR_INVALID_QUERY', 'source must not be empty')
   return source
+}
+
+/**
+ * What `source` of a lift means (`DELETE /v1/suppressions/:userId?source`, the page's Lift):
+ * {@link LIFT_EVERY_SOURCE} names a user's suppression of every source alone (as a row of the list
+ * shows it), a name that source's, and none every suppression of the user.
+ */
+export const LIFT_EVERY_SOURCE = '*'
+
+/**
+ * The suppression a lift removes, as the store takes it: a source's, the one of every source
+ * ({@link EVERY_SOURCE}, for {@link LIFT_EVERY_SOURCE}), or `undefined` for all of the user's.
+ */
+export function liftScopeOf(source: string | undefined): string | undefined {
+  return source === LIFT_EVERY_SOURCE ? EVERY_SOURCE : source
 }
 
 function sourceOf(value: unknown, sources: readonly string[], field: string): string {

@@ -2,7 +2,7 @@ import { HttpError } from '../../http/http-error'
 import type { AuditActor, AuditRecord } from '../../store/source-configs'
 import type { SuppressionStore } from '../../store/suppressions'
 import type { SuppressionFollower } from './suppression-follower'
-import type { SuppressionRequest } from './suppression-request'
+import { LIFT_EVERY_SOURCE, liftScopeOf, type SuppressionRequest } from './suppression-request'
 
 /**
  * How many users one call erases at once: on PostgreSQL each erasure is a few round trips, so
@@ -65,7 +65,8 @@ export async function addSuppressions(
 }
 
 /**
- * Lifts `userId`'s suppression of `source` (or every one of theirs), here and, announced, on every relay.
+ * Lifts `userId`'s suppression of `source` (its own suppression of every source alone for
+ * {@link LIFT_EVERY_SOURCE}; every one of theirs without it), here and, announced, on every relay.
  * @throws {HttpError} 404 `ERR_NOT_FOUND` when there was none.
  */
 export async function removeSuppression(
@@ -82,9 +83,14 @@ export async function removeSuppression(
     target: userId,
     changes: JSON.stringify({ source: scope ?? null }),
   })
-  const { changed } = await context.store.remove({ userId, source, audit })
+  const { changed } = await context.store.remove({ userId, source: liftScopeOf(source), audit })
   if (changed === 0) {
-    const where = source === undefined ? '' : ` for source ${JSON.stringify(source)}`
+    const where =
+      source === undefined
+        ? ''
+        : source === LIFT_EVERY_SOURCE
+          ? ' for every source'
+          : ` for source ${JSON.stringify(source)}`
     throw new HttpError(404, 'ERR_NOT_FOUND', `user ${JSON.stringify(userId)} is not suppressed${where}`)
   }
   await context.follower.changed()

@@ -23,7 +23,7 @@ const SQL = {
     ON CONFLICT (url) DO UPDATE SET rate_per_second = EXCLUDED.rate_per_second, max_in_flight = EXCLUDED.max_in_flight`,
   read: `
     WITH clock AS (SELECT coalesce($2::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS at)
-    SELECT b.url, b.held_until AS "heldUntil", b.rate_per_second AS "ratePerSecond", b.max_in_flight AS "maxInFlight",
+    SELECT b.url, b.held_until AS "heldUntil", b.tat, b.rate_per_second AS "ratePerSecond", b.max_in_flight AS "maxInFlight",
       (SELECT coalesce(sum(held), 0) FROM endpoint_slots s WHERE s.url = b.url AND s.lease_until > clock.at)
         AS "inFlight"
     FROM endpoint_budgets b, clock WHERE b.url = ANY($1::text[])`,
@@ -89,6 +89,7 @@ export class PostgresEndpointLimits implements EndpointLimitStore {
     type Row = {
       url: string
       heldUntil: string
+      tat: number
       inFlight: string
       ratePerSecond: number | null
       maxInFlight: number | null
@@ -99,6 +100,7 @@ export class PostgresEndpointLimits implements EndpointLimitStore {
       maxInFlight: row.maxInFlight ?? undefined,
       inFlight: Number(row.inFlight),
       heldUntil: Number(row.heldUntil),
+      tat: Number(row.tat),
     }))
   }
 

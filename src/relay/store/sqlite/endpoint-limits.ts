@@ -28,7 +28,7 @@ const SQL = {
   declare: `INSERT INTO endpoint_budgets (url, rate_per_second, max_in_flight) VALUES (?, ?, ?)
     ON CONFLICT (url) DO UPDATE SET rate_per_second = excluded.rate_per_second, max_in_flight = excluded.max_in_flight`,
   read: (urls: number) => `
-    SELECT b.url, b.held_until AS heldUntil, b.rate_per_second AS ratePerSecond, b.max_in_flight AS maxInFlight,
+    SELECT b.url, b.held_until AS heldUntil, b.tat, b.rate_per_second AS ratePerSecond, b.max_in_flight AS maxInFlight,
       (SELECT coalesce(sum(held), 0) FROM endpoint_slots s WHERE s.url = b.url AND s.lease_until > ?) AS inFlight
     FROM endpoint_budgets b WHERE b.url IN (${Array.from({ length: urls }, () => '?').join(', ')})`,
 }
@@ -112,6 +112,7 @@ interface LimitRow {
   maxInFlight: number | null
   inFlight: number
   heldUntil: number
+  tat: number
 }
 
 function toState(row: LimitRow): EndpointLimitState {
@@ -121,5 +122,6 @@ function toState(row: LimitRow): EndpointLimitState {
     maxInFlight: row.maxInFlight ?? undefined,
     inFlight: Number(row.inFlight),
     heldUntil: Number(row.heldUntil),
+    tat: Number(row.tat),
   }
 }

@@ -1,7 +1,7 @@
 import type { HealthReport } from '../../../events/readings'
 import { type Html, html } from '../../../console/page/html'
 import { layout, when } from '../../../console/page/layout'
-import { MAX_SUPPRESSION_IDS } from '../suppression-request'
+import { LIFT_EVERY_SOURCE, MAX_SUPPRESSION_IDS } from '../suppression-request'
 import type { SuppressionView } from '../suppressions-api'
 
 /** How many suppressions one view of `/ui/suppressions` lists; older ones are on the next. */
@@ -67,12 +67,10 @@ function row(s: SuppressionView, view: SuppressionsPageView): Html {
   return html`<tr data-user="${s.userId}"><td class="mono">${s.userId}</td><td>${scope}</td><td>${when(s.at, view.now)}</td>${
     view.canChange &&
     html`<td><form method="post" action="/ui/suppressions/lift" class="inline">
-  <input type="hidden" name="csrf" value="${view.csrfToken}"><input type="hidden" name="userId" value="${s.userId}">${
-    s.source !== undefined && html`<input type="hidden" name="source" value="${s.source}">`
-  }
-  <button type="submit" class="secondary"${
-    s.source === undefined && html` title="Lifts every suppression of this user, of every source"`
-  }>Lift</button>
+  <input type="hidden" name="csrf" value="${view.csrfToken}">
+  <input type="hidden" name="userId" value="${s.userId}">
+  <input type="hidden" name="source" value="${s.source ?? LIFT_EVERY_SOURCE}">
+  <button type="submit" class="secondary">Lift</button>
 </form></td>`
   }</tr>`
 }
