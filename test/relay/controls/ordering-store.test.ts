@@ -101,6 +101,16 @@ describe('the ordering step on PostgreSQL', () => {
         'SELECT id, order_key FROM queue ORDER BY id',
       )
       expect(keys.map((k) => k.order_key === null)).toEqual([true, false, true])
+      // The two versions lock a message alike, so that a message given to both at once (a batch
+      // with an ordered delivery and one without) is still written once: the same lock line.
+      const bodies = await sql<{ args: number; body: string }>(
+        url,
+        "SELECT pronargs AS args, prosrc AS body FROM pg_proc WHERE proname = 'tracklet_enqueue' ORDER BY 1",
+      )
+      const locks = bodies.map((b) => /pg_advisory_xact_lock[^;]*;/.exec(b.body)?.[0].replace(/\s+/g, ' '))
+      expect(bodies.map((b) => b.args)).toEqual([8, 9])
+      expect(locks[0]).toBeDefined()
+      expect(locks[1]).toBe(locks[0])
       // Upgraded already: nothing more to prepare.
       await prepareOrderIndex(pool)
     } finally {

@@ -65,44 +65,4 @@ export const POSTGRES_ORDERING_STEP = `
     GET DIAGNOSTICS written = ROW_COUNT;
     RETURN written;
   END $$;
-  CREATE OR REPLACE FUNCTION ${ENQUEUE_FUNCTION}(
-    sources text[], destinations text[], message_ids text[], types text[], bodies text[],
-    user_ids text[], events text[], clock_at bigint, order_keys text[]
-  ) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
-  DECLARE
-    written bigint;
-  BEGIN
-    -- As the eight-argument version (./enqueue-function.ts): the messages' locks in one order,
-    -- then a fresh snapshot for the look-up; each new delivery's queue row carries its key.
-    PERFORM count(pg_advisory_xact_lock(k)) FROM (
-      SELECT DISTINCT hashtextextended(json_build_array(s, d, m)::text, 28) AS k
-      FROM unnest(sources, destinations, message_ids) AS u (s, d, m) ORDER BY 1) keys;
-    WITH clock AS (
-      SELECT coalesce(clock_at, (extract(epoch FROM now()) * 1000)::bigint) AS now
-    ), given AS (
-      SELECT *, row_number() OVER (PARTITION BY m, s, d ORDER BY n) AS copy
-      FROM unnest(sources, destinations, message_ids, types, bodies, user_ids, events, order_keys)
-        WITH ORDINALITY AS u (s, d, m, t, j, user_id, event, order_key, n)
-    ), found AS MATERIALIZED (
-      SELECT x.message_id, x.source, x.destination FROM messages x
-      WHERE md5(x.message_id)::uuid = ANY (ARRAY(SELECT DISTINCT md5(m)::uuid FROM given))
-        AND x.replay_id IS NULL
-    ), fresh AS (
-      SELECT nextval('delivery_ids') AS id, picked.* FROM (
-        SELECT * FROM given
-        WHERE copy = 1
-          AND NOT EXISTS (
-            SELECT 1 FROM found f WHERE f.message_id = m AND f.source = s AND f.destination = d)
-        ORDER BY n) picked
-    ), inserted AS (
-      INSERT INTO messages
-        (id, created_at, source, destination, message_id, type, message, user_id, event)
-      SELECT id, clock.now, s, d, m, t, j, user_id, event FROM fresh, clock
-    )
-    INSERT INTO queue
-      (id, created_at, source, destination, status, next_attempt_at, updated_at, ${ORDER_KEY_COLUMN})
-    SELECT id, clock.now, s, d, 'pending', clock.now, clock.now, order_key FROM fresh, clock;
-    GET DIAGNOSTICS written = ROW_COUNT;
-    RETURN written;
-  END $$;
 `
