@@ -72,6 +72,9 @@ export function connectorFor(driver: typeof pg, url: string, timeoutMs: number):
       } catch (error) {
         // Down, or no longer the primary (a standby now, after a failover elsewhere).
         finder.lost(host)
+        // Refused, it has nobody to tell: what its server still says as it ends (a primary killed
+        // now sends "terminating connection…") must not be an uncaught 'error' ending the process.
+        this.on('error', () => {})
         // Not awaited: a connection that never opened may end only when its socket closes.
         void this.end().catch(() => {})
         throw error
