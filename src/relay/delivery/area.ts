@@ -13,6 +13,7 @@ import { RelayConfigError } from '../errors'
 import { log, plural } from '../log'
 import type { DeliveryRoute } from '../store/circuits'
 import { RetentionSweeper } from '../store/retention'
+import { OrderLines } from './order-lines'
 import type { CircuitStore } from '../store/circuits'
 import type { Store } from '../store/store'
 import type { CircuitSnapshot } from '../store/circuit-snapshot'
@@ -176,6 +177,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
   // Lanes of features beside the live worker (the replays', docs/replay.md).
   const lanes: SideLane[] = []
   const retention = new RetentionSweeper(store, options.retention)
+  const orderLines = new OrderLines(store)
   let poll: NodeJS.Timeout | undefined
   const webhooks = routesByUrl(destinations)
   // A source added, changed or removed (the admin API, a reload): the maps the worker and the
@@ -210,6 +212,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
     start: () => {
       worker.wake()
       retention.start()
+      orderLines.start()
       if (deps.shared) poll = setInterval(() => worker.wake(), SHARED_STORE_POLL_MS).unref()
     },
     drain: async (graceMs) => {
@@ -222,6 +225,7 @@ export async function createDelivery(deps: DeliveryDeps): Promise<Delivery> {
       for (const named of destinations.values()) for (const sender of named.values()) await sender.close()
       await agent.destroy()
       await retention.stop()
+      await orderLines.stop()
     },
   }
 }

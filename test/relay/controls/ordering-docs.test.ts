@@ -6,6 +6,7 @@ import { RelayConfigError } from '../../../src/relay/errors'
 import { orderKeyOf, orderedUserOf } from '../../../src/relay/store/ordering/order-key'
 import { orderWaitText } from '../../../src/relay/console/order-wait'
 import { ORDER_WAITING_METRIC } from '../../../src/relay/telemetry/order-metrics'
+import { ORDER_LINES_EVERY_MS } from '../../../src/relay/delivery/order-lines'
 
 // The ordering setting as the config checks it, and docs/delivery-controls.md's "Ordering" saying
 // what the code says.
@@ -71,5 +72,9 @@ describe('docs/delivery-controls.md, "Ordering"', () => {
     expect(section).toContain(`\`${orderWaitText(41)}\``)
     expect(section).toContain(`\`${ORDER_WAITING_METRIC}\``)
     expect(section).toContain('`waitingBehind`')
+  })
+
+  it("says how often a held line is moved to its head's due time, as the relay does", () => {
+    expect(section).toContain(`every ${ORDER_LINES_EVERY_MS / 1000} seconds\n  (\`ORDER_LINES_EVERY_MS\`)`)
   })
 })

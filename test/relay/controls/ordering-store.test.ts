@@ -72,6 +72,42 @@ describe.each(STORE_KINDS)('the claim of ordered deliveries (%s)', (kind: StoreK
       await store.close()
     }
   })
+
+  it("puts a retried head's line at its retry time, so claims pass over it, and brings it back with it", async () => {
+    const clock = { now: T0 }
+    const store = await openTestStore(kind, () => clock.now)
+    const claim = async () =>
+      (await store.claim({ source: 'web', limit: 100, owner: 'r1', leaseMs: LEASE })).map((d) => d.message['messageId'])
+    const at = (id: number) => store.get(id).then((d) => d?.nextAttemptAt)
+    try {
+      await store.enqueue([delivery('a1', 'A'), delivery('a2', 'A'), delivery('a3', 'A'), delivery('b1', 'B')])
+      const [a1, b1] = await store.claim({ source: 'web', limit: 100, owner: 'r1', leaseMs: LEASE })
+      expect([a1, b1].map((d) => d?.message['messageId'])).toEqual(['a1', 'b1'])
+      const retryAt = T0 + 60_000
+      await store.record([
+        { id: a1!.id, at: clock.now, requests: [], next: { status: 'pending', nextAttemptAt: retryAt, error: '500' } },
+        { id: b1!.id, at: clock.now, requests: [], next: { status: 'delivered' } },
+      ])
+      // Held deliveries were due (and read by every claim); now they wait as long as their head.
+      expect(await at(a1!.id + 1)).toBe(new Date(T0).toISOString())
+      expect(await store.ordering.mirrorHeads()).toBe(2)
+      expect(await at(a1!.id + 1)).toBe(new Date(retryAt).toISOString())
+      expect(await at(a1!.id + 2)).toBe(new Date(retryAt).toISOString())
+      expect(await store.ordering.mirrorHeads()).toBe(0)
+      expect(await store.nextDueIn('web')).toBe(60_000)
+      await store.enqueue([delivery('b2', 'B')])
+      const [b2, ...others] = await store.claim({ source: 'web', limit: 100, owner: 'r1', leaseMs: LEASE })
+      expect([b2?.message['messageId'], others]).toEqual(['b2', []])
+      await store.record([{ id: b2!.id, at: clock.now, requests: [], next: { status: 'delivered' } }])
+      // The head's retry: it goes first, its line right after it is delivered.
+      clock.now = retryAt
+      expect(await claim()).toEqual(['a1'])
+      await store.record([{ id: a1!.id, at: clock.now, requests: [], next: { status: 'delivered' } }])
+      expect(await claim()).toEqual(['a2'])
+    } finally {
+      await store.close()
+    }
+  })
 })
 
 describe('the ordering step on PostgreSQL', () => {

@@ -43,3 +43,26 @@ export function orderWaitingIn(table: string): string {
       WHERE ahead.${K} = held.${K} AND ahead.status = 'pending' AND ahead.id < held.id)
     GROUP BY held.source, held.destination ORDER BY held.source, held.destination`
 }
+
+/**
+ * SQL, the same in both dialects: puts each held delivery's due time at its line's head's (the
+ * user's earliest pending delivery), so that a claim, which reads the due deliveries oldest first,
+ * passes over a line whose head waits minutes or hours for its next attempt instead of reading
+ * every delivery held behind it at each claim. It never makes one go sooner: a held delivery goes
+ * only once its head is settled (`orderFree`), and the head's due time is when that can be at the
+ * earliest. A held delivery never attempted takes the head's time either way (a head retried by
+ * hand brings its line back with it); one with attempts of its own is only ever moved later, so
+ * its own retry schedule still holds. Returns nothing; the rows changed are the statement's count.
+ */
+export function orderLinesMirror(table: string): string {
+  // Each line's head once (its least id, from the ordering index alone), then its held deliveries
+  // through the same index: linear in what is ordered and pending, never a look-up per pair.
+  return `WITH line AS MATERIALIZED (
+      SELECT first.k AS k, first.id AS id, head.next_attempt_at AS due FROM (
+        SELECT ${K} AS k, min(id) AS id FROM ${table}
+        WHERE ${K} IS NOT NULL AND status = 'pending' GROUP BY ${K}) AS first
+      JOIN ${table} head ON head.id = first.id)
+    UPDATE ${table} AS held SET next_attempt_at = line.due FROM line
+    WHERE held.${K} = line.k AND held.status = 'pending' AND held.id > line.id
+      AND held.next_attempt_at <> line.due AND (held.attempts = 0 OR line.due > held.next_attempt_at)`
+}

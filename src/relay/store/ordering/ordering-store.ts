@@ -17,4 +17,9 @@ export interface OrderingStore {
   aheadOf(id: number): Promise<number | undefined>
   /** Per route, how many pending deliveries wait behind an earlier one of their user. */
   waiting(): Promise<OrderWaitingRow[]>
+  /**
+   * Puts each held delivery's due time at its line's head's, so that claims pass over the lines
+   * whose head waits for a retry (`orderLinesMirror`); resolves with how many moved.
+   */
+  mirrorHeads(): Promise<number>
 }

@@ -1,10 +1,11 @@
 import type { PostgresPool } from '../../kit/postgres/pool'
-import { orderAheadOf, orderWaitingIn } from '../ordering/order-hold'
+import { orderAheadOf, orderLinesMirror, orderWaitingIn } from '../ordering/order-hold'
 import type { OrderingStore, OrderWaitingRow } from '../ordering/ordering-store'
 
 // The queue holds every pending delivery (settled ones leave it): the rule's table.
 const AHEAD = orderAheadOf('queue', '$1::bigint')
 const WAITING = orderWaitingIn('queue')
+const MIRROR = orderLinesMirror('queue')
 
 /** {@link OrderingStore} on PostgreSQL: one statement each, on the queue's ordering index. */
 export class PostgresOrdering implements OrderingStore {
@@ -24,5 +25,9 @@ export class PostgresOrdering implements OrderingStore {
     type Row = { source: string; destination: string; count: string }
     const { rows } = await this.#pool.query<Row>(WAITING)
     return rows.map(({ source, destination, count }) => ({ source, destination, count: Number(count) }))
+  }
+
+  async mirrorHeads(): Promise<number> {
+    return (await this.#pool.query(MIRROR)).rowCount ?? 0
   }
 }

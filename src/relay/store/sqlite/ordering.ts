@@ -1,9 +1,10 @@
-import { orderAheadOf, orderWaitingIn } from '../ordering/order-hold'
+import { orderAheadOf, orderLinesMirror, orderWaitingIn } from '../ordering/order-hold'
 import type { OrderingStore, OrderWaitingRow } from '../ordering/ordering-store'
 import type { StatementCache } from './statement-cache'
 
 const AHEAD = orderAheadOf('deliveries', '?')
 const WAITING = orderWaitingIn('deliveries')
+const MIRROR = orderLinesMirror('deliveries')
 
 /** {@link OrderingStore} on SQLite: one statement each, on the deliveries' ordering index. */
 export class SqliteOrdering implements OrderingStore {
@@ -21,5 +22,9 @@ export class SqliteOrdering implements OrderingStore {
 
   async waiting(): Promise<OrderWaitingRow[]> {
     return this.#sql.get(WAITING).all() as OrderWaitingRow[]
+  }
+
+  async mirrorHeads(): Promise<number> {
+    return this.#sql.get(MIRROR).run().changes
   }
 }
