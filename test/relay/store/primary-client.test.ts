@@ -21,4 +21,6 @@ it('lets a connection it refused end quietly, whatever its server says after', a
   await expect(refused.connect()).rejects.toThrow(/read-only/)
   const late = new Error('terminating connection due to unexpected postmaster exit')
   expect(() => refused.emit('error', late)).not.toThrow()
+  // And at any other point of a connection's life: never opened, or open and idle.
+  expect(() => new Client({ connectionString }).emit('error', late)).not.toThrow()
 })

@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import type { Client } from 'pg'
+import type { Client, ClientConfig } from 'pg'
 import { type DatabaseHost, parseDatabaseHosts, type TargetSessionAttrs } from './hosts'
 import { PrimaryFinder } from './primary-finder'
 
@@ -49,6 +49,17 @@ export function connectorFor(driver: typeof pg, url: string, timeoutMs: number):
   })
 
   class PrimaryClient extends driver.Client {
+    constructor(config?: string | ClientConfig) {
+      super(config)
+      // A connection to a primary that dies (a failover) hears its server's last words, "terminating
+      // connection due to unexpected postmaster exit", at any point of its life: while it is
+      // opened, checked out, refused and being ended. An 'error' event nobody listens to is an
+      // uncaught exception that ends the relay. The calls using the connection fail with the same
+      // error and answer for it (a 503, a claim tried again), and its owners (the pool, the
+      // notification channel) listen too: this one only keeps the process alive.
+      this.on('error', () => {})
+    }
+
     override connect(): Promise<Client>
     override connect(callback: Connected): void
     override connect(callback?: Connected): Promise<Client> | undefined {
@@ -72,9 +83,6 @@ export function connectorFor(driver: typeof pg, url: string, timeoutMs: number):
       } catch (error) {
         // Down, or no longer the primary (a standby now, after a failover elsewhere).
         finder.lost(host)
-        // Refused, it has nobody to tell: what its server still says as it ends (a primary killed
-        // now sends "terminating connection…") must not be an uncaught 'error' ending the process.
-        this.on('error', () => {})
         // Not awaited: a connection that never opened may end only when its socket closes.
         void this.end().catch(() => {})
         throw error
