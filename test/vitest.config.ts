@@ -8,24 +8,45 @@ const root = fileURLToPath(new URL('..', import.meta.url))
  * `vi.mock` (the relay's destinations, the receiver example's `tracklet/webhooks`: the mock would
  * miss the module a previous file loaded, and leak into the files after it), and those that set
  * process-wide state of a module the others share (the `debug` package's namespaces and output,
- * the relay's log level, sinks and redactions), whose lines they read back.
+ * the relay's log level, sinks and redactions), whose lines they read back, and those that use
+ * fake timers: a module loaded meanwhile may keep a fake timer for good (undici's clock of its
+ * request timeouts does), and the files after it in that worker would wait on it forever.
  * test/packaging/isolated-files.test.ts finds such files and fails on one missing here.
  */
 export const ISOLATED = [
-  'test/relay/destinations/second-destination.test.ts',
-  'test/relay/privacy/consent-two-destinations.test.ts',
-  'test/webhooks/example-receiver.test.ts',
+  'test/relay/controls/limits-paths.test.ts',
+  'test/relay/controls/order-lines.test.ts',
+  'test/relay/delivery/batched-writer.test.ts',
+  'test/relay/delivery/breaker-reports.test.ts',
+  'test/relay/delivery/breaker-timers.test.ts',
+  'test/relay/delivery/lane.test.ts',
+  'test/relay/delivery/leases.test.ts',
   'test/relay/delivery/log-redaction.test.ts',
+  'test/relay/delivery/outcome-writer.test.ts',
+  'test/relay/delivery/parking.test.ts',
+  'test/relay/delivery/prober.test.ts',
+  'test/relay/destinations/batcher.test.ts',
+  'test/relay/destinations/second-destination.test.ts',
+  'test/relay/functions/probe-filtered.test.ts',
   'test/relay/http/auth-limiter.test.ts',
   'test/relay/http/limits.test.ts',
   'test/relay/ingest/ingest-auth.test.ts',
+  'test/relay/live/alerts/alert-sender.test.ts',
   'test/relay/log.test.ts',
   'test/relay/plans/violations-commit.test.ts',
+  'test/relay/privacy/consent-two-destinations.test.ts',
   'test/relay/sources/reload.test.ts',
   'test/relay/sources/secrets-unseen.test.ts',
   'test/relay/store/postgres-upgrade6.test.ts',
   'test/relay/telemetry/clock-offset.test.ts',
+  'test/relay/telemetry/health.test.ts',
+  'test/relay/telemetry/watched-store.test.ts',
+  'test/sdk/coming-from-segment.test.ts',
   'test/sdk/log.test.ts',
+  'test/sdk/serverless.test.ts',
+  'test/sdk/timers.test.ts',
+  'test/webhooks/example-receiver.test.ts',
+  'test/webhooks/wire.test.ts',
 ]
 
 // What every file runs under, in either project.

@@ -6,9 +6,10 @@ import { ISOLATED } from '../vitest.config'
 
 // The suite's files share one module graph per worker (test/vitest.config.ts): a file that mocks a
 // module, or sets process-wide state of a shared module and reads it back (the relay's log sinks,
-// level and redactions, the `debug` package's namespaces), must run in a graph of its own.
+// level and redactions, the `debug` package's namespaces), or fakes the timers (which a module
+// loaded meanwhile may keep: undici's request timeouts), must run in a graph of its own.
 const root = fileURLToPath(new URL('../..', import.meta.url))
-const PROCESS_WIDE = /vi\.mock\(|addLogSink|useLogLevel|redactFromLog|createDebug|debug\.enable/
+const PROCESS_WIDE = /vi\.mock\(|useFakeTimers|addLogSink|useLogLevel|redactFromLog|createDebug|debug\.enable/
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

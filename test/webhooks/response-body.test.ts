@@ -2,6 +2,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type DeliverableMessage, WebhookConfigError, WebhookDestination } from '../../src/webhooks/index'
 import { startReceiver, type TestReceiver } from './receiver'
 
+// How long the receiver may take to see a dropped socket close: vi.waitFor's default (1 s) is
+// shorter than a stall of a busy machine running three test files at once (CI met it). A socket
+// that is never dropped still fails the test.
+const SOCKET_CLOSED = { timeout: 10_000, interval: 20 }
+
 // What a failed request keeps of the receiver's answer and of what was sent: the start of the
 // body (bounded, the rest drained or the socket dropped) and the headers without any secret.
 const message: DeliverableMessage = {
@@ -78,7 +83,7 @@ describe('a failed request keeps what the receiver said', () => {
     const [attempt] = (await webhooks.send(message)).attempts
 
     expect(attempt?.responseBody).toBe('b'.repeat(100))
-    await vi.waitFor(async () => expect(await hook.connections()).toBe(0))
+    await vi.waitFor(async () => expect(await hook.connections()).toBe(0), SOCKET_CLOSED)
   })
 
   it('drains a moderate 2xx body unread so the connection is reused, and drops the socket under a huge one', async () => {
@@ -97,7 +102,7 @@ describe('a failed request keeps what the receiver said', () => {
     for (const hook of [huge, chunked]) {
       const result = await new WebhookDestination({ webhooks: [{ url: hook.url }] }).send(message)
       expect(result).toMatchObject({ ok: true, attempts: [{ url: hook.url, status: 200 }] })
-      await vi.waitFor(async () => expect(await hook.connections()).toBe(0))
+      await vi.waitFor(async () => expect(await hook.connections()).toBe(0), SOCKET_CLOSED)
     }
   })
 
@@ -116,7 +121,7 @@ describe('a failed request keeps what the receiver said', () => {
       retryable: true,
       attempts: [{ url: hook.url, status: 502, responseBody: 'upstream gone' }],
     })
-    await vi.waitFor(async () => expect(await hook.connections()).toBe(0))
+    await vi.waitFor(async () => expect(await hook.connections()).toBe(0), SOCKET_CLOSED)
   })
 
   it('counts the limit in bytes: a character cut at the limit shows as U+FFFD', async () => {
