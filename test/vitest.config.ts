@@ -49,6 +49,11 @@ export const ISOLATED = [
   'test/webhooks/wire.test.ts',
 ]
 
+// Suites a run leaves out, as globs separated by commas (CI's run on Node 24 leaves out those whose
+// subject does not change with Node's major: .ci/run says which). An environment variable, since
+// vitest's --exclude reaches no project's own list: given that way, it was ignored.
+const LEFT_OUT = (process.env['TRACKLET_TEST_EXCLUDE'] ?? '').split(',').filter((glob) => glob !== '')
+
 // What every file runs under, in either project.
 const shared = {
   root,
@@ -78,7 +83,7 @@ export default defineConfig({
           ...shared,
           name: 'tracklet',
           include: ['test/**/*.test.ts'],
-          exclude: ISOLATED,
+          exclude: [...ISOLATED, ...LEFT_OUT],
           // A worker process runs file after file in one module graph: the relay's modules are
           // loaded once per worker, not once per file (loading them was a third of the suite's
           // time). Each file still cleans up what it changes (its servers, env variables, fake
@@ -86,7 +91,7 @@ export default defineConfig({
           isolate: false,
         },
       },
-      { test: { ...shared, name: 'isolated', include: ISOLATED } },
+      { test: { ...shared, name: 'isolated', include: ISOLATED, exclude: LEFT_OUT } },
     ],
   },
 })
