@@ -31,7 +31,7 @@ describe('enqueue on PostgreSQL, racing another relay', () => {
         ['Webhooks'],
         ['m1'],
         ['track'],
-        ['{"messageId":"m1"}'],
+        '{"messageId":"m1"}',
         [null],
         [null],
         null,

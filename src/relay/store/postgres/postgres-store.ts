@@ -56,6 +56,7 @@ import { migrate } from './schema'
 import { copyToSchema6Online } from './upgrade6'
 import { filterValues, POSTGRES_STATEMENTS as SQL } from './statements'
 import { prepared } from './prepared'
+import { joinBodies } from './message-bodies'
 
 /** Options of {@link openPostgresStore}, for tests and the bench. */
 export interface PostgresStoreOptions {
@@ -377,7 +378,6 @@ async function insertDeliveries(
   const destinations: string[] = []
   const messageIds: string[] = []
   const types: string[] = []
-  const messages: string[] = []
   const userIds: (string | null)[] = []
   const events: (string | null)[] = []
   for (const d of deliveries) {
@@ -388,9 +388,8 @@ async function insertDeliveries(
     destinations.push(d.destination)
     messageIds.push(d.messageId)
     types.push(d.type)
-    messages.push(d.json)
   }
-  const values = [sources, destinations, messageIds, types, messages, userIds, events, clock]
+  const values = [sources, destinations, messageIds, types, joinBodies(deliveries), userIds, events, clock]
   const ordered = deliveries.some((d) => d.orderKey !== undefined)
   const statement = ordered
     ? prepared('enqueueOrdered', [...values, deliveries.map((d) => d.orderKey ?? null)])

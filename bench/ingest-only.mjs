@@ -1,0 +1,169 @@
+// Ingest only, on either store, alone and quick: bench:relay's ingest-only phase (a relay whose
+// webhook never answers takes N messages in batches of FLUSH_AT, 8 requests in flight) between two
+// runs of the store's raw insert baseline (bench/store-baselines.mjs); prints msgs/s, the relay's
+// CPU µs per message and the ratio to the faster baseline (issue 43's aim: ≥ 0.5×). With
+// `--server` a second relay build (another worktree's bench/relay-server.mjs) runs after this one
+// in each round, A B A B, and the ratio of the two is printed with its spread.
+//   node bench/ingest-only.mjs --store postgres [--server /other/bench/relay-server.mjs]
+//     [--profile DIR] (a --cpu-prof of the first round's relay, for bench/profile-window.mjs)
+//   BENCH_MESSAGES (default 30000), BENCH_FLUSH_AT (100), BENCH_RUNS (3); random UUID ids, as the
+//   SDK makes them. Run `npm run build` first (in both worktrees with --server).
+import { fork } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import http from 'node:http'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { Agent, request } from 'undici'
+import { startPostgresServer } from '../test/support/postgres-server.mjs'
+import { measureServer } from './pg-server-cost.mjs'
+import { postgresInsertBaseline, sqliteInsertBaseline } from './store-baselines.mjs'
+
+const { values: args } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'sqlite' },
+    server: { type: 'string' },
+    profile: { type: 'string' },
+  },
+})
+if (args.store !== 'sqlite' && args.store !== 'postgres') throw new Error('--store is sqlite or postgres')
+const THIS = new URL('./relay-server.mjs', import.meta.url).pathname
+const SERVERS = args.server ? [THIS, resolve(args.server)] : [THIS]
+const N = Number(process.env.BENCH_MESSAGES ?? 30_000)
+const FLUSH_AT = Number(process.env.BENCH_FLUSH_AT ?? 100)
+const RUNS = Number(process.env.BENCH_RUNS ?? 3)
+const IN_FLIGHT = 8 // as bench:relay's ingest-only phase
+const WRITE_KEY = 'bench-write-key'
+
+const message = (i) => ({
+  userId: `user-${i % 5000}`,
+  event: 'Order Completed',
+  properties: { orderId: `o-${i}`, revenue: 9.99, currency: 'EUR', items: ['a', 'b'] },
+})
+
+const postgres =
+  args.store === 'postgres'
+    ? await startPostgresServer({ durable: true, settings: ['max_connections=200'] })
+    : undefined
+const dir = mkdtempSync(join(tmpdir(), 'tracklet-ingest-only-'))
+const baselineDatabase = postgres ? await postgres.createDatabase('baseline') : undefined
+let databases = 0
+
+const insertMs = () =>
+  postgres ? postgresInsertBaseline(baselineDatabase, N, 100, message, 1) : sqliteInsertBaseline(dir, N, 100, message)
+
+function bodies() {
+  const out = []
+  for (let i = 0; i < N; i += FLUSH_AT) {
+    const batch = []
+    for (let j = i; j < Math.min(N, i + FLUSH_AT); j++)
+      batch.push({ type: 'track', messageId: randomUUID(), timestamp: new Date().toISOString(), ...message(j) })
+    out.push(JSON.stringify({ batch, sentAt: new Date().toISOString() }))
+  }
+  return out
+}
+
+// One relay (the build of `server`) on a fresh store takes N messages; answers ms and CPU µs.
+async function ingestOnce(server, profile) {
+  const holding = http.createServer((req) => req.resume())
+  await new Promise((done) => holding.listen(0, '127.0.0.1', done))
+  const database = postgres ? await postgres.createDatabase(`ingest_${databases++}`) : join(dir, `r${databases++}.db`)
+  const options = {
+    port: 0,
+    database,
+    allowPrivateNetworks: true,
+    webhookTimeout: 600_000,
+    sources: [
+      {
+        name: 'bench',
+        writeKey: WRITE_KEY,
+        destinations: {
+          Webhooks: {
+            webhooks: [{ url: `http://127.0.0.1:${holding.address().port}/hold` }],
+            sharedSecret: 'bench-shared-secret',
+          },
+        },
+      },
+    ],
+  }
+  const child = fork(server, [JSON.stringify(options)], {
+    execArgv: profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
+  })
+  const next = () => new Promise((done) => child.once('message', done))
+  const { url } = await next()
+  const all = bodies()
+  const agent = new Agent({ connections: IN_FLIGHT })
+  const authorization = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`
+  child.send('usage')
+  const cpuBefore = (await next()).cpuMs
+  const serverCost = postgres ? await measureServer(postgres) : undefined
+  let nextBody = 0
+  let failed = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (nextBody < all.length) {
+        const body = all[nextBody++]
+        const response = await request(`${url}/v1/batch`, {
+          method: 'POST',
+          dispatcher: agent,
+          headers: { authorization, 'content-type': 'application/json' },
+          body,
+        })
+        await response.body.dump()
+        if (response.statusCode !== 200) failed += FLUSH_AT
+      }
+    }),
+  )
+  const ms = performance.now() - started
+  child.send('usage')
+  const cpuUs = ((await next()).cpuMs - cpuBefore) * 1000
+  const serverUs = ((await serverCost?.stop())?.cpuMs ?? Number.NaN) * 1000
+  child.send('stop')
+  await next()
+  await agent.close()
+  holding.closeAllConnections()
+  holding.close()
+  if (failed > 0) throw new Error(`${failed} messages failed`)
+  return { ms, cpuUs, serverUs }
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+const results = SERVERS.map(() => [])
+try {
+  for (let run = 0; run < RUNS; run++) {
+    const before = await insertMs()
+    const runs = []
+    for (const server of SERVERS) runs.push(await ingestOnce(server, run === 0 ? args.profile : undefined))
+    const insertRate = N / (Math.min(before, await insertMs()) / 1000)
+    runs.forEach(({ ms, cpuUs, serverUs }, i) => {
+      const rate = N / (ms / 1000)
+      results[i].push({ ratio: rate / insertRate, cpu: cpuUs / N, rate, server: serverUs / N })
+      console.log(
+        `round ${run + 1} ${i === 0 ? 'this' : 'other'}: raw inserts ${Math.round(insertRate)} rows/s; ingest only ` +
+          `${Math.round(rate)} msgs/s (${(rate / insertRate).toFixed(2)}×), ${(cpuUs / N).toFixed(1)} µs relay CPU per message` +
+          (postgres ? `, ${(serverUs / N).toFixed(1)} µs PostgreSQL CPU` : ''),
+      )
+    })
+  }
+} finally {
+  await postgres?.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
+const line = (rs) =>
+  `ratio to raw inserts median ${median(rs.map((r) => r.ratio)).toFixed(2)}×, relay CPU median ` +
+  `${median(rs.map((r) => r.cpu)).toFixed(1)} µs per message` +
+  (postgres ? `, PostgreSQL CPU median ${median(rs.map((r) => r.server)).toFixed(1)} µs` : '')
+console.log(`${args.store}, ${N} messages, ${RUNS} rounds: this build ${line(results[0])}`)
+if (SERVERS.length > 1) {
+  console.log(`  other build ${line(results[1])}`)
+  const rates = results[0].map((r, i) => r.rate / results[1][i].rate)
+  const cpus = results[0].map((r, i) => r.cpu / results[1][i].cpu)
+  const spread = (xs) => `median ${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`
+  console.log(`  this ÷ other, msgs/s ${spread(rates)}; CPU per message ${spread(cpus)}`)
+  if (postgres) console.log(`  PostgreSQL CPU ${spread(results[0].map((r, i) => r.server / results[1][i].server))}`)
+}
