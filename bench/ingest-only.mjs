@@ -10,7 +10,7 @@
 //   SDK makes them. Run `npm run build` first (in both worktrees with --server).
 import { fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -120,13 +120,15 @@ async function ingestOnce(server, profile) {
   child.send('usage')
   const cpuUs = ((await next()).cpuMs - cpuBefore) * 1000
   const serverUs = ((await serverCost?.stop())?.cpuMs ?? Number.NaN) * 1000
+  // SQLite: how large the WAL grew (its checkpoints keep it bounded).
+  const walMb = postgres ? undefined : statSync(`${database}-wal`).size / 2 ** 20
   child.send('stop')
   await next()
   await agent.close()
   holding.closeAllConnections()
   holding.close()
   if (failed > 0) throw new Error(`${failed} messages failed`)
-  return { ms, cpuUs, serverUs }
+  return { ms, cpuUs, serverUs, walMb }
 }
 
 const median = (xs) => {
@@ -140,13 +142,13 @@ try {
     const runs = []
     for (const server of SERVERS) runs.push(await ingestOnce(server, run === 0 ? args.profile : undefined))
     const insertRate = N / (Math.min(before, await insertMs()) / 1000)
-    runs.forEach(({ ms, cpuUs, serverUs }, i) => {
+    runs.forEach(({ ms, cpuUs, serverUs, walMb }, i) => {
       const rate = N / (ms / 1000)
       results[i].push({ ratio: rate / insertRate, cpu: cpuUs / N, rate, server: serverUs / N })
       console.log(
         `round ${run + 1} ${i === 0 ? 'this' : 'other'}: raw inserts ${Math.round(insertRate)} rows/s; ingest only ` +
           `${Math.round(rate)} msgs/s (${(rate / insertRate).toFixed(2)}×), ${(cpuUs / N).toFixed(1)} µs relay CPU per message` +
-          (postgres ? `, ${(serverUs / N).toFixed(1)} µs PostgreSQL CPU` : ''),
+          (postgres ? `, ${(serverUs / N).toFixed(1)} µs PostgreSQL CPU` : `, WAL ${walMb.toFixed(1)} MiB`),
       )
     })
   }

@@ -47,6 +47,7 @@ import { sqliteEndpoints } from './sqlite-endpoints'
 import type { NewViolation } from '../violations'
 import { StatementCache } from './statement-cache'
 import { WalSync } from './wal-sync'
+import { WalCheckpointer } from './wal-checkpointer'
 import {
   ENQUEUE_PARAMS,
   ENQUEUE_ROWS,
@@ -113,6 +114,7 @@ export class SqliteStore implements Store {
   readonly #pruneAll: Transaction<(before: number, limit: number) => number>
   /** Flushes enqueue's commits off the event loop; `undefined` where there is no WAL file to flush. */
   readonly #walSync: WalSync | undefined
+  readonly #checkpoints: WalCheckpointer | undefined
   #closed = false
 
   /**
@@ -127,6 +129,7 @@ export class SqliteStore implements Store {
     this.#sql = sql
     if (!sharedByProcesses) sql.get(SQL.voidLeases).run()
     this.#walSync = WalSync.open(db)
+    this.#checkpoints = WalCheckpointer.for(db)
     this.circuits = new SqliteCircuits(sql, now, { sharedByProcesses })
     this.sessions = new SqliteSessions(sql)
     this.replays = new SqliteReplays(sql, now)
@@ -233,6 +236,7 @@ export class SqliteStore implements Store {
     const wal = this.#walSync
     if (wal === undefined) return this.#enqueueAll(deliveries, violations, unrecorded)
     const inserted = this.#withoutWaitingForDisk(() => this.#enqueueAll(deliveries, violations, unrecorded))
+    this.#checkpoints?.committed(deliveries.length)
     await wal.durable()
     return inserted
   }
@@ -372,6 +376,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
+    await this.#checkpoints?.close()
     await this.#walSync?.close()
     this.#db.close()
   }

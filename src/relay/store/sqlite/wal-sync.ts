@@ -1,5 +1,6 @@
 import { close, fdatasync, openSync } from 'node:fs'
 import { promisify } from 'node:util'
+import { databaseFile } from './database-file'
 import type { SqliteDatabase } from './schema'
 
 const datasync = promisify(fdatasync)
@@ -41,9 +42,8 @@ export class WalSync {
   static open(db: SqliteDatabase): WalSync | undefined {
     try {
       if (db.memory || db.pragma('journal_mode', { simple: true }) !== 'wal') return undefined
-      // The file as SQLite resolved it (the path given may be relative to a directory left since).
-      const { file } = (db.pragma('database_list') as { name: string; file: string }[]).find((d) => d.name === 'main')!
-      if (!file) return undefined
+      const file = databaseFile(db)
+      if (file === undefined) return undefined
       const fd = openSync(`${file}-wal`, 'r+')
       return new WalSync({ datasync: () => datasync(fd), close: () => closeFd(fd) })
     } catch {
