@@ -27,7 +27,8 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
   },
 })
-if (args.store !== 'sqlite' && args.store !== 'postgres') throw new Error('--store is sqlite or postgres')
+const STORES = ['sqlite', 'postgres']
+if (!STORES.includes(args.store)) throw new Error('--store is sqlite or postgres')
 const THIS = new URL('./relay-server.mjs', import.meta.url).pathname
 const SERVERS = args.server ? [THIS, resolve(args.server)] : [THIS]
 const N = Number(process.env.BENCH_MESSAGES ?? 30_000)
@@ -50,15 +51,22 @@ const dir = mkdtempSync(join(tmpdir(), 'tracklet-ingest-only-'))
 const baselineDatabase = postgres ? await postgres.createDatabase('baseline') : undefined
 let databases = 0
 
-const insertMs = () =>
-  postgres ? postgresInsertBaseline(baselineDatabase, N, 100, message, 1) : sqliteInsertBaseline(dir, N, 100, message)
+function insertMs() {
+  if (postgres) return postgresInsertBaseline(baselineDatabase, N, 100, message, 1)
+  return sqliteInsertBaseline(dir, N, 100, message)
+}
 
 function bodies() {
   const out = []
   for (let i = 0; i < N; i += FLUSH_AT) {
     const batch = []
     for (let j = i; j < Math.min(N, i + FLUSH_AT); j++)
-      batch.push({ type: 'track', messageId: randomUUID(), timestamp: new Date().toISOString(), ...message(j) })
+      batch.push({
+        type: 'track',
+        messageId: randomUUID(),
+        timestamp: new Date().toISOString(),
+        ...message(j),
+      })
     out.push(JSON.stringify({ batch, sentAt: new Date().toISOString() }))
   }
   return out
@@ -68,7 +76,8 @@ function bodies() {
 async function ingestOnce(server, profile) {
   const holding = http.createServer((req) => req.resume())
   await new Promise((done) => holding.listen(0, '127.0.0.1', done))
-  const database = postgres ? await postgres.createDatabase(`ingest_${databases++}`) : join(dir, `r${databases++}.db`)
+  const name = `ingest_${databases++}`
+  const database = postgres ? await postgres.createDatabase(name) : join(dir, `${name}.db`)
   const options = {
     port: 0,
     database,
@@ -131,6 +140,7 @@ async function ingestOnce(server, profile) {
   return { ms, cpuUs, serverUs, walMb }
 }
 
+const mib = (n) => `${n.toFixed(1)} MiB`
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b)
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
@@ -140,15 +150,17 @@ try {
   for (let run = 0; run < RUNS; run++) {
     const before = await insertMs()
     const runs = []
-    for (const server of SERVERS) runs.push(await ingestOnce(server, run === 0 ? args.profile : undefined))
+    const profile = run === 0 ? args.profile : undefined
+    for (const server of SERVERS) runs.push(await ingestOnce(server, profile))
     const insertRate = N / (Math.min(before, await insertMs()) / 1000)
     runs.forEach(({ ms, cpuUs, serverUs, walMb }, i) => {
       const rate = N / (ms / 1000)
       results[i].push({ ratio: rate / insertRate, cpu: cpuUs / N, rate, server: serverUs / N })
       console.log(
-        `round ${run + 1} ${i === 0 ? 'this' : 'other'}: raw inserts ${Math.round(insertRate)} rows/s; ingest only ` +
-          `${Math.round(rate)} msgs/s (${(rate / insertRate).toFixed(2)}×), ${(cpuUs / N).toFixed(1)} µs relay CPU per message` +
-          (postgres ? `, ${(serverUs / N).toFixed(1)} µs PostgreSQL CPU` : `, WAL ${walMb.toFixed(1)} MiB`),
+        `round ${run + 1} ${i === 0 ? 'this' : 'other'}: raw inserts ${Math.round(insertRate)} ` +
+          `rows/s; ingest only ${Math.round(rate)} msgs/s (${(rate / insertRate).toFixed(2)}×), ` +
+          `${(cpuUs / N).toFixed(1)} µs relay CPU per message` +
+          (postgres ? `, server CPU ${(serverUs / N).toFixed(1)} µs` : `, WAL ${mib(walMb)}`),
       )
     })
   }
@@ -165,7 +177,9 @@ if (SERVERS.length > 1) {
   console.log(`  other build ${line(results[1])}`)
   const rates = results[0].map((r, i) => r.rate / results[1][i].rate)
   const cpus = results[0].map((r, i) => r.cpu / results[1][i].cpu)
-  const spread = (xs) => `median ${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`
+  const f = (x) => x.toFixed(2)
+  const spread = (xs) => `median ${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`
   console.log(`  this ÷ other, msgs/s ${spread(rates)}; CPU per message ${spread(cpus)}`)
-  if (postgres) console.log(`  PostgreSQL CPU ${spread(results[0].map((r, i) => r.server / results[1][i].server))}`)
+  const servers = results[0].map((r, i) => r.server / results[1][i].server)
+  if (postgres) console.log(`  PostgreSQL CPU ${spread(servers)}`)
 }

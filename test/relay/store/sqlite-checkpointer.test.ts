@@ -35,7 +35,7 @@ function rowsInFileAlone(file: string, table: string): number {
 }
 
 describe('the SQLite checkpoint thread', () => {
-  it('checkpoints every commit on its own connection, and the store’s own connection only far later', async () => {
+  it('checkpoints on its own connection; the store’s own only far later', async () => {
     const file = join(dir, 'direct.db')
     const db = await openSqliteDatabase(file)
     const checkpointer = new WalCheckpointer(db, file, { startAfter: 0 })
@@ -59,7 +59,7 @@ describe('the SQLite checkpoint thread', () => {
     }
   })
 
-  it('starts no thread before the store has enqueued a few deliveries: SQLite checkpoints as before', async () => {
+  it('starts no thread before the store enqueued a few deliveries: SQLite does', async () => {
     const file = join(dir, 'few.db')
     const db = await openSqliteDatabase(file)
     const checkpointer = new WalCheckpointer(db, file)

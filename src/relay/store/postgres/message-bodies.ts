@@ -6,6 +6,7 @@ import type { NewDelivery } from '../store'
  * they are escaped), so no message's text can contain it.
  */
 const SEPARATOR = '\u001e'
+const CODE = SEPARATOR.charCodeAt(0)
 
 /**
  * The messages' JSON texts of enqueue, in the batch's order, from the text parameter `param`
@@ -14,7 +15,7 @@ const SEPARATOR = '\u001e'
  * the relay's largest cost per message on PostgreSQL) and the server unescaped them; a split on one
  * character costs neither side much (bench/ingest-only.mjs).
  */
-export const BODIES_OF = (param: string): string => `string_to_array(${param}, chr(${SEPARATOR.charCodeAt(0)}))`
+export const BODIES_OF = (param: string): string => `string_to_array(${param}, chr(${CODE}))`
 
 /**
  * The messages' JSON texts as enqueue's one text parameter ({@link BODIES_OF}).
@@ -26,7 +27,8 @@ export function joinBodies(deliveries: readonly NewDelivery[]): string {
   let bodies = ''
   for (const [i, d] of deliveries.entries()) {
     if (d.json.includes(SEPARATOR)) {
-      throw new TypeError(`the JSON of message ${JSON.stringify(d.messageId)} holds U+001E: it is not JSON`)
+      const id = JSON.stringify(d.messageId)
+      throw new TypeError(`the JSON of message ${id} holds U+001E: it is not JSON`)
     }
     bodies += i === 0 ? d.json : SEPARATOR + d.json
   }

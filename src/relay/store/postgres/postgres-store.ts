@@ -389,7 +389,8 @@ async function insertDeliveries(
     messageIds.push(d.messageId)
     types.push(d.type)
   }
-  const values = [sources, destinations, messageIds, types, joinBodies(deliveries), userIds, events, clock]
+  const bodies = joinBodies(deliveries)
+  const values = [sources, destinations, messageIds, types, bodies, userIds, events, clock]
   const ordered = deliveries.some((d) => d.orderKey !== undefined)
   const statement = ordered
     ? prepared('enqueueOrdered', [...values, deliveries.map((d) => d.orderKey ?? null)])

@@ -45,12 +45,12 @@ export const POSTGRES_STATEMENTS = {
   // delivery is a message row and a queue row, due at once by the database's clock. $1–$7 one
   // array per column but $5, the messages' JSON as one text (BODIES_OF says why), $8 clock.
   // Returns how many were written.
-  enqueue: `SELECT ${ENQUEUE_FUNCTION}($1::text[], $2::text[], $3::text[], $4::text[], ${BODIES_OF('$5')},
-    $6::text[], $7::text[], $8::bigint) AS written`,
+  enqueue: `SELECT ${ENQUEUE_FUNCTION}($1::text[], $2::text[], $3::text[], $4::text[],
+    ${BODIES_OF('$5')}, $6::text[], $7::text[], $8::bigint) AS written`,
   // The same for a batch with deliveries to an ordered destination: $9 their ordering keys (NULL for
   // the others), on their queue rows (./ordering-schema.ts). A batch without one takes enqueue.
-  enqueueOrdered: `SELECT ${ENQUEUE_FUNCTION}($1::text[], $2::text[], $3::text[], $4::text[], ${BODIES_OF('$5')},
-    $6::text[], $7::text[], $8::bigint, $9::text[]) AS written`,
+  enqueueOrdered: `SELECT ${ENQUEUE_FUNCTION}($1::text[], $2::text[], $3::text[], $4::text[],
+    ${BODIES_OF('$5')}, $6::text[], $7::text[], $8::bigint, $9::text[]) AS written`,
   // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
   // statement; from then on the lease (lease_until) keeps other relays off. $1 source, $2 clock,

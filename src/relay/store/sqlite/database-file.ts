@@ -5,6 +5,7 @@ import type { SqliteDatabase } from './schema'
  * directory left since); `undefined` for an in-memory or temporary database.
  */
 export function databaseFile(db: SqliteDatabase): string | undefined {
-  const main = (db.pragma('database_list') as { name: string; file: string }[]).find((d) => d.name === 'main')
+  const databases = db.pragma('database_list') as { name: string; file: string }[]
+  const main = databases.find((d) => d.name === 'main')
   return main?.file || undefined
 }

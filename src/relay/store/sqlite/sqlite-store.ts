@@ -278,15 +278,15 @@ export class SqliteStore implements Store {
     this.#withoutWaitingForDisk(() => this.#recordAll(outcomes))
   }
 
-  // Runs `write` (one transaction) with `synchronous = NORMAL`: its commit is not flushed to disk
-  // before it returns. Only for writes whose loss in a power cut leaves every delivery to be sent
-  // again, or (enqueue) whose caller then waits for the WAL's flush before it answers.
+  // Runs `write` (one transaction) with `synchronous = NORMAL` (prepared: `db.pragma()` parses
+  // each time): its commit is not flushed to disk before it returns. Only for writes whose loss in
+  // a power cut leaves every delivery to be sent again, or (enqueue) whose caller waits for a flush.
   #withoutWaitingForDisk<T>(write: () => T): T {
-    this.#db.pragma('synchronous = NORMAL')
+    this.#sql.get('PRAGMA synchronous = NORMAL').run()
     try {
       return write()
     } finally {
-      this.#db.pragma('synchronous = FULL')
+      this.#sql.get('PRAGMA synchronous = FULL').run()
     }
   }
 

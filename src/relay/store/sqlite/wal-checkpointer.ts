@@ -51,7 +51,8 @@ function checkpoint() {
   try {
     db.pragma('wal_checkpoint(PASSIVE)')
     const [row] = db.pragma('wal_checkpoint(RESTART)')
-    parentPort.postMessage({ log: row.log, checkpointed: row.checkpointed, restarted: row.busy === 0 })
+    const { log, checkpointed, busy } = row
+    parentPort.postMessage({ log, checkpointed, restarted: busy === 0 })
   } catch (error) {
     parentPort.postMessage({ error: String(error && error.message) })
   }
@@ -117,7 +118,8 @@ export class WalCheckpointer {
   /** For `db`'s file in WAL mode; `undefined` for a database without a WAL file (in memory). */
   static for(db: SqliteDatabase): WalCheckpointer | undefined {
     const file = db.memory ? undefined : databaseFile(db)
-    if (file === undefined || db.pragma('journal_mode', { simple: true }) !== 'wal') return undefined
+    const wal = db.pragma('journal_mode', { simple: true }) === 'wal'
+    if (file === undefined || !wal) return undefined
     return new WalCheckpointer(db, file)
   }
 
@@ -154,7 +156,7 @@ export class WalCheckpointer {
     return this.#asked ? new Promise((resolve) => this.#idle.push(resolve)) : Promise.resolve()
   }
 
-  /** Ends the thread (after the checkpoint it runs, if any); before the store's connection closes. */
+  /** Ends the thread (after its running checkpoint), before the store's connection closes. */
   async close(): Promise<void> {
     this.#closed = true
     this.#worker?.postMessage('close')
@@ -172,7 +174,7 @@ export class WalCheckpointer {
         restartWaitMs: RESTART_WAIT_MS,
       },
     })
-    // The relay's process may end without closing the store (a test, a crash): never kept alive by it.
+    // The process may end without closing the store (a test, a crash): never kept alive by it.
     worker.unref()
     this.#worker = worker
     this.#exited = new Promise((resolve) => worker.once('exit', () => resolve()))
@@ -190,7 +192,8 @@ export class WalCheckpointer {
     this.#asked = false
     if ('error' in answer) {
       // Nothing is lost (the pages stay in the WAL); the next commit asks again.
-      if (!this.#failing) log.warn(`the SQLite checkpoint failed: ${answer.error}`, { event: 'checkpoint-failed' })
+      const event = 'checkpoint-failed'
+      if (!this.#failing) log.warn(`the SQLite checkpoint failed: ${answer.error}`, { event })
       this.#failing = true
     } else {
       this.#failing = false
@@ -206,7 +209,9 @@ export class WalCheckpointer {
 
   // The thread could not start or died: the store's own connection checkpoints again, as before.
   #failed(error: Error): void {
-    log.warn(`the SQLite checkpoint thread stopped: ${error.message}`, { event: 'checkpoint-failed' })
+    log.warn(`the SQLite checkpoint thread stopped: ${error.message}`, {
+      event: 'checkpoint-failed',
+    })
     this.#worker = undefined
     this.#asked = false
     if (this.#db.open) this.#db.pragma('wal_autocheckpoint = 1000')
