@@ -26,10 +26,11 @@ export const OWN_CHECKPOINT_PAGES = 16_384
 export const CHECKPOINT_INTERVAL_MS = 200
 
 /**
- * How long the thread's second step may wait for the store's connection to end a write (ms);
- * past it, the WAL is restarted at a later checkpoint.
+ * How long the thread's second step may wait (ms) for a write to end, then for readers to leave
+ * the WAL; the relay's writes wait for it meanwhile, so it is short. Past it, the WAL is restarted
+ * at a later checkpoint (a long read, such as another process's, only delays that).
  */
-const RESTART_WAIT_MS = 1000
+const RESTART_WAIT_MS = 25
 
 // The thread, as CommonJS source for `new Worker(…, { eval: true })` (the same text runs from the
 // built package and from the sources under the test runner): its own connection to the file, and
