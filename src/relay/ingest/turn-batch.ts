@@ -13,6 +13,11 @@ export interface TurnBatchOptions<T> {
    * request whose data the store refused is refused. @default never: the whole group is refused
    */
   writeEachOn?(error: unknown): boolean
+  /**
+   * The most groups being written at once. A group ready meanwhile waits for one of them to end,
+   * and grows with every request that arrives until then. @default unbounded
+   */
+  maxWriting?: number | undefined
 }
 
 /**
@@ -24,10 +29,12 @@ export interface TurnBatchOptions<T> {
  * rejected with the write's error if it failed. No timer: the group is written in a
  * `setImmediate`, after Node has handled every socket that was ready. While a write waits for the
  * disk, new requests queue up in the kernel and the next turn gathers them all, so the group grows
- * with the load and adds no delay when idle.
+ * with the load and adds no delay when idle. With `maxWriting`, a group also waits while that many
+ * are being written, so that under load the groups grow rather than the writes at once.
  */
 export class TurnBatch<T> {
   readonly #options: TurnBatchOptions<T>
+  readonly #maxWriting: number
   #waiting: Waiting<T>[] = []
   #scheduled: NodeJS.Immediate | undefined
   /** Groups being written now (`flush` waits for them). */
@@ -35,6 +42,7 @@ export class TurnBatch<T> {
 
   constructor(options: TurnBatchOptions<T>) {
     this.#options = options
+    this.#maxWriting = options.maxWriting ?? Number.POSITIVE_INFINITY
   }
 
   /** Resolves once `items` are written; rejects if the write holding them failed. */
@@ -42,7 +50,7 @@ export class TurnBatch<T> {
     if (items.length === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
       this.#waiting.push({ items, resolve, reject })
-      this.#scheduled ??= setImmediate(() => void this.flush())
+      this.#schedule()
     })
   }
 
@@ -54,14 +62,30 @@ export class TurnBatch<T> {
   async flush(): Promise<void> {
     clearImmediate(this.#scheduled)
     this.#scheduled = undefined
-    const group = this.#waiting
-    if (group.length > 0) {
-      this.#waiting = []
-      const writing = this.#write(group)
-      this.#writing.add(writing)
-      void writing.finally(() => this.#writing.delete(writing))
-    }
+    this.#writeWaiting()
     await Promise.all(this.#writing)
+  }
+
+  // The waiting group is written in the next turn, unless `maxWriting` groups are being written:
+  // then once one of them ends.
+  #schedule(): void {
+    if (this.#scheduled !== undefined || this.#writing.size >= this.#maxWriting) return
+    this.#scheduled = setImmediate(() => {
+      this.#scheduled = undefined
+      this.#writeWaiting()
+    })
+  }
+
+  #writeWaiting(): void {
+    const group = this.#waiting
+    if (group.length === 0) return
+    this.#waiting = []
+    const writing = this.#write(group)
+    this.#writing.add(writing)
+    void writing.finally(() => {
+      this.#writing.delete(writing)
+      if (this.#waiting.length > 0) this.#schedule()
+    })
   }
 
   async #write(group: readonly Waiting<T>[]): Promise<void> {
