@@ -31,6 +31,7 @@ export function watchWrites(store: Store, events: RelayEvents): Store {
     }
   return {
     kind: store.kind,
+    writesAtOnce: store.writesAtOnce,
     circuits: store.circuits,
     sessions: store.sessions,
     replays: store.replays,
