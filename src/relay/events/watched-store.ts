@@ -31,7 +31,6 @@ export function watchWrites(store: Store, events: RelayEvents): Store {
     }
   return {
     kind: store.kind,
-    writesAtOnce: store.writesAtOnce,
     circuits: store.circuits,
     sessions: store.sessions,
     replays: store.replays,

@@ -12,15 +12,12 @@ interface Commit {
 
 /** The outbox as group commit writes to it: `violations` where it keeps them. */
 export type CommitStore = Pick<Store, 'enqueue' | 'enqueueWithViolations'> & {
-  /** How many writes the store runs at once to advantage (`Store.writesAtOnce`). @default 1 */
-  writesAtOnce?: number
   violations?: Pick<ViolationStore, 'record'>
 }
 
 /**
  * Group commit for ingest: the deliveries of every request that reaches the commit in the same
- * turn of the event loop are written in one transaction ({@link TurnBatch}), or spread over as
- * many as the store writes at once to advantage (`Store.writesAtOnce`). A 2xx still means
+ * turn of the event loop are written in one transaction ({@link TurnBatch}). A 2xx still means
  * "committed": each request's promise resolves only once its transaction is.
  *
  * The violations found in those requests go with them: in the same transaction where the store
@@ -35,11 +32,7 @@ export type CommitStore = Pick<Store, 'enqueue' | 'enqueueWithViolations'> & {
  */
 export class GroupCommit extends TurnBatch<Commit> {
   constructor(store: CommitStore) {
-    super({
-      write: (commits) => write(store, commits),
-      writeEachOn: isDataError,
-      ...(store.writesAtOnce === undefined ? {} : { writesAtOnce: store.writesAtOnce }),
-    })
+    super({ write: (commits) => write(store, commits), writeEachOn: isDataError })
   }
 
   /**

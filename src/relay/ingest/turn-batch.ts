@@ -13,13 +13,6 @@ export interface TurnBatchOptions<T> {
    * request whose data the store refused is refused. @default never: the whole group is refused
    */
   writeEachOn?(error: unknown): boolean
-  /**
-   * How many writes the store runs at once to advantage. A turn's group is split into as many
-   * writes as are free of these (the writes under way count), each with its share of the requests,
-   * so that a store with several writers (PostgreSQL's connections, each on a core of the server)
-   * writes them side by side. @default 1: a turn's requests in one write (SQLite has one writer).
-   */
-  writesAtOnce?: number
 }
 
 /**
@@ -64,12 +57,9 @@ export class TurnBatch<T> {
     const group = this.#waiting
     if (group.length > 0) {
       this.#waiting = []
-      const free = Math.max(1, (this.#options.writesAtOnce ?? 1) - this.#writing.size)
-      for (const part of split(group, free)) {
-        const writing = this.#write(part)
-        this.#writing.add(writing)
-        void writing.finally(() => this.#writing.delete(writing))
-      }
+      const writing = this.#write(group)
+      this.#writing.add(writing)
+      void writing.finally(() => this.#writing.delete(writing))
     }
     await Promise.all(this.#writing)
   }
@@ -97,16 +87,4 @@ export class TurnBatch<T> {
       }
     }
   }
-}
-
-/** `group` in at most `parts` runs of consecutive requests, as even in number as they can be. */
-function split<T>(group: readonly T[], parts: number): T[][] {
-  const count = Math.min(parts, group.length)
-  const runs: T[][] = []
-  for (let i = 0, start = 0; i < count; i++) {
-    const end = start + Math.ceil((group.length - start) / (count - i))
-    runs.push(group.slice(start, end))
-    start = end
-  }
-  return runs
 }

@@ -28,14 +28,6 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres'
 
   /**
-   * How many of ingest's writes this store runs at once to advantage: SQLite 1 (one writer: the
-   * requests of a moment are best written in one transaction, one wait for the disk); PostgreSQL
-   * half its pool's connections (each write a server process of its own, on a core of its own,
-   * the server merging their waits for the disk), the other half left to delivery and the API.
-   */
-  readonly writesAtOnce: number
-
-  /**
    * The circuits of the webhook URLs, kept in the same database (so every relay sharing it shares
    * them). Their writes are the circuit breaker's, not the outbox's.
    */

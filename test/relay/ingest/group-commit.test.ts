@@ -108,33 +108,6 @@ describe('GroupCommit', () => {
     expect(stored()).toEqual(['a1'])
     await waiting
   })
-
-  it('spreads the requests of a moment over the writes the store runs at once, counting those under way', async () => {
-    // A store with three writers (as PostgreSQL's pool): each write held until the test lets it end.
-    const started: string[][] = []
-    const ends: (() => void)[] = []
-    const store = {
-      writesAtOnce: 3,
-      enqueue: (deliveries: readonly NewDelivery[]) => {
-        started.push(deliveries.map((d) => d.messageId))
-        return new Promise<number>((resolve) => ends.push(() => resolve(deliveries.length)))
-      },
-    }
-    const commits = new GroupCommit(store)
-    const turn = () => new Promise((resolve) => setImmediate(resolve))
-    const first = ['a', 'b', 'c', 'd'].map((id) => commits.commit([delivery(id)]))
-    await turn()
-    expect(started).toEqual([['a', 'b'], ['c'], ['d']])
-
-    // One write ends; two are still under way, so the next moment's requests go in the one left.
-    ends[0]!()
-    await first[0]
-    const second = ['e', 'f', 'g'].map((id) => commits.commit([delivery(id)]))
-    await turn()
-    expect(started.slice(3)).toEqual([['e', 'f', 'g']])
-    for (const end of ends) end()
-    await Promise.all([...first, ...second])
-  })
 })
 
 describe('ingest with group commit', () => {

@@ -105,7 +105,6 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
-  readonly writesAtOnce: number
   readonly circuits: Store['circuits']
   readonly sessions: Store['sessions']
   readonly replays: Store['replays']
@@ -128,8 +127,6 @@ export class PostgresStore implements Store {
   /** A store over `pool`, which it owns from now on (and ends). */
   constructor(pool: PostgresPool, options: Pick<PostgresStoreOptions, 'now' | 'databaseNow'> = {}) {
     this.#pool = pool
-    // Half the pool: ingest's writes side by side, the rest left to delivery and the API.
-    this.writesAtOnce = Math.max(1, Math.floor((pool.options.max ?? DEFAULT_POOL_SETTINGS.max) / 2))
     this.#now = options.now ?? Date.now
     this.#databaseNow = options.databaseNow
     this.circuits = new PostgresCircuits(pool, options)

@@ -80,8 +80,6 @@ export async function openSqliteStore(
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
-  // One writer: the requests of a moment in one transaction, one wait for the disk.
-  readonly writesAtOnce = 1
   readonly circuits: CircuitStore
   readonly sessions: SessionStore
   readonly replays: ReplayStore
