@@ -278,15 +278,15 @@ export class SqliteStore implements Store {
     this.#withoutWaitingForDisk(() => this.#recordAll(outcomes))
   }
 
-  // Runs `write` (one transaction) with `synchronous = NORMAL` (prepared: `db.pragma()` parses
-  // each time): its commit is not flushed to disk before it returns. Only for writes whose loss in
-  // a power cut leaves every delivery to be sent again, or (enqueue) whose caller waits for a flush.
+  // Runs `write` (one transaction) with `synchronous = NORMAL`: its commit is not flushed to disk
+  // before it returns. Only for writes whose loss in a power cut leaves every delivery to be sent
+  // again, or (enqueue) whose caller then waits for the WAL's flush before it answers.
   #withoutWaitingForDisk<T>(write: () => T): T {
-    this.#sql.get('PRAGMA synchronous = NORMAL').run()
+    this.#db.pragma('synchronous = NORMAL')
     try {
       return write()
     } finally {
-      this.#sql.get('PRAGMA synchronous = FULL').run()
+      this.#db.pragma('synchronous = FULL')
     }
   }
 
