@@ -19,13 +19,14 @@ import { waitFor } from '../../support/wait-for'
 const dir = mkdtempSync(join(tmpdir(), 'tracklet-checkpointer-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-// Rows of `table` in a copy of the database file `file` taken without its WAL.
-function rowsInFileAlone(file: string, table: string): number {
+// Rows of `table` (those `where` says) in a copy of the database file `file` without its WAL.
+function rowsInFileAlone(file: string, table: string, where = 'true'): number {
   const copy = join(dir, `copy-${Math.random().toString(36).slice(2)}.db`)
   copyFileSync(file, copy)
   const db = new Database(copy, { readonly: true })
   try {
-    return (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+    const count = db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${where}`)
+    return (count.get() as { n: number }).n
   } catch {
     return 0 // the table's creation itself is still in the WAL
   } finally {
@@ -90,6 +91,16 @@ describe('the SQLite checkpoint thread', () => {
       await waitFor(
         () => (rowsInFileAlone(file, 'deliveries') === CHECKPOINT_THREAD_AFTER ? true : undefined),
         'the deliveries in the database file',
+      )
+      // Delivery's writes ask for checkpoints too: outcomes reach the file without another enqueue.
+      const claimed = await store.claim({ source: 'web', limit: 10, owner: 'w1', leaseMs: 30_000 })
+      const requests = [{ url: 'https://a.example/hook', status: 200, ms: 3 }]
+      const next = { status: 'delivered' as const }
+      const delivered = "status = 'delivered'"
+      await store.record(claimed.map(({ id }) => ({ id, at: Date.now(), requests, next })))
+      await waitFor(
+        () => (rowsInFileAlone(file, 'deliveries', delivered) === 10 ? true : undefined),
+        'the outcomes in the database file',
       )
     } finally {
       await store.close()

@@ -278,15 +278,15 @@ export class SqliteStore implements Store {
     this.#withoutWaitingForDisk(() => this.#recordAll(outcomes))
   }
 
-  // Runs `write` (one transaction) with `synchronous = NORMAL`: its commit is not flushed to disk
-  // before it returns. Only for writes whose loss in a power cut leaves every delivery to be sent
-  // again, or (enqueue) whose caller then waits for the WAL's flush before it answers.
+  // Runs `write` (one transaction) with `synchronous = NORMAL`: no flush (a power cut losing it
+  // sends deliveries again, or enqueue's caller waits for the WAL's); then asks for a checkpoint.
   #withoutWaitingForDisk<T>(write: () => T): T {
     this.#db.pragma('synchronous = NORMAL')
     try {
       return write()
     } finally {
       this.#db.pragma('synchronous = FULL')
+      this.#checkpoints?.committed(0)
     }
   }
 
