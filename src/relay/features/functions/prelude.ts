@@ -3,6 +3,7 @@ import {
   FUNCTION_ERROR_BYTES,
   FUNCTION_LOG_BYTES,
   FUNCTION_LOG_LINES,
+  FUNCTION_REPLY_CHARS,
   HANDLER_BY_TYPE,
 } from '../../config/function-limits'
 
@@ -11,7 +12,7 @@ import {
  * the language's own (`console`, `RetryError`, `ValidationError`, `TextEncoder`, `TextDecoder`,
  * `URL`, `URLSearchParams`, `sha256`, `hmacSha256`), written in the sandbox's own JavaScript over
  * three host calls (hashing and URL parsing) that it captures and then deletes from the global
- * object, and `__trackletCall`, the entry each call goes through. No backticks and no `${` inside.
+ * object, and `__trackletBatch`, the entry each batch of calls goes through. No backticks and no `${` inside.
  */
 export const PRELUDE = `(() => {
 'use strict'
@@ -200,16 +201,24 @@ const handlerFor = (type) => {
   const any = globalThis.${ANY_TYPE_HANDLER}
   return typeof any === 'function' ? any : undefined
 }
-const reply = (body) => { body.logs = logs; body.logsTruncated = logsTruncated; return stringify(body) }
+// Set by an error reply: the crossing stops after it (see runBatch).
+let errored = false
+const reply = (body) => {
+  if (body.kind === 'error') errored = true
+  body.logs = logs; body.logsTruncated = logsTruncated
+  return stringify(body)
+}
+// The reply of a call that logged nothing, without a stringify: most calls are these.
+const quiet = () => logs.length === 0 && !logsTruncated
 const done = (value) => {
-  if (value === null || value === undefined) return reply({ kind: 'drop' })
+  if (value === null || value === undefined) return quiet() ? '{"kind":"drop"}' : reply({ kind: 'drop' })
   if (typeof value !== 'object' || Array.isArray(value)) {
     return reply({ kind: 'error', message: 'the function returned ' + (Array.isArray(value) ? 'an array' : 'a ' + typeof value) + ', not an event object (or null to drop it)' })
   }
   let json
   try { json = stringify(value) } catch (error) { return failed(error) }
   // JSON never holds a raw newline: the reply's JSON, then the event's (see the worker's parseReply).
-  return reply({ kind: 'event' }) + '\\n' + json
+  return (quiet() ? '{"kind":"event"}' : reply({ kind: 'event' })) + '\\n' + json
 }
 // An error's text, cut to FUNCTION_ERROR_BYTES here so that a long one still comes back whole
 // (the relay cuts it again, outside).
@@ -229,15 +238,58 @@ const failed = (error) => {
   return reply({ kind: 'error', message: errorCut('the function threw ' + show(error)) })
 }
 Object.defineProperty(globalThis, '__trackletLogs', { value: () => stringify({ logs, logsTruncated }) })
-Object.defineProperty(globalThis, '__trackletCall', { value:  (eventJson, settingsJson) => {
-  logs = []; logBytes = 0; logsTruncated = false
-  const event = parse(eventJson)
-  const handler = handlerFor(event.type)
-  if (handler === undefined) return reply({ kind: 'pass' })
+// One call: its reply's text, or a promise of it (an async handler).
+const call = (event, settingsJson) => {
+  if (logs.length > 0) logs = []
+  logBytes = 0; logsTruncated = false; errored = false
+  const handler = handlerFor(event === null || typeof event !== 'object' ? undefined : event.type)
+  if (handler === undefined) return '{"kind":"pass"}'
   let value
   try { value = handler(event, parse(settingsJson)) } catch (error) { return failed(error) }
   if (value !== null && typeof value === 'object' && typeof value.then === 'function') return Promise.resolve(value).then(done, failed)
   return done(value)
+}
+
+// A batch of calls crosses into the sandbox once: the events' JSON array, parsed once, run in
+// order, their replies joined by SEP (a character JSON never holds raw), each led by how long the
+// call ran in whole ms. Before each call, the host's progress object gets the call's index (i) and
+// start (t, epoch ms): the worker's interrupt handler reads t, so functionTimeout ends that call
+// alone, with no host call per call. The crossing stops after an error reply (the worker checks
+// the memory then) and where a call ends outside the catch here (interrupted, never settled): the
+// worker takes the replies so far (__trackletTake) and goes on with the next (__trackletResume).
+const SEP = '\\u0001'
+const now = Date.now, apply = Reflect.apply, join = Array.prototype.join
+let batch
+const take = (b) => { const text = apply(join, b.out, [SEP]); b.out = []; return text }
+const record = (b, text, t) => {
+  if (text.length > ${FUNCTION_REPLY_CHARS}) text = reply({ kind: 'error', message: 'the function answered more than the relay reads (${FUNCTION_REPLY_CHARS} characters of event and console lines)' })
+  b.out[b.out.length] = (now() - t) + text
+  return !errored
+}
+const runBatch = (b) => {
+  while (b.next < b.events.length) {
+    const i = b.next++
+    const t = now()
+    b.progress.i = i; b.progress.t = t
+    const text = call(b.events[i], b.settings)
+    if (typeof text !== 'string') {
+      // A stale chain (its crossing gave up on it as never settling) never records again.
+      return text.then((text) => (b === batch ? (record(b, text, t) ? runBatch(b) : take(b)) : undefined))
+    }
+    if (!record(b, text, t)) break
+  }
+  return take(b)
+}
+Object.defineProperty(globalThis, '__trackletBatch', { value: (eventsJson, settingsJson, progress) => {
+  // The parse is part of the first call's time (t is read by the interrupt handler from now on).
+  progress.t = now()
+  batch = { events: parse(eventsJson), next: 0, out: [], settings: settingsJson, progress }
+  return runBatch(batch)
 } })
+Object.defineProperty(globalThis, '__trackletResume', { value: () => {
+  batch = { events: batch.events, next: batch.next, out: [], settings: batch.settings, progress: batch.progress }
+  return runBatch(batch)
+} })
+Object.defineProperty(globalThis, '__trackletTake', { value: () => take(batch) })
 })()
 `

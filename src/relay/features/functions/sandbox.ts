@@ -41,15 +41,18 @@ export class FunctionCompileError extends RelayError {
   }
 }
 
-interface Reply {
-  id: number
-  reply: Record<string, unknown> & { kind: string; logs?: string[]; logsTruncated?: boolean }
-  ms: number
+// What the worker answers a batch: each call's reply, in order, from the first (the sandbox's JSON,
+// then for an event sent on a newline and the event's JSON), how long each ran, and whether the
+// worker is ending (the last call left its interpreter unsafe; the calls not answered never ran).
+interface Replies {
+  texts: string[]
+  ms: number[]
   fatal: boolean
 }
 
+type Reply = Record<string, unknown> & { kind: string; logs?: string[]; logsTruncated?: boolean }
+
 interface PendingCall {
-  id: number
   event: string
   resolve: (result: FunctionResult) => void
 }
@@ -76,7 +79,6 @@ export class FunctionSandbox {
   // The worker the running batch was posted to: its death settles that batch, no other.
   #runningOn: Worker | undefined
   #watchdog: NodeJS.Timeout | undefined
-  #nextId = 0
   #closed = false
 
   private constructor(spec: FunctionSpec) {
@@ -105,7 +107,7 @@ export class FunctionSandbox {
   call(event: unknown): Promise<FunctionResult> {
     if (this.#closed) return Promise.resolve(failure('the function was closed (the relay is stopping or reloading)'))
     return new Promise((resolve) => {
-      this.#queue.push({ id: this.#nextId++, event: JSON.stringify(event), resolve })
+      this.#queue.push({ event: JSON.stringify(event), resolve })
       // On the next turn: the calls asked for meanwhile go in the same batch.
       if (this.#running.length === 0 && this.#queue.length === 1) queueMicrotask(() => void this.#next())
     })
@@ -150,7 +152,7 @@ export class FunctionSandbox {
       this.#spec.timeoutMs * calls.length + FUNCTION_WATCHDOG_GRACE_MS,
     )
     this.#runningOn = worker
-    worker.postMessage({ calls: calls.map(({ id, event }) => ({ id, event })) })
+    worker.postMessage({ events: `[${calls.map((call) => call.event).join(',')}]`, count: calls.length })
   }
 
   // The worker ended or failed mid-batch: the call it was running gets `result`; the calls after it
@@ -200,7 +202,7 @@ export class FunctionSandbox {
       const onStart = (message: { type: string; message?: string }) => {
         if (message.type === 'ready') {
           worker.off('message', onStart)
-          worker.on('message', (replies: Reply[]) => this.#onReplies(worker, replies))
+          worker.on('message', (replies: Replies) => this.#onReplies(worker, replies))
           resolve(worker)
         } else {
           void worker.terminate()
@@ -233,22 +235,41 @@ export class FunctionSandbox {
     })
   }
 
-  #onReplies(worker: Worker, replies: readonly Reply[]): void {
+  #onReplies(worker: Worker, { texts, ms, fatal }: Replies): void {
     if (this.#runningOn !== worker) return
     const { timeoutMs, memoryMb } = this.#spec
-    for (const { id, reply, ms } of replies) {
-      if (this.#running[0]?.id !== id) continue
-      this.#running.shift()!.resolve(toResult(reply, ms, timeoutMs, memoryMb))
+    const answered = this.#running.splice(0, texts.length)
+    for (let i = 0; i < answered.length; i++) {
+      answered[i]!.resolve(toResult(parseReply(texts[i]!), ms[i] ?? 0, timeoutMs, memoryMb))
     }
-    if (replies[replies.length - 1]?.fatal === true) this.#retire(worker)
+    if (fatal) this.#retire(worker)
     else worker.unref()
     this.#endBatch()
   }
 }
 
+// A reply's JSON, and the event's JSON after a newline when it sends one on (never a raw newline
+// in JSON): the event is encoded once, in the sandbox, and parsed once, here.
+function parseReply(text: string): Reply {
+  const cut = text.indexOf('\n')
+  try {
+    if (cut < 0) return JSON.parse(text) as Reply
+    const reply = JSON.parse(text.slice(0, cut)) as Reply
+    reply['json'] = text.slice(cut + 1)
+    return reply
+  } catch {
+    return { kind: 'error', message: 'the sandbox answered a reply the relay cannot read' }
+  }
+}
+
 // The reply as the relay keeps it: every cap applied here, whatever the sandbox said (result.ts).
-function toResult(reply: Reply['reply'], ms: number, timeoutMs: number, memoryMb: number): FunctionResult {
-  const base = { ...cappedLogs(reply.logs, reply.logsTruncated === true), ms }
+function toResult(reply: Reply, ms: number, timeoutMs: number, memoryMb: number): FunctionResult {
+  const base = {
+    ...(reply.logs === undefined && reply.logsTruncated === undefined
+      ? QUIET
+      : cappedLogs(reply.logs, reply.logsTruncated === true)),
+    ms,
+  }
   switch (reply.kind) {
     case 'pass':
       return { ...base, kind: 'pass' }
@@ -278,6 +299,9 @@ function toResult(reply: Reply['reply'], ms: number, timeoutMs: number, memoryMb
     }
   }
 }
+
+// The console of a call that logged nothing (the sandbox then leaves logs out of its reply).
+const QUIET = Object.freeze({ logs: Object.freeze([]) as readonly string[], logsTruncated: false })
 
 function timeoutMessage(timeoutMs: number): string {
   return `the function ran past functionTimeout (${timeoutMs} ms)`
