@@ -245,33 +245,34 @@ const call = (event, settingsJson) => {
   const handler = handlerFor(event === null || typeof event !== 'object' ? undefined : event.type)
   if (handler === undefined) return '{"kind":"pass"}'
   let value
-  try { value = handler(event, parse(settingsJson)) } catch (error) { return failed(error) }
+  try { value = handler(event, settingsJson === '{}' ? {} : parse(settingsJson)) } catch (error) { return failed(error) }
   if (value !== null && typeof value === 'object' && typeof value.then === 'function') return Promise.resolve(value).then(done, failed)
   return done(value)
 }
 
 // A batch of calls crosses into the sandbox once: the events' JSON array, parsed once, run in
 // order, their replies joined by SEP (a character JSON never holds raw), each led by how long the
-// call ran in whole ms. Before each call, the host's progress object gets the call's index (i) and
-// start (t, epoch ms): the worker's interrupt handler reads t, so functionTimeout ends that call
-// alone, with no host call per call. The crossing stops after an error reply (the worker checks
+// call ran in whole ms. Before each call, the host's progress object gets the call's start (t,
+// epoch ms): the worker's interrupt handler reads it, so functionTimeout ends that call alone,
+// with no host call per call. The crossing stops after an error reply (the worker checks
 // the memory then) and where a call ends outside the catch here (interrupted, never settled): the
 // worker takes the replies so far (__trackletTake) and goes on with the next (__trackletResume).
 const SEP = '\\u0001'
 const now = Date.now, apply = Reflect.apply, join = Array.prototype.join
 let batch
 const take = (b) => { const text = apply(join, b.out, [SEP]); b.out = []; return text }
+// Records a call's reply; the next call's start is this one's end (one clock read a call).
 const record = (b, text, t) => {
   if (text.length > ${FUNCTION_REPLY_CHARS}) text = reply({ kind: 'error', message: 'the function answered more than the relay reads (${FUNCTION_REPLY_CHARS} characters of event and console lines)' })
-  b.out[b.out.length] = (now() - t) + text
+  const end = now()
+  b.progress.t = end
+  b.out[b.out.length] = (end - t) + text
   return !errored
 }
 const runBatch = (b) => {
   while (b.next < b.events.length) {
-    const i = b.next++
-    const t = now()
-    b.progress.i = i; b.progress.t = t
-    const text = call(b.events[i], b.settings)
+    const t = b.progress.t
+    const text = call(b.events[b.next++], b.settings)
     if (typeof text !== 'string') {
       // A stale chain (its crossing gave up on it as never settling) never records again.
       return text.then((text) => (b === batch ? (record(b, text, t) ? runBatch(b) : take(b)) : undefined))
@@ -281,12 +282,15 @@ const runBatch = (b) => {
   return take(b)
 }
 Object.defineProperty(globalThis, '__trackletBatch', { value: (eventsJson, settingsJson, progress) => {
-  // The parse is part of the first call's time (t is read by the interrupt handler from now on).
+  // The parse runs under a call's limit too (the interrupt handler reads t from now on), but is no
+  // call's own time.
   progress.t = now()
   batch = { events: parse(eventsJson), next: 0, out: [], settings: settingsJson, progress }
+  progress.t = now()
   return runBatch(batch)
 } })
 Object.defineProperty(globalThis, '__trackletResume', { value: () => {
+  batch.progress.t = now()
   batch = { events: batch.events, next: batch.next, out: [], settings: batch.settings, progress: batch.progress }
   return runBatch(batch)
 } })
