@@ -22,7 +22,7 @@ const define = (name, value) => Object.defineProperty(globalThis, name, { value,
 const OutOfMemory = globalThis.InternalError
 // Taken now: the function's code may replace the globals, and the prelude's own work (its console
 // caps, its replies) must not follow (the relay applies the caps again, outside the sandbox).
-const stringify = JSON.stringify, parse = JSON.parse
+const stringify = JSON.stringify, parse = JSON.parse, isArray = Array.isArray
 
 class RetryError extends Error { constructor(message) { super(message); this.name = 'RetryError' } }
 class ValidationError extends Error { constructor(message) { super(message); this.name = 'ValidationError' } }
@@ -212,13 +212,13 @@ const reply = (body) => {
 const quiet = () => logs.length === 0 && !logsTruncated
 const done = (value) => {
   if (value === null || value === undefined) return quiet() ? '{"kind":"drop"}' : reply({ kind: 'drop' })
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    return reply({ kind: 'error', message: 'the function returned ' + (Array.isArray(value) ? 'an array' : 'a ' + typeof value) + ', not an event object (or null to drop it)' })
+  if (typeof value !== 'object' || isArray(value)) {
+    return reply({ kind: 'error', message: 'the function returned ' + (isArray(value) ? 'an array' : 'a ' + typeof value) + ', not an event object (or null to drop it)' })
   }
   let json
   try { json = stringify(value) } catch (error) { return failed(error) }
   // JSON never holds a raw newline: the reply's JSON, then the event's (see the worker's parseReply).
-  return (quiet() ? '{"kind":"event"}' : reply({ kind: 'event' })) + '\\n' + json
+  return quiet() ? '{"kind":"event"}\\n' + json : reply({ kind: 'event' }) + '\\n' + json
 }
 // An error's text, cut to FUNCTION_ERROR_BYTES here so that a long one still comes back whole
 // (the relay cuts it again, outside).
@@ -251,8 +251,7 @@ const call = (event, settingsJson) => {
 }
 
 // A batch of calls crosses into the sandbox once: the events' JSON array, parsed once, run in
-// order, their replies joined by SEP (a character JSON never holds raw), each led by how long the
-// call ran in whole ms. Before each call, the host's progress object gets the call's start (t,
+// order, each call's whole ms and its reply, all joined by SEP (a character JSON never holds raw). Before each call, the host's progress object gets the call's start (t,
 // epoch ms): the worker's interrupt handler reads it, so functionTimeout ends that call alone,
 // with no host call per call. The crossing stops after an error reply (the worker checks
 // the memory then) and where a call ends outside the catch here (interrupted, never settled): the
@@ -266,7 +265,9 @@ const record = (b, text, t) => {
   if (text.length > ${FUNCTION_REPLY_CHARS}) text = reply({ kind: 'error', message: 'the function answered more than the relay reads (${FUNCTION_REPLY_CHARS} characters of event and console lines)' })
   const end = now()
   b.progress.t = end
-  b.out[b.out.length] = (end - t) + text
+  const out = b.out
+  out[out.length] = end - t
+  out[out.length] = text
   return !errored
 }
 const runBatch = (b) => {

@@ -188,15 +188,15 @@ async function main() {
     eventsHandle?.alive && eventsHandle.dispose()
     // Where the crossing ended outside the prelude's catch, the replies before the call it ended in.
     if (joined === undefined) joined = ask(takeOf, replyChars * remaining) ?? ''
+    // Each call's whole ms, then its reply.
     const pieces = joined === '' ? [] : joined.split('\\u0001')
     const elapsed = performance.now() - started
     let own = 0
     const got = []
-    for (const piece of pieces.slice(0, remaining)) {
-      const at = piece.indexOf('{')
-      const whole = Number(piece.slice(0, at))
+    for (let i = 0; i + 1 < pieces.length && got.length < remaining; i += 2) {
+      const whole = Number(pieces[i]) || 0
       own += whole
-      got.push({ text: at < 0 ? JSON.stringify(tooLong()) : piece.slice(at), whole })
+      got.push({ text: pieces[i + 1], whole })
     }
     const share = failure === undefined && got.length > 0 ? Math.max(0, elapsed - own) / got.length : 0
     for (let i = 0; i < got.length; i++) {
