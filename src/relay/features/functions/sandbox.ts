@@ -1,6 +1,5 @@
 import { Worker } from 'node:worker_threads'
 import { RelayError } from '../../errors'
-import { RELAY_PEERS, resolvePeer } from '../../peers'
 import {
   DEFAULT_FUNCTION_MEMORY_MB,
   DEFAULT_FUNCTION_TIMEOUT_MS,
@@ -12,6 +11,7 @@ import {
   FUNCTION_WATCHDOG_GRACE_MS,
 } from '../../config/function-limits'
 import { PRELUDE } from './prelude'
+import { loadQuickJs } from './quickjs'
 import { cappedErrorText, cappedLogs, type FunctionResult, oversizedOutput } from './result'
 import { WORKER_SOURCE } from './worker-source'
 
@@ -177,12 +177,12 @@ export class FunctionSandbox {
     void worker.terminate()
   }
 
-  #spawn(): Promise<Worker> {
+  async #spawn(): Promise<Worker> {
     const { code, filename, timeoutMs, memoryMb } = this.#spec
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
-        ...quickJsPaths(),
+        ...(await loadQuickJs()),
         code,
         filename,
         prelude: PRELUDE,
@@ -309,16 +309,4 @@ function timeoutMessage(timeoutMs: number): string {
 
 function failure(message: string, code?: string): FunctionResult {
   return { kind: 'error', message, ...(code === undefined ? {} : { code }), logs: [], logsTruncated: false, ms: 0 }
-}
-
-let paths: { corePath: string; variantPath: string } | undefined
-
-/** Where QuickJS is installed, resolved from this module (the worker's own cwd could be anywhere). */
-function quickJsPaths(): { corePath: string; variantPath: string } {
-  if (paths !== undefined) return paths
-  paths = {
-    corePath: resolvePeer(RELAY_PEERS.functions, 'quickjs-emscripten-core'),
-    variantPath: resolvePeer(RELAY_PEERS.functions, '@jitl/quickjs-wasmfile-release-sync'),
-  }
-  return paths
 }

@@ -52,7 +52,7 @@ async function main() {
   // shrinks, so that worker is then ended.
   const maximumPages = BASE_PAGES + Math.ceil(memoryBytes / PAGE)
   const wasmMemory = new WebAssembly.Memory({ initial: BASE_PAGES, maximum: maximumPages })
-  const module = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant.default ?? variant, { wasmMemory }))
+  const module = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant.default ?? variant, { wasmMemory, wasmModule: workerData.wasmModule }))
   const runtime = module.newRuntime()
   runtime.setMemoryLimit(memoryBytes)
   runtime.setMaxStackSize(stackBytes)
