@@ -117,6 +117,29 @@ describe('calls of a function sent together', () => {
     }
   })
 
+  it("keeps each reply with its own call whatever the code replaces (the prelude's methods, setters)", async () => {
+    const sandbox = await FunctionSandbox.start({
+      code: `const found = Object.getOwnPropertyNames(globalThis).filter((name) => name.startsWith('__'))
+        for (let i = 0; i < 64; i++) Object.defineProperty(Array.prototype, i, { set() {}, configurable: true })
+        const then = Promise.prototype.then
+        // Calls each callback twice, as a broken promise library might.
+        Promise.prototype.then = function (ok, bad) { return then.call(this, (v) => { ok(v); return ok(v) }, bad) }
+        Array.prototype.join = () => 'joined'
+        async function onTrack(e) { return { ...e, found } }`,
+      filename: 'sabotage.js',
+      timeoutMs: 30_000,
+    })
+    try {
+      const events = ['A', 'B', 'C', 'D'].map((event) => ({ type: 'track', event }))
+      const results = await Promise.all(events.map((e) => sandbox.call(e)))
+      expect(results.map((r) => (r.kind === 'event' ? r.event['event'] : r.kind))).toEqual(['A', 'B', 'C', 'D'])
+      // Nothing of the relay's own is on the global object for the code to call.
+      expect(results[0]).toMatchObject({ event: { found: [] } })
+    } finally {
+      await sandbox.close()
+    }
+  })
+
   it('resolves queued calls as errors once closed', async () => {
     const sandbox = await FunctionSandbox.start({ code: 'function onTrack(e) { return e }', filename: 'f.js' })
     const pending = [sandbox.call({ type: 'track', messageId: '1' }), sandbox.call({ type: 'track', messageId: '2' })]

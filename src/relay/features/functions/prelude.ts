@@ -12,7 +12,9 @@ import {
  * the language's own (`console`, `RetryError`, `ValidationError`, `TextEncoder`, `TextDecoder`,
  * `URL`, `URLSearchParams`, `sha256`, `hmacSha256`), written in the sandbox's own JavaScript over
  * three host calls (hashing and URL parsing) that it captures and then deletes from the global
- * object, and `__trackletBatch`, the entry each batch of calls goes through. No backticks and no `${` inside.
+ * object. Its value is the worker's entries (a batch of calls, and what the worker reads after a
+ * call that ended outside the prelude's catch), reachable by no code of the function's. No
+ * backticks and no `${` inside.
  */
 export const PRELUDE = `(() => {
 'use strict'
@@ -23,6 +25,10 @@ const OutOfMemory = globalThis.InternalError
 // Taken now: the function's code may replace the globals, and the prelude's own work (its console
 // caps, its replies) must not follow (the relay applies the caps again, outside the sandbox).
 const stringify = JSON.stringify, parse = JSON.parse, isArray = Array.isArray
+// And what the batch's own bookkeeping uses, called through apply: the code may replace the
+// methods, or put setters on Array.prototype, but cannot move a reply to another call.
+const apply = Reflect.apply, join = Array.prototype.join, arrayFrom = Array.from, ArrayOf = Array
+const promiseResolve = Promise.resolve, promiseThen = Promise.prototype.then, PromiseOf = Promise
 
 class RetryError extends Error { constructor(message) { super(message); this.name = 'RetryError' } }
 class ValidationError extends Error { constructor(message) { super(message); this.name = 'ValidationError' } }
@@ -237,7 +243,6 @@ const failed = (error) => {
   }
   return reply({ kind: 'error', message: errorCut('the function threw ' + show(error)) })
 }
-Object.defineProperty(globalThis, '__trackletLogs', { value: () => stringify({ logs, logsTruncated }) })
 // One call: its reply's text, or a promise of it (an async handler).
 const call = (event, settingsJson) => {
   if (logs.length > 0) logs = []
@@ -246,55 +251,79 @@ const call = (event, settingsJson) => {
   if (handler === undefined) return '{"kind":"pass"}'
   let value
   try { value = handler(event, settingsJson === '{}' ? {} : parse(settingsJson)) } catch (error) { return failed(error) }
-  if (value !== null && typeof value === 'object' && typeof value.then === 'function') return Promise.resolve(value).then(done, failed)
+  if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
+    return apply(promiseThen, apply(promiseResolve, PromiseOf, [value]), [done, failed])
+  }
   return done(value)
 }
 
 // A batch of calls crosses into the sandbox once: the events' JSON array, parsed once, run in
-// order, each call's whole ms and its reply, all joined by SEP (a character JSON never holds raw). Before each call, the host's progress object gets the call's start (t,
-// epoch ms): the worker's interrupt handler reads it, so functionTimeout ends that call alone,
-// with no host call per call. The crossing stops after an error reply (the worker checks
-// the memory then) and where a call ends outside the catch here (interrupted, never settled): the
-// worker takes the replies so far (__trackletTake) and goes on with the next (__trackletResume).
+// order, each call's whole ms and its reply, all joined by SEP (a character JSON never holds raw).
+// Before each call, the host's progress object gets the call's start (t, epoch ms): the worker's
+// interrupt handler reads it, so functionTimeout ends that call alone, with no host call per call.
+// The crossing stops after an error reply (the worker checks the memory then) and where a call ends
+// outside the catch here (interrupted, never settled): the worker takes the replies so far (take)
+// and goes on with the next (resume). These entries are the script's value, never globals: the
+// code cannot call them.
 const SEP = '\\u0001'
-const now = Date.now, apply = Reflect.apply, join = Array.prototype.join
+const now = Date.now
 let batch
-const take = (b) => { const text = apply(join, b.out, [SEP]); b.out = []; return text }
+// The replies' list has every slot made up front (own properties: no setter on Array.prototype runs).
+const newBatch = (events, next, settings, progress) =>
+  ({ events, next, settings, progress, out: apply(arrayFrom, ArrayOf, [{ length: 2 * (events.length - next) }]), count: 0 })
+const take = (b) => {
+  const out = b.out
+  out.length = b.count
+  b.out = apply(arrayFrom, ArrayOf, [{ length: 2 * (b.events.length - b.next) }])
+  b.count = 0
+  return apply(join, out, [SEP])
+}
 // Records a call's reply; the next call's start is this one's end (one clock read a call).
 const record = (b, text, t) => {
+  if (typeof text !== 'string') text = reply({ kind: 'error', message: 'the function answered no reply the relay can read' })
   if (text.length > ${FUNCTION_REPLY_CHARS}) text = reply({ kind: 'error', message: 'the function answered more than the relay reads (${FUNCTION_REPLY_CHARS} characters of event and console lines)' })
   const end = now()
   b.progress.t = end
-  const out = b.out
-  out[out.length] = end - t
-  out[out.length] = text
+  b.out[b.count++] = end - t
+  b.out[b.count++] = text
   return !errored
 }
 const runBatch = (b) => {
-  while (b.next < b.events.length) {
-    const t = b.progress.t
-    const text = call(b.events[b.next++], b.settings)
+  const events = b.events, progress = b.progress, settings = b.settings
+  while (b.next < events.length) {
+    const t = progress.t
+    const text = call(events[b.next++], settings)
     if (typeof text !== 'string') {
-      // A stale chain (its crossing gave up on it as never settling) never records again.
-      return text.then((text) => (b === batch ? (record(b, text, t) ? runBatch(b) : take(b)) : undefined))
+      // Once, and only while its crossing is current: a stale chain (its crossing gave up on it as
+      // never settling), or one the code's own then calls twice, never records.
+      let settled = false
+      const go = (text) => {
+        if (settled || b !== batch) return undefined
+        settled = true
+        return record(b, text, t) ? runBatch(b) : take(b)
+      }
+      return apply(promiseThen, text, [go])
     }
     if (!record(b, text, t)) break
   }
   return take(b)
 }
-Object.defineProperty(globalThis, '__trackletBatch', { value: (eventsJson, settingsJson, progress) => {
-  // The parse runs under a call's limit too (the interrupt handler reads t from now on), but is no
-  // call's own time.
-  progress.t = now()
-  batch = { events: parse(eventsJson), next: 0, out: [], settings: settingsJson, progress }
-  progress.t = now()
-  return runBatch(batch)
-} })
-Object.defineProperty(globalThis, '__trackletResume', { value: () => {
-  batch.progress.t = now()
-  batch = { events: batch.events, next: batch.next, out: [], settings: batch.settings, progress: batch.progress }
-  return runBatch(batch)
-} })
-Object.defineProperty(globalThis, '__trackletTake', { value: () => take(batch) })
+return {
+  batch: (eventsJson, settingsJson, progress) => {
+    // The parse runs under a call's limit too (the interrupt handler reads t from now on), but is
+    // no call's own time.
+    progress.t = now()
+    batch = newBatch(parse(eventsJson), 0, settingsJson, progress)
+    progress.t = now()
+    return runBatch(batch)
+  },
+  resume: () => {
+    batch.progress.t = now()
+    batch = newBatch(batch.events, batch.next, batch.settings, batch.progress)
+    return runBatch(batch)
+  },
+  take: () => take(batch),
+  logs: () => stringify({ logs, logsTruncated }),
+}
 })()
 `

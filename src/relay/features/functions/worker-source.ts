@@ -74,6 +74,11 @@ async function main() {
   })
   const setup = context.evalCode(prelude, 'tracklet-prelude.js')
   if (setup.error) throw new Error('the sandbox prelude failed: ' + errorText(context, setup.error).message)
+  // The prelude's entries, taken before the function's code runs (and never on the global object).
+  const batchOf = context.getProp(setup.value, 'batch')
+  const resume = context.getProp(setup.value, 'resume')
+  const takeOf = context.getProp(setup.value, 'take')
+  const logsOf = context.getProp(setup.value, 'logs')
   setup.value.dispose()
   deadline = Date.now() + timeoutMs
   const compiled = context.evalCode(code, filename)
@@ -85,10 +90,6 @@ async function main() {
     return
   }
   compiled.value.dispose()
-  const batchOf = context.getProp(context.global, '__trackletBatch')
-  const resume = context.getProp(context.global, '__trackletResume')
-  const takeOf = context.getProp(context.global, '__trackletTake')
-  const logsOf = context.getProp(context.global, '__trackletLogs')
   // A string the prelude answers (its function takes no argument), or undefined if it failed.
   const ask = (fn, bound) => {
     try {
@@ -140,6 +141,10 @@ async function main() {
     if (fatal) process.exit(0)
   })
 
+  function lost() {
+    return { kind: 'error', message: "the sandbox lost this call's reply" }
+  }
+
   function neverSettles() {
     return { kind: 'error', message: 'the function returned a promise that never settles (a function has no timers or I/O to wait for)' }
   }
@@ -186,8 +191,14 @@ async function main() {
     }
     crossing = false
     eventsHandle?.alive && eventsHandle.dispose()
-    // Where the crossing ended outside the prelude's catch, the replies before the call it ended in.
-    if (joined === undefined) joined = ask(takeOf, replyChars * remaining) ?? ''
+    // Where the crossing ended outside the prelude's catch, the replies before the call it ended
+    // in. Not read, they are lost: the worker ends (the calls not answered run on a fresh one).
+    if (joined === undefined) joined = ask(takeOf, replyChars * remaining)
+    if (joined === undefined) {
+      joined = ''
+      fatal = true
+      failure ??= lost()
+    }
     // Each call's whole ms, then its reply.
     const pieces = joined === '' ? [] : joined.split('\\u0001')
     const elapsed = performance.now() - started
@@ -216,6 +227,11 @@ async function main() {
       }
       texts.push(text)
       ms.push(whole + share)
+    }
+    // A crossing always answers its first call, so the batch always moves on.
+    if (got.length === 0 && failure === undefined) {
+      failure = lost()
+      fatal = true
     }
     if (failure === undefined) return false
     // The call the crossing ended in gets the failure; those after it cross again (or, when the
