@@ -268,7 +268,8 @@ const call = (event, settingsJson) => {
 const SEP = '\\u0001'
 const now = Date.now
 let batch
-// The replies' list has every slot made up front (own properties: no setter on Array.prototype runs).
+// The replies' list has every slot made up front (own properties: no setter of Array.prototype
+// runs).
 const newBatch = (events, next, settings, progress) =>
   ({ events, next, settings, progress, out: apply(arrayFrom, ArrayOf, [{ length: 2 * (events.length - next) }]), count: 0 })
 const take = (b) => {
@@ -281,7 +282,9 @@ const take = (b) => {
 // Records a call's reply; the next call's start is this one's end (one clock read a call).
 const record = (b, text, t) => {
   if (typeof text !== 'string') text = reply({ kind: 'error', message: 'the function answered no reply the relay can read' })
-  if (text.length > ${FUNCTION_REPLY_CHARS}) text = reply({ kind: 'error', message: 'the function answered more than the relay reads (${FUNCTION_REPLY_CHARS} characters of event and console lines)' })
+  if (text.length > ${FUNCTION_REPLY_CHARS}) {
+    text = reply({ kind: 'error', message: 'the function answered more than the relay reads (${FUNCTION_REPLY_CHARS} characters of event and console lines)' })
+  }
   const end = now()
   b.progress.t = end
   b.out[b.count++] = end - t

@@ -4,7 +4,7 @@ import { RELAY_PEERS, resolvePeer } from '../../peers'
 
 /** Where QuickJS is installed, and its WebAssembly compiled, for a function's worker thread. */
 export interface QuickJs {
-  /** `quickjs-emscripten-core`'s entry, resolved from this module (a worker's cwd could be anywhere). */
+  /** `quickjs-emscripten-core`'s entry, resolved here (a worker's cwd could be anywhere). */
   corePath: string
   /** The WebAssembly build's entry (`@jitl/quickjs-wasmfile-release-sync`). */
   variantPath: string
@@ -15,8 +15,9 @@ export interface QuickJs {
 let quickJs: Promise<QuickJs> | undefined
 
 /**
- * QuickJS for a function's worker: compiled once in this process, so a worker started later (after a
- * timeout, a reload, another function) neither compiles it again nor optimises its hot code again.
+ * QuickJS for a function's worker: compiled once in this process, so a worker started later
+ * (after a timeout, a reload, another function) neither compiles it again nor optimises its hot
+ * code again.
  */
 export function loadQuickJs(): Promise<QuickJs> {
   quickJs ??= compile().catch((error: unknown) => {
@@ -36,5 +37,5 @@ async function compile(): Promise<QuickJs> {
 }
 
 // Node's global WebAssembly, whose value this project's type libraries (no DOM) do not declare.
-const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } })
-  .WebAssembly
+type Compile = (bytes: Uint8Array) => Promise<WebAssembly.Module>
+const wasm = (globalThis as unknown as { WebAssembly: { compile: Compile } }).WebAssembly

@@ -152,7 +152,8 @@ export class FunctionSandbox {
       this.#spec.timeoutMs * calls.length + FUNCTION_WATCHDOG_GRACE_MS,
     )
     this.#runningOn = worker
-    worker.postMessage({ events: `[${calls.map((call) => call.event).join(',')}]`, count: calls.length })
+    const events = `[${calls.map((call) => call.event).join(',')}]`
+    worker.postMessage({ events, count: calls.length })
   }
 
   // The worker ended or failed mid-batch: the call it was running gets `result`; the calls after it

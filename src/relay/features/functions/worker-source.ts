@@ -52,7 +52,9 @@ async function main() {
   // shrinks, so that worker is then ended.
   const maximumPages = BASE_PAGES + Math.ceil(memoryBytes / PAGE)
   const wasmMemory = new WebAssembly.Memory({ initial: BASE_PAGES, maximum: maximumPages })
-  const module = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant.default ?? variant, { wasmMemory, wasmModule: workerData.wasmModule }))
+  // The WebAssembly the relay compiled once (see quickjs.ts), with this worker's own memory.
+  const wasmModule = workerData.wasmModule
+  const module = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant.default ?? variant, { wasmMemory, wasmModule }))
   const runtime = module.newRuntime()
   runtime.setMemoryLimit(memoryBytes)
   runtime.setMaxStackSize(stackBytes)
@@ -100,7 +102,8 @@ async function main() {
       return text
     } catch { return undefined }
   }
-  // The lines logged before a call that ended outside the sandbox's own catch (interrupted, out of memory).
+  // The lines logged before a call that ended outside the sandbox's own catch (interrupted, out
+  // of memory).
   const logsSoFar = () => {
     const text = ask(logsOf, replyChars)
     if (text === undefined) return { logs: [], logsTruncated: true }
@@ -108,7 +111,7 @@ async function main() {
   }
   // The settings' JSON, one string for the worker's life: each call parses its own copy from it.
   const settingsHandle = context.newString(settings)
-  // Where the prelude says which call of a crossing runs, and since when (see the prelude's runBatch).
+  // Where the prelude says since when the call running has run (see the prelude's runBatch).
   const progress = context.newObject()
   const progressOf = (name) => {
     const handle = context.getProp(progress, name)
@@ -126,8 +129,8 @@ async function main() {
   parentPort.postMessage({ type: 'ready' })
 
   // A batch of calls (their events' JSON array), answered in one message: one round trip between
-  // threads and, unless a call fails, one crossing into the sandbox per batch. A call that leaves the
-  // interpreter unsafe ends the batch there: the rest go to a fresh worker.
+  // threads and, unless a call fails, one crossing into the sandbox per batch. A call that leaves
+  // the interpreter unsafe ends the batch there: the rest go to a fresh worker.
   parentPort.on('message', ({ events, count }) => {
     const texts = []
     const ms = []
@@ -261,8 +264,12 @@ async function main() {
   // worker is safe after it. text is the reply as it goes to the relay.
   function checkError(reply, text) {
     const { logs, logsTruncated } = reply
-    if (spent()) return { text: JSON.stringify({ kind: 'error', code: 'memory', message: 'out of memory', logs, logsTruncated }), fatal: true }
-    if (reply.code === 'memory' || /out of memory/.test(reply.message)) return { text: JSON.stringify({ ...reply, code: 'memory' }), fatal: true }
+    if (spent()) {
+      return { text: JSON.stringify({ kind: 'error', code: 'memory', message: 'out of memory', logs, logsTruncated }), fatal: true }
+    }
+    if (reply.code === 'memory' || /out of memory/.test(reply.message)) {
+      return { text: JSON.stringify({ ...reply, code: 'memory' }), fatal: true }
+    }
     return { text, fatal: false }
   }
 
