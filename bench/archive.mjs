@@ -7,7 +7,7 @@
 // msgs/s. The archive is bundled from src/ with esbuild (tsup's); the relay is dist/ (npm run build).
 //   node bench/archive.mjs   (BENCH_MESSAGES, default 20,000; BENCH_FILE_MESSAGES, default 10,000)
 import { fork } from 'node:child_process'
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -176,6 +176,17 @@ try {
       `(aim <= 10 %); read back ${Math.round(median(rows.ndjsonRead))} / ${Math.round(median(rows.parquetRead))} ` +
       'msgs/s (aim >= 5,000)',
   )
+  // For bench/relay-issue.mjs, which sets BENCH_JSON.
+  if (process.env.BENCH_JSON) {
+    const share = (format) => (100 * median(rows[format])) / ingestUs
+    const figures = {
+      ndjsonPercent: share('ndjson'),
+      parquetPercent: share('parquet'),
+      ndjsonRead: median(rows.ndjsonRead),
+      parquetRead: median(rows.parquetRead),
+    }
+    writeFileSync(process.env.BENCH_JSON, JSON.stringify(figures))
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

@@ -5,7 +5,8 @@
 // and requests in flight hold them), the oldest recorded delivered as each claim comes back. The
 // claims numbered in `at` are shown with their plans, timings, buffers and WAL (EXPLAIN ANALYZE
 // of a claim run beside it and rolled back); the server time per statement of the whole run is
-// printed at the end.
+// printed at the end, with how many of the queue's row updates stayed on their page (HOT).
+// FILLFACTOR=N sets the queue's fillfactor first, to compare the room a page keeps for claims.
 import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -44,6 +45,12 @@ try {
     `export { openPostgresStore } from './src/relay/store/postgres/postgres-store'`,
   )
   const store = await openPostgresStore(url, { pool: { max: 1 } })
+  if (process.env.FILLFACTOR) {
+    const c = new pg.Client({ connectionString: url })
+    await c.connect()
+    await c.query(`ALTER TABLE queue SET (fillfactor = ${Number(process.env.FILLFACTOR)})`)
+    await c.end()
+  }
   for (let left = N; left > 0; left -= 200) await store.enqueue(batchOf(Math.min(200, left)))
   const client = new pg.Client({ connectionString: url })
   await client.connect()
@@ -84,11 +91,16 @@ try {
   }
   const { cpuMs, walBytes } = await measuring.stop()
   const times = await statementTimes(url)
+  // Whether the claim's update stayed on its page (HOT: no index entries, a smaller WAL record).
+  const { rows: tables } = await client.query(
+    `SELECT n_tup_upd AS updates, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'queue'`,
+  )
   await client.end()
   await store.close()
   const per = (x) => ((x * 1000) / N).toFixed(1)
   const wal = Math.round(walBytes / N)
   console.log(`delivery of ${N}: PostgreSQL ${per(cpuMs)} µs CPU, ${wal} bytes of WAL a message`)
+  console.log(`  queue updates: ${tables[0].updates}, of them HOT (no index entries): ${tables[0].hot}`)
   console.log(
     `  statements' server time per message: ${times
       .map((t) => `${t.kind} ${per(t.ms)} µs (${t.calls} calls)`)

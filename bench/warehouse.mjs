@@ -4,6 +4,7 @@
 // then INSERT … ON CONFLICT, is the other way to load idempotently (docs/warehouse.md says which
 // was taken, with these figures).
 // Usage: node bench/warehouse.mjs [--messages 40000] [--batch 10000] [--rounds 2]
+import { writeFileSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
@@ -80,6 +81,8 @@ try {
   console.table(table)
   console.log(`loader ÷ raw COPY (rows/s): ${(table[0]['rows/s'] / table[1]['rows/s']).toFixed(2)}`)
   console.log(`staging ÷ raw COPY (rows/s): ${(table[2]['rows/s'] / table[1]['rows/s']).toFixed(2)}`)
+  // For bench/relay-issue.mjs, which sets BENCH_JSON.
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ table }))
   await client.end()
   for (const sender of Object.values(senders)) await sender.close()
 } finally {
