@@ -12,7 +12,8 @@ import {
 } from '../../config/function-limits'
 import { PRELUDE } from './prelude'
 import { loadQuickJs } from './quickjs'
-import { cappedErrorText, cappedLogs, type FunctionResult, oversizedOutput } from './result'
+import { resultOf, timeoutMessage } from './replies'
+import type { FunctionResult } from './result'
 import { WORKER_SOURCE } from './worker-source'
 
 /** A function's code and the limits it runs under. */
@@ -49,8 +50,6 @@ interface Replies {
   ms: number[]
   fatal: boolean
 }
-
-type Reply = Record<string, unknown> & { kind: string; logs?: string[]; logsTruncated?: boolean }
 
 interface PendingCall {
   event: string
@@ -241,71 +240,12 @@ export class FunctionSandbox {
     const { timeoutMs, memoryMb } = this.#spec
     const answered = this.#running.splice(0, texts.length)
     for (let i = 0; i < answered.length; i++) {
-      answered[i]!.resolve(toResult(parseReply(texts[i]!), ms[i] ?? 0, timeoutMs, memoryMb))
+      answered[i]!.resolve(resultOf(texts[i]!, ms[i] ?? 0, timeoutMs, memoryMb))
     }
     if (fatal) this.#retire(worker)
     else worker.unref()
     this.#endBatch()
   }
-}
-
-// A reply's JSON, and the event's JSON after a newline when it sends one on (never a raw newline
-// in JSON): the event is encoded once, in the sandbox, and parsed once, here.
-function parseReply(text: string): Reply {
-  const cut = text.indexOf('\n')
-  try {
-    if (cut < 0) return JSON.parse(text) as Reply
-    const reply = JSON.parse(text.slice(0, cut)) as Reply
-    reply['json'] = text.slice(cut + 1)
-    return reply
-  } catch {
-    return { kind: 'error', message: 'the sandbox answered a reply the relay cannot read' }
-  }
-}
-
-// The reply as the relay keeps it: every cap applied here, whatever the sandbox said (result.ts).
-function toResult(reply: Reply, ms: number, timeoutMs: number, memoryMb: number): FunctionResult {
-  const base = {
-    ...(reply.logs === undefined && reply.logsTruncated === undefined
-      ? QUIET
-      : cappedLogs(reply.logs, reply.logsTruncated === true)),
-    ms,
-  }
-  switch (reply.kind) {
-    case 'pass':
-      return { ...base, kind: 'pass' }
-    case 'drop':
-      return { ...base, kind: 'drop' }
-    case 'event': {
-      const json = String(reply.json)
-      const oversized = oversizedOutput(json)
-      if (oversized !== undefined) return { ...base, kind: 'error', message: oversized }
-      return { ...base, kind: 'event', event: JSON.parse(json) }
-    }
-    case 'retry':
-      return { ...base, kind: 'retry', message: cappedErrorText(String(reply.message)) }
-    default: {
-      if (reply.code === 'timeout')
-        return { ...base, kind: 'error', code: ERR_FUNCTION_TIMEOUT, message: timeoutMessage(timeoutMs) }
-      if (reply.code === 'memory') {
-        return {
-          ...base,
-          kind: 'error',
-          code: ERR_FUNCTION_MEMORY,
-          message: `the function ran out of memory (functionMemory ${memoryMb} MB)`,
-        }
-      }
-      const stack = typeof reply.stack === 'string' && reply.stack !== '' ? { stack: cappedErrorText(reply.stack) } : {}
-      return { ...base, kind: 'error', message: cappedErrorText(String(reply.message)), ...stack }
-    }
-  }
-}
-
-// The console of a call that logged nothing (the sandbox then leaves logs out of its reply).
-const QUIET = Object.freeze({ logs: Object.freeze([]) as readonly string[], logsTruncated: false })
-
-function timeoutMessage(timeoutMs: number): string {
-  return `the function ran past functionTimeout (${timeoutMs} ms)`
 }
 
 function failure(message: string, code?: string): FunctionResult {
