@@ -16,6 +16,10 @@ import {
  * call that ended outside the prelude's catch), reachable by no code of the function's. No
  * backticks and no `${` inside.
  */
+const HANDLER_CASES = Object.entries(HANDLER_BY_TYPE)
+  .map(([type, name]) => `    case ${JSON.stringify(type)}: own = globalThis.${name}; break`)
+  .join('\n')
+
 export const PRELUDE = `(() => {
 'use strict'
 const hostSha256 = globalThis.__hostSha256, hostHmac = globalThis.__hostHmac, hostUrl = globalThis.__hostUrl
@@ -200,9 +204,12 @@ const logAt = (level) => (...args) => {
 }
 define('console', Object.freeze({ log: logAt('log'), info: logAt('info'), warn: logAt('warn'), error: logAt('error'), debug: logAt('debug') }))
 
-const handlerNames = ${JSON.stringify(HANDLER_BY_TYPE)}
+// A switch of the types, each reading its handler by a name fixed here (no key made per call).
 const handlerFor = (type) => {
-  const own = handlerNames[type] === undefined ? undefined : globalThis[handlerNames[type]]
+  let own
+  switch (type) {
+${HANDLER_CASES}
+  }
   if (typeof own === 'function') return own
   const any = globalThis.${ANY_TYPE_HANDLER}
   return typeof any === 'function' ? any : undefined
