@@ -39,9 +39,6 @@ function boundedString(context, handle, bound) {
   length.dispose()
   return chars > bound ? undefined : context.getString(handle)
 }
-function tooLong() {
-  return { kind: 'error', message: 'the function answered more than the relay reads (' + replyChars + ' characters of event and console lines)' }
-}
 
 async function main() {
   // The module's memory is made here, with a maximum: the interpreter's own 16 MB and the
@@ -283,7 +280,7 @@ async function main() {
   // A reply is its JSON, then, for an event sent on, a newline and the event's own JSON.
   function parseReply(text) {
     const cut = text.indexOf('\\n')
-    try { return JSON.parse(cut < 0 ? text : text.slice(0, cut)) } catch { return tooLong() }
+    try { return JSON.parse(cut < 0 ? text : text.slice(0, cut)) } catch { return { kind: 'error', message: 'the sandbox answered a reply the relay cannot read' } }
   }
 }
 main().catch((error) => parentPort.postMessage({ type: 'failed', message: String(error && error.stack || error) }))
