@@ -1,9 +1,11 @@
 // Functions' cost (docs/functions.md): delivery with a trivial onTrack (adds one property) against
 // the same delivery without a function, A B A B in one process, each round a fresh relay on an
 // in-memory store. Reports each round's throughput ratio and the relay process's CPU per delivery
-// (every thread: the function's worker included), and the difference: what the function costs.
+// (every thread: the function's worker included), and the difference: what the function costs, on
+// the relay's own thread and on the others (Linux: read from /proc, in steps of 10 ms).
 // Then an endless-loop function on a second source: the first source's delivery latency while it
 // loops, against the same run without it. Run with `npm run build` first: node bench/functions.mjs
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { request } from 'undici'
 import { createRelay } from '../dist/relay/index.js'
@@ -56,6 +58,31 @@ const track = (i, tag) => ({
   properties: { i, sentAt: performance.now() },
 })
 
+// Each thread's CPU seconds so far, by thread id (Linux's /proc; empty elsewhere): the relay's own
+// thread against the others (the function's worker, and V8's and libuv's helpers).
+function threadCpu() {
+  const seconds = new Map()
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      seconds.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / 100)
+    }
+  } catch {}
+  return seconds
+}
+
+function perThread(before, after) {
+  let main = 0
+  let others = 0
+  for (const [tid, seconds] of after) {
+    const used = seconds - (before.get(tid) ?? 0)
+    if (tid === process.pid) main += used
+    else others += used
+  }
+  return { mainUs: (main * 1e6) / MESSAGES, othersUs: (others * 1e6) / MESSAGES }
+}
+
 async function until(check) {
   while (!check()) await new Promise((r) => setTimeout(r, 2))
 }
@@ -78,16 +105,18 @@ async function throughput(withFunction) {
   await until(() => arrivals.length >= 200)
   arrivals.length = 0
   const messages = Array.from({ length: MESSAGES }, (_, i) => track(i, 'm'))
+  const threads = threadCpu()
   const cpu = process.cpuUsage()
   const started = performance.now()
   await ingest(relay, 'wk-web', messages)
   await until(() => arrivals.length >= MESSAGES)
   const ms = performance.now() - started
   const used = process.cpuUsage(cpu)
+  const split = perThread(threads, threadCpu())
   if (withFunction && arrivals[0].body.properties.enriched !== true) throw new Error('the function did not run')
   await relay.close()
   server.close()
-  return { perSecond: (MESSAGES / ms) * 1000, cpuUsPerDelivery: (used.user + used.system) / MESSAGES }
+  return { perSecond: (MESSAGES / ms) * 1000, cpuUsPerDelivery: (used.user + used.system) / MESSAGES, ...split }
 }
 
 async function latencyBeside(looping) {
@@ -150,7 +179,7 @@ for (let round = 0; round < (LOOP_ONLY ? 0 : ROUNDS); round++) {
 const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 if (!LOOP_ONLY)
   console.log(
-    `median: throughput ratio ${median(rounds.map((r) => r.withFn.perSecond / r.without.perSecond)).toFixed(2)}×, function cost ${median(rounds.map((r) => r.withFn.cpuUsPerDelivery - r.without.cpuUsPerDelivery)).toFixed(1)} µs CPU per delivery`,
+    `median: throughput ratio ${median(rounds.map((r) => r.withFn.perSecond / r.without.perSecond)).toFixed(2)}×, function cost ${median(rounds.map((r) => r.withFn.cpuUsPerDelivery - r.without.cpuUsPerDelivery)).toFixed(1)} µs CPU per delivery (relay's thread ${median(rounds.map((r) => r.withFn.mainUs - r.without.mainUs)).toFixed(1)}, other threads ${median(rounds.map((r) => r.withFn.othersUs - r.without.othersUs)).toFixed(1)})`,
   )
 for (let round = 0; round < (process.env.NO_LOOP === '1' ? 0 : 2); round++) {
   const quiet = await latencyBeside(false)

@@ -73,6 +73,73 @@ describe('calls of a function sent together', () => {
     }
   })
 
+  it('gives each call of a batch its own functionTimeout, not the batch', async () => {
+    // Three calls of 400 ms each: 1.2 s in all, past the 1 s limit, while each call is within it.
+    const sandbox = await FunctionSandbox.start({
+      code: 'function onTrack(e) { const until = Date.now() + 400; while (Date.now() < until) {} return e }',
+      filename: 'slow.js',
+      timeoutMs: 1_000,
+    })
+    try {
+      const events = ['A', 'B', 'C'].map((event) => ({ type: 'track', event }))
+      const results = await Promise.all(events.map((e) => sandbox.call(e)))
+      expect(results.map((r) => r.kind)).toEqual(['event', 'event', 'event'])
+      // Each call's own time, not a share of the batch's.
+      for (const result of results) expect(result.ms).toBeGreaterThanOrEqual(399)
+    } finally {
+      await sandbox.close()
+    }
+  })
+
+  it('keeps a call that never settled from answering for another when a later call settles it', async () => {
+    const sandbox = await FunctionSandbox.start({
+      code: `let release, calls = 0
+        async function onTrack(e) {
+          calls++
+          if (e.event === 'Wait') { await new Promise((resolve) => { release = resolve }); return { ...e, late: true } }
+          if (e.event === 'Release') release()
+          return { ...e, calls }
+        }`,
+      filename: 'stale.js',
+      timeoutMs: 30_000,
+    })
+    try {
+      const events = ['A', 'Wait', 'Release', 'B'].map((event) => ({ type: 'track', event }))
+      const results = await Promise.all(events.map((e) => sandbox.call(e)))
+      expect(results.map((r) => r.kind)).toEqual(['event', 'error', 'event', 'event'])
+      expect(results[1]).toMatchObject({ message: expect.stringMatching(/never settles/) })
+      expect(results.map((r) => (r.kind === 'event' ? r.event['event'] : null))).toEqual(['A', null, 'Release', 'B'])
+      // No call ran twice: the settled one's continuation did not go on with the batch.
+      expect(results[3]).toMatchObject({ event: { calls: 4 } })
+      expect(await sandbox.call({ type: 'track', event: 'After' })).toMatchObject({ event: { calls: 5 } })
+    } finally {
+      await sandbox.close()
+    }
+  })
+
+  it("keeps each reply with its own call whatever the code replaces (the prelude's methods, setters)", async () => {
+    const sandbox = await FunctionSandbox.start({
+      code: `const found = Object.getOwnPropertyNames(globalThis).filter((name) => name.startsWith('__'))
+        for (let i = 0; i < 64; i++) Object.defineProperty(Array.prototype, i, { set() {}, configurable: true })
+        const then = Promise.prototype.then
+        // Calls each callback twice, as a broken promise library might.
+        Promise.prototype.then = function (ok, bad) { return then.call(this, (v) => { ok(v); return ok(v) }, bad) }
+        Array.prototype.join = () => 'joined'
+        async function onTrack(e) { return { ...e, found } }`,
+      filename: 'sabotage.js',
+      timeoutMs: 30_000,
+    })
+    try {
+      const events = ['A', 'B', 'C', 'D'].map((event) => ({ type: 'track', event }))
+      const results = await Promise.all(events.map((e) => sandbox.call(e)))
+      expect(results.map((r) => (r.kind === 'event' ? r.event['event'] : r.kind))).toEqual(['A', 'B', 'C', 'D'])
+      // Nothing of the relay's own is on the global object for the code to call.
+      expect(results[0]).toMatchObject({ event: { found: [] } })
+    } finally {
+      await sandbox.close()
+    }
+  })
+
   it('resolves queued calls as errors once closed', async () => {
     const sandbox = await FunctionSandbox.start({ code: 'function onTrack(e) { return e }', filename: 'f.js' })
     const pending = [sandbox.call({ type: 'track', messageId: '1' }), sandbox.call({ type: 'track', messageId: '2' })]

@@ -3,6 +3,7 @@ import {
   FUNCTION_ERROR_BYTES,
   FUNCTION_LOG_BYTES,
   FUNCTION_LOG_LINES,
+  FUNCTION_REPLY_CHARS,
   HANDLER_BY_TYPE,
 } from '../../config/function-limits'
 
@@ -11,8 +12,14 @@ import {
  * the language's own (`console`, `RetryError`, `ValidationError`, `TextEncoder`, `TextDecoder`,
  * `URL`, `URLSearchParams`, `sha256`, `hmacSha256`), written in the sandbox's own JavaScript over
  * three host calls (hashing and URL parsing) that it captures and then deletes from the global
- * object, and `__trackletCall`, the entry each call goes through. No backticks and no `${` inside.
+ * object. Its value is the worker's entries (a batch of calls, and what the worker reads after a
+ * call that ended outside the prelude's catch), reachable by no code of the function's. No
+ * backticks and no `${` inside.
  */
+const HANDLER_CASES = Object.entries(HANDLER_BY_TYPE)
+  .map(([type, name]) => `    case ${JSON.stringify(type)}: own = globalThis.${name}; break`)
+  .join('\n')
+
 export const PRELUDE = `(() => {
 'use strict'
 const hostSha256 = globalThis.__hostSha256, hostHmac = globalThis.__hostHmac, hostUrl = globalThis.__hostUrl
@@ -21,7 +28,11 @@ const define = (name, value) => Object.defineProperty(globalThis, name, { value,
 const OutOfMemory = globalThis.InternalError
 // Taken now: the function's code may replace the globals, and the prelude's own work (its console
 // caps, its replies) must not follow (the relay applies the caps again, outside the sandbox).
-const stringify = JSON.stringify, parse = JSON.parse
+const stringify = JSON.stringify, parse = JSON.parse, isArray = Array.isArray
+// And what the batch's own bookkeeping uses, called through apply: the code may replace the
+// methods, or put setters on Array.prototype, but cannot move a reply to another call.
+const apply = Reflect.apply, join = Array.prototype.join, arrayFrom = Array.from, ArrayOf = Array
+const promiseResolve = Promise.resolve, promiseThen = Promise.prototype.then, PromiseOf = Promise
 
 class RetryError extends Error { constructor(message) { super(message); this.name = 'RetryError' } }
 class ValidationError extends Error { constructor(message) { super(message); this.name = 'ValidationError' } }
@@ -193,23 +204,34 @@ const logAt = (level) => (...args) => {
 }
 define('console', Object.freeze({ log: logAt('log'), info: logAt('info'), warn: logAt('warn'), error: logAt('error'), debug: logAt('debug') }))
 
-const handlerNames = ${JSON.stringify(HANDLER_BY_TYPE)}
+// A switch of the types, each reading its handler by a name fixed here (no key made per call).
 const handlerFor = (type) => {
-  const own = handlerNames[type] === undefined ? undefined : globalThis[handlerNames[type]]
+  let own
+  switch (type) {
+${HANDLER_CASES}
+  }
   if (typeof own === 'function') return own
   const any = globalThis.${ANY_TYPE_HANDLER}
   return typeof any === 'function' ? any : undefined
 }
-const reply = (body) => { body.logs = logs; body.logsTruncated = logsTruncated; return stringify(body) }
+// Set by an error reply: the crossing stops after it (see runBatch).
+let errored = false
+const reply = (body) => {
+  if (body.kind === 'error') errored = true
+  body.logs = logs; body.logsTruncated = logsTruncated
+  return stringify(body)
+}
+// The reply of a call that logged nothing, without a stringify: most calls are these.
+const quiet = () => logs.length === 0 && !logsTruncated
 const done = (value) => {
-  if (value === null || value === undefined) return reply({ kind: 'drop' })
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    return reply({ kind: 'error', message: 'the function returned ' + (Array.isArray(value) ? 'an array' : 'a ' + typeof value) + ', not an event object (or null to drop it)' })
+  if (value === null || value === undefined) return quiet() ? '{"kind":"drop"}' : reply({ kind: 'drop' })
+  if (typeof value !== 'object' || isArray(value)) {
+    return reply({ kind: 'error', message: 'the function returned ' + (isArray(value) ? 'an array' : 'a ' + typeof value) + ', not an event object (or null to drop it)' })
   }
   let json
   try { json = stringify(value) } catch (error) { return failed(error) }
   // JSON never holds a raw newline: the reply's JSON, then the event's (see the worker's parseReply).
-  return reply({ kind: 'event' }) + '\\n' + json
+  return quiet() ? '{"kind":"event"}\\n' + json : reply({ kind: 'event' }) + '\\n' + json
 }
 // An error's text, cut to FUNCTION_ERROR_BYTES here so that a long one still comes back whole
 // (the relay cuts it again, outside).
@@ -228,16 +250,90 @@ const failed = (error) => {
   }
   return reply({ kind: 'error', message: errorCut('the function threw ' + show(error)) })
 }
-Object.defineProperty(globalThis, '__trackletLogs', { value: () => stringify({ logs, logsTruncated }) })
-Object.defineProperty(globalThis, '__trackletCall', { value:  (eventJson, settingsJson) => {
-  logs = []; logBytes = 0; logsTruncated = false
-  const event = parse(eventJson)
-  const handler = handlerFor(event.type)
-  if (handler === undefined) return reply({ kind: 'pass' })
+// One call: its reply's text, or a promise of it (an async handler).
+const call = (event, settingsJson) => {
+  if (logs.length > 0) logs = []
+  logBytes = 0; logsTruncated = false; errored = false
+  const handler = handlerFor(event === null || typeof event !== 'object' ? undefined : event.type)
+  if (handler === undefined) return '{"kind":"pass"}'
   let value
-  try { value = handler(event, parse(settingsJson)) } catch (error) { return failed(error) }
-  if (value !== null && typeof value === 'object' && typeof value.then === 'function') return Promise.resolve(value).then(done, failed)
+  try { value = handler(event, settingsJson === '{}' ? {} : parse(settingsJson)) } catch (error) { return failed(error) }
+  if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
+    return apply(promiseThen, apply(promiseResolve, PromiseOf, [value]), [done, failed])
+  }
   return done(value)
-} })
+}
+
+// A batch of calls crosses into the sandbox once: the events' JSON array, parsed once, run in
+// order, each call's whole ms and its reply, all joined by SEP (a character JSON never holds raw).
+// Before each call, the host's progress object gets the call's start (t, epoch ms): the worker's
+// interrupt handler reads it, so functionTimeout ends that call alone, with no host call per call.
+// The crossing stops after an error reply (the worker checks the memory then) and where a call ends
+// outside the catch here (interrupted, never settled): the worker takes the replies so far (take)
+// and goes on with the next (resume). These entries are the script's value, never globals: the
+// code cannot call them.
+const SEP = '\\u0001'
+const now = Date.now
+let batch
+// The replies' list has every slot made up front (own properties: no setter of Array.prototype
+// runs).
+const newBatch = (events, next, settings, progress) =>
+  ({ events, next, settings, progress, out: apply(arrayFrom, ArrayOf, [{ length: 2 * (events.length - next) }]), count: 0 })
+const take = (b) => {
+  const out = b.out
+  out.length = b.count
+  b.out = apply(arrayFrom, ArrayOf, [{ length: 2 * (b.events.length - b.next) }])
+  b.count = 0
+  return apply(join, out, [SEP])
+}
+// Records a call's reply; the next call's start is this one's end (one clock read a call).
+const record = (b, text, t) => {
+  if (typeof text !== 'string') text = reply({ kind: 'error', message: 'the function answered no reply the relay can read' })
+  if (text.length > ${FUNCTION_REPLY_CHARS}) {
+    text = reply({ kind: 'error', message: 'the function answered more than the relay reads (${FUNCTION_REPLY_CHARS} characters of event and console lines)' })
+  }
+  const end = now()
+  b.progress.t = end
+  b.out[b.count++] = end - t
+  b.out[b.count++] = text
+  return !errored
+}
+const runBatch = (b) => {
+  const events = b.events, progress = b.progress, settings = b.settings
+  while (b.next < events.length) {
+    const t = progress.t
+    const text = call(events[b.next++], settings)
+    if (typeof text !== 'string') {
+      // Once, and only while its crossing is current: a stale chain (its crossing gave up on it as
+      // never settling), or one the code's own then calls twice, never records.
+      let settled = false
+      const go = (text) => {
+        if (settled || b !== batch) return undefined
+        settled = true
+        return record(b, text, t) ? runBatch(b) : take(b)
+      }
+      return apply(promiseThen, text, [go])
+    }
+    if (!record(b, text, t)) break
+  }
+  return take(b)
+}
+return {
+  batch: (eventsJson, settingsJson, progress) => {
+    // The parse runs under a call's limit too (the interrupt handler reads t from now on), but is
+    // no call's own time.
+    progress.t = now()
+    batch = newBatch(parse(eventsJson), 0, settingsJson, progress)
+    progress.t = now()
+    return runBatch(batch)
+  },
+  resume: () => {
+    batch.progress.t = now()
+    batch = newBatch(batch.events, batch.next, batch.settings, batch.progress)
+    return runBatch(batch)
+  },
+  take: () => take(batch),
+  logs: () => stringify({ logs, logsTruncated }),
+}
 })()
 `

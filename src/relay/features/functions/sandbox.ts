@@ -1,6 +1,5 @@
 import { Worker } from 'node:worker_threads'
 import { RelayError } from '../../errors'
-import { RELAY_PEERS, resolvePeer } from '../../peers'
 import {
   DEFAULT_FUNCTION_MEMORY_MB,
   DEFAULT_FUNCTION_TIMEOUT_MS,
@@ -12,7 +11,9 @@ import {
   FUNCTION_WATCHDOG_GRACE_MS,
 } from '../../config/function-limits'
 import { PRELUDE } from './prelude'
-import { cappedErrorText, cappedLogs, type FunctionResult, oversizedOutput } from './result'
+import { loadQuickJs } from './quickjs'
+import { resultOf, timeoutMessage } from './replies'
+import type { FunctionResult } from './result'
 import { WORKER_SOURCE } from './worker-source'
 
 /** A function's code and the limits it runs under. */
@@ -41,15 +42,16 @@ export class FunctionCompileError extends RelayError {
   }
 }
 
-interface Reply {
-  id: number
-  reply: Record<string, unknown> & { kind: string; logs?: string[]; logsTruncated?: boolean }
-  ms: number
+// What the worker answers a batch: each call's reply, in order, from the first (the sandbox's JSON,
+// then for an event sent on a newline and the event's JSON), how long each ran, and whether the
+// worker is ending (the last call left its interpreter unsafe; the calls not answered never ran).
+interface Replies {
+  texts: string[]
+  ms: number[]
   fatal: boolean
 }
 
 interface PendingCall {
-  id: number
   event: string
   resolve: (result: FunctionResult) => void
 }
@@ -76,7 +78,6 @@ export class FunctionSandbox {
   // The worker the running batch was posted to: its death settles that batch, no other.
   #runningOn: Worker | undefined
   #watchdog: NodeJS.Timeout | undefined
-  #nextId = 0
   #closed = false
 
   private constructor(spec: FunctionSpec) {
@@ -105,7 +106,7 @@ export class FunctionSandbox {
   call(event: unknown): Promise<FunctionResult> {
     if (this.#closed) return Promise.resolve(failure('the function was closed (the relay is stopping or reloading)'))
     return new Promise((resolve) => {
-      this.#queue.push({ id: this.#nextId++, event: JSON.stringify(event), resolve })
+      this.#queue.push({ event: JSON.stringify(event), resolve })
       // On the next turn: the calls asked for meanwhile go in the same batch.
       if (this.#running.length === 0 && this.#queue.length === 1) queueMicrotask(() => void this.#next())
     })
@@ -150,7 +151,8 @@ export class FunctionSandbox {
       this.#spec.timeoutMs * calls.length + FUNCTION_WATCHDOG_GRACE_MS,
     )
     this.#runningOn = worker
-    worker.postMessage({ calls: calls.map(({ id, event }) => ({ id, event })) })
+    const events = `[${calls.map((call) => call.event).join(',')}]`
+    worker.postMessage({ events, count: calls.length })
   }
 
   // The worker ended or failed mid-batch: the call it was running gets `result`; the calls after it
@@ -175,12 +177,12 @@ export class FunctionSandbox {
     void worker.terminate()
   }
 
-  #spawn(): Promise<Worker> {
+  async #spawn(): Promise<Worker> {
     const { code, filename, timeoutMs, memoryMb } = this.#spec
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
-        ...quickJsPaths(),
+        ...(await loadQuickJs()),
         code,
         filename,
         prelude: PRELUDE,
@@ -200,7 +202,7 @@ export class FunctionSandbox {
       const onStart = (message: { type: string; message?: string }) => {
         if (message.type === 'ready') {
           worker.off('message', onStart)
-          worker.on('message', (replies: Reply[]) => this.#onReplies(worker, replies))
+          worker.on('message', (replies: Replies) => this.#onReplies(worker, replies))
           resolve(worker)
         } else {
           void worker.terminate()
@@ -233,68 +235,19 @@ export class FunctionSandbox {
     })
   }
 
-  #onReplies(worker: Worker, replies: readonly Reply[]): void {
+  #onReplies(worker: Worker, { texts, ms, fatal }: Replies): void {
     if (this.#runningOn !== worker) return
     const { timeoutMs, memoryMb } = this.#spec
-    for (const { id, reply, ms } of replies) {
-      if (this.#running[0]?.id !== id) continue
-      this.#running.shift()!.resolve(toResult(reply, ms, timeoutMs, memoryMb))
+    const answered = this.#running.splice(0, texts.length)
+    for (let i = 0; i < answered.length; i++) {
+      answered[i]!.resolve(resultOf(texts[i]!, ms[i] ?? 0, timeoutMs, memoryMb))
     }
-    if (replies[replies.length - 1]?.fatal === true) this.#retire(worker)
+    if (fatal) this.#retire(worker)
     else worker.unref()
     this.#endBatch()
   }
 }
 
-// The reply as the relay keeps it: every cap applied here, whatever the sandbox said (result.ts).
-function toResult(reply: Reply['reply'], ms: number, timeoutMs: number, memoryMb: number): FunctionResult {
-  const base = { ...cappedLogs(reply.logs, reply.logsTruncated === true), ms }
-  switch (reply.kind) {
-    case 'pass':
-      return { ...base, kind: 'pass' }
-    case 'drop':
-      return { ...base, kind: 'drop' }
-    case 'event': {
-      const json = String(reply.json)
-      const oversized = oversizedOutput(json)
-      if (oversized !== undefined) return { ...base, kind: 'error', message: oversized }
-      return { ...base, kind: 'event', event: JSON.parse(json) }
-    }
-    case 'retry':
-      return { ...base, kind: 'retry', message: cappedErrorText(String(reply.message)) }
-    default: {
-      if (reply.code === 'timeout')
-        return { ...base, kind: 'error', code: ERR_FUNCTION_TIMEOUT, message: timeoutMessage(timeoutMs) }
-      if (reply.code === 'memory') {
-        return {
-          ...base,
-          kind: 'error',
-          code: ERR_FUNCTION_MEMORY,
-          message: `the function ran out of memory (functionMemory ${memoryMb} MB)`,
-        }
-      }
-      const stack = typeof reply.stack === 'string' && reply.stack !== '' ? { stack: cappedErrorText(reply.stack) } : {}
-      return { ...base, kind: 'error', message: cappedErrorText(String(reply.message)), ...stack }
-    }
-  }
-}
-
-function timeoutMessage(timeoutMs: number): string {
-  return `the function ran past functionTimeout (${timeoutMs} ms)`
-}
-
 function failure(message: string, code?: string): FunctionResult {
   return { kind: 'error', message, ...(code === undefined ? {} : { code }), logs: [], logsTruncated: false, ms: 0 }
-}
-
-let paths: { corePath: string; variantPath: string } | undefined
-
-/** Where QuickJS is installed, resolved from this module (the worker's own cwd could be anywhere). */
-function quickJsPaths(): { corePath: string; variantPath: string } {
-  if (paths !== undefined) return paths
-  paths = {
-    corePath: resolvePeer(RELAY_PEERS.functions, 'quickjs-emscripten-core'),
-    variantPath: resolvePeer(RELAY_PEERS.functions, '@jitl/quickjs-wasmfile-release-sync'),
-  }
-  return paths
 }
