@@ -11,8 +11,8 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Agent, request } from 'undici'
 import { importSource } from './load-source.mjs'
+import { postBatches } from './post-batches.mjs'
 
 const N = Number(process.env.BENCH_MESSAGES ?? 20_000)
 const FILE = Number(process.env.BENCH_FILE_MESSAGES ?? 10_000)
@@ -69,30 +69,13 @@ async function ingest(dir) {
     const batch = Array.from({ length: Math.min(FLUSH_AT, N - i) }, (_, j) => message(i + j))
     bodies.push(JSON.stringify({ batch, sentAt: new Date().toISOString() }))
   }
-  const agent = new Agent({ connections: IN_FLIGHT })
-  const authorization = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`
   child.send('usage')
   const before = (await next()).cpuMs
-  let nextBody = 0
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (nextBody < bodies.length) {
-        const body = bodies[nextBody++]
-        const answer = await request(`${url}/v1/batch`, {
-          method: 'POST',
-          dispatcher: agent,
-          headers: { authorization, 'content-type': 'application/json' },
-          body,
-        })
-        await answer.body.dump()
-      }
-    }),
-  )
+  await postBatches(`${url}/v1/batch`, bodies, { writeKey: WRITE_KEY, inFlight: IN_FLIGHT })
   child.send('usage')
   const cpuUs = ((await next()).cpuMs - before) * 1000
   child.send('stop')
   await next()
-  await agent.close()
   holding.closeAllConnections()
   holding.close()
   return cpuUs / N

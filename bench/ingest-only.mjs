@@ -15,9 +15,9 @@ import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { Agent, request } from 'undici'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
 import { measureServer } from './pg-server-cost.mjs'
+import { postBatches } from './post-batches.mjs'
 import { postgresInsertBaseline, sqliteInsertBaseline } from './store-baselines.mjs'
 
 const { values: args } = parseArgs({
@@ -102,29 +102,11 @@ async function ingestOnce(server, profile) {
   const next = () => new Promise((done) => child.once('message', done))
   const { url } = await next()
   const all = bodies()
-  const agent = new Agent({ connections: IN_FLIGHT })
-  const authorization = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`
   child.send('usage')
   const cpuBefore = (await next()).cpuMs
   const serverCost = postgres ? await measureServer(postgres) : undefined
-  let nextBody = 0
-  let failed = 0
   const started = performance.now()
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (nextBody < all.length) {
-        const body = all[nextBody++]
-        const response = await request(`${url}/v1/batch`, {
-          method: 'POST',
-          dispatcher: agent,
-          headers: { authorization, 'content-type': 'application/json' },
-          body,
-        })
-        await response.body.dump()
-        if (response.statusCode !== 200) failed += FLUSH_AT
-      }
-    }),
-  )
+  const failed = FLUSH_AT * (await postBatches(`${url}/v1/batch`, all, { writeKey: WRITE_KEY, inFlight: IN_FLIGHT }))
   const ms = performance.now() - started
   child.send('usage')
   const cpuUs = ((await next()).cpuMs - cpuBefore) * 1000
@@ -133,7 +115,6 @@ async function ingestOnce(server, profile) {
   const walMb = postgres ? undefined : statSync(`${database}-wal`).size / 2 ** 20
   child.send('stop')
   await next()
-  await agent.close()
   holding.closeAllConnections()
   holding.close()
   if (failed > 0) throw new Error(`${failed} messages failed`)

@@ -37,11 +37,11 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { Agent, request } from 'undici'
 import { Analytics } from '../dist/index.js'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
 import { deliveryBaseline } from './delivery-baseline.mjs'
 import { measureServer } from './pg-server-cost.mjs'
+import { postBatches } from './post-batches.mjs'
 import { printWalBreakdown, startWalBreakdown } from './pg-wal-breakdown.mjs'
 import { startWorkersRelay } from './relay-workers.mjs'
 import { countStatements, DELIVERY_KINDS, resetStatements, statementTimes } from './pg-round-trips.mjs'
@@ -218,39 +218,9 @@ function batchBodies(prefix) {
   return bodies
 }
 
-/**
- * POSTs each body `inFlight` at a time with undici keep-alive; resolves with the messages refused.
- * With `perSecond`, starts at most that many bodies a second (evenly spaced), so the relay is
- * offered a steady load below what it could take.
- */
-async function postBatches(url, bodies, inFlight, perSecond) {
-  const agent = new Agent({ connections: inFlight, keepAliveTimeout: 30_000 })
-  const authorization = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`
-  let next = 0
-  let failed = 0
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < bodies.length) {
-        const index = next++
-        const body = bodies[index]
-        if (perSecond !== undefined) {
-          const due = started + (index * 1000) / perSecond
-          if (due > performance.now()) await new Promise((resolve) => setTimeout(resolve, due - performance.now()))
-        }
-        const response = await request(url, {
-          method: 'POST',
-          dispatcher: agent,
-          headers: { authorization, 'content-type': 'application/json' },
-          body,
-        })
-        await response.body.dump()
-        if (response.statusCode !== 200) failed += FLUSH_AT
-      }
-    }),
-  )
-  await agent.close()
-  return failed
+/** POSTs the bodies (./post-batches.mjs); resolves with the messages refused. */
+async function postMessages(url, bodies, inFlight, perSecond) {
+  return FLUSH_AT * (await postBatches(url, bodies, { writeKey: WRITE_KEY, inFlight, perSecond }))
 }
 
 /** Sends `count` track calls through the SDK; resolves when every one is acknowledged. */
@@ -338,7 +308,7 @@ async function measurePathsAlone() {
   const bodies = batchBodies('alone')
   const cpuBefore = await ingesting.usage()
   const started = performance.now()
-  const failed = await postBatches(`${ingesting.url}/v1/batch`, bodies, INGEST_IN_FLIGHT)
+  const failed = await postMessages(`${ingesting.url}/v1/batch`, bodies, INGEST_IN_FLIGHT)
   const ingest = {
     ms: performance.now() - started,
     failed,
@@ -384,7 +354,7 @@ async function measureWorkers(counts) {
     const phase = receiver.expect(N)
     const before = relay.usage()
     const started = performance.now()
-    const failed = await postBatches(`${relay.url}/v1/batch`, bodies, INGEST_IN_FLIGHT)
+    const failed = await postMessages(`${relay.url}/v1/batch`, bodies, INGEST_IN_FLIGHT)
     const acknowledgedAt = performance.now()
     await phase.all
     const after = relay.usage()
@@ -397,7 +367,7 @@ async function measureWorkers(counts) {
     if (server) await resetStatements(database)
     const serverPaced = server ? await measureServer(server) : undefined
     const pacedBefore = relay.usage()
-    const pacedFailed = await postBatches(`${relay.url}/v1/batch`, pacedBodies, 4, WORKERS_RATE / FLUSH_AT)
+    const pacedFailed = await postMessages(`${relay.url}/v1/batch`, pacedBodies, 4, WORKERS_RATE / FLUSH_AT)
     await pacedPhase.all
     const pacedAfter = relay.usage()
     results.push({

@@ -12,7 +12,7 @@ import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { Agent, request } from 'undici'
+import { postBatches } from './post-batches.mjs'
 import { sqliteInsertBaseline } from './store-baselines.mjs'
 
 const { values: args } = parseArgs({ options: { server: { type: 'string' }, profile: { type: 'string' } } })
@@ -67,34 +67,15 @@ async function runOnce(run) {
       batch.push({ type: 'track', messageId: `m-${j}`, timestamp: new Date().toISOString(), ...message(j) })
     bodies.push(JSON.stringify({ batch, sentAt: new Date().toISOString() }))
   }
-  const agent = new Agent({ connections: IN_FLIGHT })
-  const authorization = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`
   child.send('usage')
   const cpuBefore = (await next()).cpuMs
-  let nextBody = 0
-  let failed = 0
   const started = performance.now()
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (nextBody < bodies.length) {
-        const body = bodies[nextBody++]
-        const response = await request(`${url}/v1/batch`, {
-          method: 'POST',
-          dispatcher: agent,
-          headers: { authorization, 'content-type': 'application/json' },
-          body,
-        })
-        await response.body.dump()
-        if (response.statusCode !== 200) failed += FLUSH_AT
-      }
-    }),
-  )
+  const failed = FLUSH_AT * (await postBatches(`${url}/v1/batch`, bodies, { writeKey: WRITE_KEY, inFlight: IN_FLIGHT }))
   const ingestMs = performance.now() - started
   child.send('usage')
   const cpuUs = ((await next()).cpuMs - cpuBefore) * 1000
   child.send('stop')
   await next()
-  await agent.close()
   holding.closeAllConnections()
   holding.close()
   const insertAfter = sqliteInsertBaseline(dir, N, 100, message)
