@@ -127,7 +127,11 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
     it('stops reading a chunked body with 413 as soon as it crosses 500,000 bytes', async () => {
       const socket = connect(Number(new URL(running.relay.url).port), '127.0.0.1')
       let answer = ''
+      // How the connection ended, if it did: an error's code, or 'closed'.
+      let ended: string | undefined
       socket.on('data', (chunk: Buffer) => (answer += chunk.toString()))
+      socket.on('error', (error: NodeJS.ErrnoException) => (ended ??= error.code))
+      socket.on('close', () => (ended ??= 'closed'))
       socket.write(
         [
           `POST /v1/batch HTTP/1.1`,
@@ -141,16 +145,22 @@ describe.each(STORE_KINDS)('on the %s store', (kind) => {
       )
       const chunk = 'x'.repeat(100_000)
       let sent = 0
-      // Send until the answer comes; a relay that buffered everything would never answer before the end.
-      while (answer === '' && sent < 5_000_000) {
+      // Send until the answer comes or the connection ends; a relay that buffered everything would
+      // do neither before the end.
+      while (answer === '' && ended === undefined && sent < 5_000_000) {
         socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
         sent += chunk.length
         await new Promise((resolve) => setTimeout(resolve, 5))
       }
-      await waitFor(() => (answer.includes('limit') ? true : undefined))
+      await waitFor(() => (answer.includes('limit') || ended !== undefined ? true : undefined))
       socket.destroy()
-      expect(answer).toMatch(/^HTTP\/1.1 413/)
       expect(sent).toBeLessThan(5_000_000)
+      // The relay answers 413 and closes with the rest of the body unread, so TCP resets the
+      // connection; a reset that reaches this client before it has read the answer discards it
+      // (seen in CI, where this client writes on into the reset: EPIPE). Either way the relay
+      // stopped reading long before the end of the body.
+      if (answer !== '') expect(answer).toMatch(/^HTTP\/1.1 413/)
+      else expect(['ECONNRESET', 'EPIPE']).toContain(ended)
     })
   })
 
