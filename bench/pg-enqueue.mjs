@@ -1,5 +1,5 @@
 // node bench/pg-enqueue.mjs [--messages 30000] [--batch 200] [--writers 4] [--history 0]
-//   [--days 0 --per-day 30000] [--key-index btree|hash]
+//   [--days 0 --per-day 30000] [--key-index btree|hash] [--dedupe look-up|keys] [--shared-buffers 16MB]
 //
 // Ingest's write alone on PostgreSQL: the store's enqueue (what group commit calls), `writers`
 // at once, batches of `batch` messages with UUID ids as the SDK makes them, on a durable server.
@@ -10,6 +10,10 @@
 // before today, each its own partition of `per-day` messages (SQL, not measured): the duplicate
 // check then reads N filled partitions more, as with N days of retention. `--key-index btree`
 // makes the message key's index a B-tree again (as before the hash index's schema step).
+// `--dedupe keys` swaps in the duplicate check by a key table (./dedupe-keys-prototype.mjs, not
+// the store's). `--shared-buffers` sets the server's cache, so that a history outgrows it: the
+// buffers the check reads from outside it are printed (from the OS's cache here; from the disk
+// once the history outgrows memory too).
 import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -17,6 +21,7 @@ import { importSource } from './load-source.mjs'
 import { measureServer } from './pg-server-cost.mjs'
 import { resetStatements, statementTimes } from './pg-round-trips.mjs'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
+import { KEYS_PROTOTYPE } from './dedupe-keys-prototype.mjs'
 
 const { values: args } = parseArgs({
   options: {
@@ -27,6 +32,8 @@ const { values: args } = parseArgs({
     days: { type: 'string', default: '0' },
     'per-day': { type: 'string', default: '30000' },
     'key-index': { type: 'string', default: 'hash' },
+    'shared-buffers': { type: 'string' },
+    dedupe: { type: 'string', default: 'look-up' },
   },
 })
 const [N, BATCH, WRITERS, HISTORY, DAYS, PER_DAY] = [
@@ -40,6 +47,8 @@ const [N, BATCH, WRITERS, HISTORY, DAYS, PER_DAY] = [
 const KEY_INDEX = args['key-index']
 if (KEY_INDEX !== 'btree' && KEY_INDEX !== 'hash') throw new Error('--key-index is btree or hash')
 const DAY_MS = 86_400_000
+const DEDUPE = args.dedupe
+if (DEDUPE !== 'look-up' && DEDUPE !== 'keys') throw new Error('--dedupe is look-up or keys')
 
 // The N days before today, each a partition of `perDay` messages with UUID ids (random, as the
 // SDK's), written by SQL in one statement a day; then analysed, as autovacuum would.
@@ -78,6 +87,22 @@ async function useKeyIndex(url, kind) {
   }
 }
 
+// The buffers the enqueue function's statements touched (pg_stat_statements tracks nested ones).
+async function enqueueBuffers(url) {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query(
+      `SELECT coalesce(sum(shared_blks_hit), 0)::float8 AS hit, coalesce(sum(shared_blks_read), 0)::float8 AS read
+       FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+       WHERE d.datname = current_database() AND s.toplevel AND s.query LIKE '%tracklet_enqueue(%'`,
+    )
+    return rows[0]
+  } finally {
+    await client.end()
+  }
+}
+
 function batchOf(n) {
   return Array.from({ length: n }, (_, i) => {
     const messageId = randomUUID()
@@ -101,7 +126,10 @@ async function write(store, total) {
 
 const server = await startPostgresServer({
   durable: true,
-  settings: ['shared_preload_libraries=pg_stat_statements'],
+  settings: [
+    'shared_preload_libraries=pg_stat_statements',
+    ...(args['shared-buffers'] ? [`shared_buffers=${args['shared-buffers']}`] : []),
+  ],
 })
 try {
   const url = await server.createDatabase('bench_enqueue')
@@ -111,6 +139,12 @@ try {
   const store = await openPostgresStore(url, { pool: { max: WRITERS } })
   await useKeyIndex(url, KEY_INDEX)
   await fillDays(url, DAYS, PER_DAY)
+  if (DEDUPE === 'keys') {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    await client.query(KEYS_PROTOTYPE)
+    await client.end()
+  }
   await write(store, HISTORY)
   await resetStatements(url)
   const measuring = await measureServer(server)
@@ -119,15 +153,19 @@ try {
   const ms = performance.now() - started
   const { cpuMs, walBytes } = await measuring.stop()
   const times = await statementTimes(url)
+  const buffers = await enqueueBuffers(url)
   await store.close()
   const per = (x) => ((x * 1000) / N).toFixed(1)
   console.log(
     `enqueue, ${N.toLocaleString('en-US')} messages in batches of ${BATCH}, ${WRITERS} writers, ` +
-      `${HISTORY.toLocaleString('en-US')} before, ${DAYS} days of ${PER_DAY.toLocaleString('en-US')} (${KEY_INDEX} key index): ${Math.round(N / (ms / 1000)).toLocaleString('en-US')} msgs/s; ` +
+      `${HISTORY.toLocaleString('en-US')} before, ${DAYS} days of ${PER_DAY.toLocaleString('en-US')} (${KEY_INDEX} key index, dedupe by ${DEDUPE}): ${Math.round(N / (ms / 1000)).toLocaleString('en-US')} msgs/s; ` +
       `PostgreSQL ${per(cpuMs)} µs CPU and ${Math.round(walBytes / N).toLocaleString('en-US')} bytes of WAL per message`,
   )
   const listed = times.map((t) => `${t.kind} ${per(t.ms)} µs (${t.calls.toLocaleString('en-US')} calls)`)
   console.log(`  statements' server time per message: ${listed.join('; ')}`)
+  console.log(
+    `  enqueue's buffers per message: ${(buffers.hit / N).toFixed(1)} hit, ${(buffers.read / N).toFixed(2)} read from outside shared_buffers`,
+  )
 } finally {
   await server.stop()
 }

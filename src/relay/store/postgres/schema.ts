@@ -18,6 +18,7 @@ import { POSTGRES_SCHEMA6_STEP } from './schema6'
 import { POSTGRES_SUPPRESSIONS_STEP } from './suppressions-schema'
 import { POSTGRES_ENDPOINT_LIMITS_STEP } from './endpoint-limits-schema'
 import { POSTGRES_ORDERING_STEP } from './ordering-schema'
+import { POSTGRES_FIRST_ATTEMPT_DELIVERED_STEP } from './first-attempt-delivered'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -202,6 +203,8 @@ export const MIGRATIONS: readonly string[] = [
   // queue holds only what is pending, so the room costs little. It applies to pages written from
   // now on; the lock it takes lets reads and writes go on.
   'ALTER TABLE queue SET (fillfactor = 40)',
+  // A delivery delivered at its first attempt writes no outcome row; the view reads it so.
+  POSTGRES_FIRST_ATTEMPT_DELIVERED_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

@@ -19,6 +19,9 @@
 /** The key messages_key indexes, for a message id given as SQL (a column or a parameter). */
 export const MESSAGE_KEY_OF = (messageId: string) => `md5(${messageId})::uuid`
 
+/** The messages' DEFAULT partition: what no day partition holds (retention prunes it row by row). */
+export const MESSAGES_KEPT = 'messages_kept'
+
 /** The sequence that numbers deliveries (their ids, the delivery log's order). */
 export const DELIVERY_IDS = 'delivery_ids'
 
@@ -91,7 +94,7 @@ export const SCHEMA6_TABLES = `
     erased_at   bigint,
     PRIMARY KEY (id, created_at)
   ) PARTITION BY RANGE (created_at);
-  CREATE TABLE IF NOT EXISTS messages_kept PARTITION OF messages DEFAULT;
+  CREATE TABLE IF NOT EXISTS ${MESSAGES_KEPT} PARTITION OF messages DEFAULT;
   -- The duplicate check (the store's look-up) and searches by message id: on a 16-byte key (the
   -- md5 of the message id, as uuid) rather than the id's text with the route's, a third of the size
   -- in every entry (docs/postgres.md, the layouts measured). Readers name MESSAGE_KEY_OF.

@@ -2,6 +2,7 @@ import type { FilterField } from '../filter'
 import { deadLetters, newestByStatus, parameterCount, statusIs, where } from './filter-sql'
 import { ENQUEUE_FUNCTION } from './enqueue-function'
 import { BODIES_OF } from './message-bodies'
+import { SETTLED_AT_ONCE_BEFORE, WRITES_OUTCOME } from './first-attempt-delivered'
 import { orderFree } from '../ordering/order-hold'
 
 export { filterValues, where } from './filter-sql'
@@ -100,8 +101,9 @@ export const POSTGRES_STATEMENTS = {
   WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`,
   // A whole batch of outcomes: the deliveries' new state (only those still pending: one recorded
   // already by a relay whose lease ran out keeps its state) and every request into the attempts log.
-  // A settled delivery (delivered, filtered) leaves the queue for an appended outcome row; one
-  // still pending or dead has its queue row updated.
+  // A settled delivery (delivered, filtered) leaves the queue for an appended outcome row (none
+  // when delivered at its first attempt: ./first-attempt-delivered.ts); one still pending or dead
+  // has its queue row updated. A request's partition is its delivery's day (its message's).
   // Times are durations from the database's clock: how long ago the attempt started ($3, $8) and
   // how long until the delivery is due again ($4: 0 when it is not pending); $6 clock.
   record: `
@@ -117,6 +119,7 @@ export const POSTGRES_STATEMENTS = {
     SELECT settled.id, settled.created_at, settled.status, settled.attempts + 1,
       coalesce(settled.first_attempt_at, clock.now - settled.ago), settled.error, clock.now
     FROM settled, clock
+    WHERE ${WRITES_OUTCOME('settled', '$7::bigint[]')}
   ), updated AS (
     UPDATE queue d SET
       status = outcome.status, attempts = d.attempts + 1,
@@ -128,7 +131,7 @@ export const POSTGRES_STATEMENTS = {
   )
   INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers, console, created_at)
   SELECT a.id, clock.now - a.ago, a.url, a.status, a.error, a.ms, a.response_body, a.request_headers, a.console,
-    coalesce((SELECT created_at FROM queue q WHERE q.id = a.id), (SELECT created_at FROM outcomes o WHERE o.id = a.id), 0)
+    coalesce((SELECT created_at FROM queue q WHERE q.id = a.id), (SELECT created_at FROM messages m WHERE m.id = a.id), 0)
   FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[], $14::text[], $15::text[])
     AS a (id, ago, url, status, error, ms, response_body, request_headers, console), clock`,
   failUnconfigured: `UPDATE queue SET status = 'failed', last_error = 'source "' || source || '" is no longer configured',
@@ -199,8 +202,10 @@ export const POSTGRES_STATEMENTS = {
   WHERE status = 'pending' GROUP BY source
   ORDER BY source, status`,
   // Settled deliveries that no dropped day took (./partitions.ts: those of the kept partition,
-  // outcomes recorded after their day), oldest first, skipping rows being written at this
-  // instant; their messages and attempts go with them.
+  // outcomes recorded after their day, the part of a day already past the cut-off), oldest
+  // first, skipping rows being written at this instant; their messages and attempts go with them.
+  // Those delivered at their first attempt have no outcome row (./first-attempt-delivered.ts):
+  // a message with neither an outcome nor a queue row goes by its attempt's time, at most $2 of them.
   prune: `
   WITH gone AS (
     DELETE FROM outcomes WHERE (id, created_at) IN (
@@ -209,10 +214,16 @@ export const POSTGRES_STATEMENTS = {
     RETURNING id, created_at
   ), messages_gone AS (
     DELETE FROM messages m USING gone WHERE m.id = gone.id AND m.created_at = gone.created_at
+  ), delivered_at_once AS (
+    DELETE FROM messages m WHERE (m.id, m.created_at) IN (
+      SELECT x.id, x.created_at FROM messages x
+      WHERE x.created_at < $1 AND ${SETTLED_AT_ONCE_BEFORE('x', '$1')}
+      LIMIT $2 FOR UPDATE SKIP LOCKED)
+    RETURNING m.id
   ), attempts_gone AS (
-    DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM gone)
+    DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM gone UNION ALL SELECT id FROM delivered_at_once)
   )
-  SELECT count(*) AS count FROM gone`,
+  SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM delivered_at_once) AS count`,
 
   // Audiences.
   members: 'SELECT user_id FROM audience_members WHERE source = $1 AND audience = $2',
