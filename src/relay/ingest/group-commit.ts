@@ -20,10 +20,27 @@ export type CommitStore = Pick<Store, 'enqueue' | 'enqueueWithViolations'> & {
  * The most groups written at once to PostgreSQL ({@link TurnBatch}'s `maxWriting`): one commits
  * while the next is written. Each transaction costs the server a fixed part (the function's call,
  * its look-up in each partition, the commit): `bench/pg-enqueue.mjs` spent 53.3–53.7 µs of server
- * CPU per message in groups of 200 on 3 connections, 46.7–49.0 in groups of 400 on 2. A SQLite
- * store writes on one thread and flushes once for every commit made meanwhile: no bound.
+ * CPU per message in groups of 200 on 3 connections, 46.7–49.0 in groups of 400 on 2.
  */
 export const POSTGRES_GROUPS_WRITING = 2
+
+/**
+ * The most groups written at once to SQLite: one, committed and then flushed (its `enqueue`
+ * resolves after the WAL's flush), while the requests of the next gather. Each commit writes every
+ * page its group dirtied to the WAL, and under random message ids that is about a page of the
+ * unique index per message until the group outgrows the index: fewer, larger groups write fewer
+ * pages per message. Unbounded, a request that arrived during a flush was committed in a group of
+ * its own (100–800 messages, `bench/ingest-only.mjs`); one at a time, 100–700 alternated and the
+ * relay spent 0.94–0.97× the CPU per message at the same rate (docs/sqlite.md, "What ingest
+ * costs"). A commit made during a flush waited for the next flush all the same; what an answer
+ * may wait longer is its group's commit, no longer made while the previous group flushed.
+ */
+export const SQLITE_GROUPS_WRITING = 1
+
+const GROUPS_WRITING: Record<Store['kind'], number> = {
+  postgres: POSTGRES_GROUPS_WRITING,
+  sqlite: SQLITE_GROUPS_WRITING,
+}
 
 /**
  * Group commit for ingest: the deliveries of every request that reaches the commit in the same
@@ -45,7 +62,7 @@ export class GroupCommit extends TurnBatch<Commit> {
     super({
       write: (commits) => write(store, commits),
       writeEachOn: isDataError,
-      maxWriting: store.kind === 'postgres' ? POSTGRES_GROUPS_WRITING : undefined,
+      maxWriting: store.kind === undefined ? undefined : GROUPS_WRITING[store.kind],
     })
   }
 

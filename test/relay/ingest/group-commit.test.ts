@@ -6,6 +6,7 @@ import { answerOf } from '../../../src/relay/ingest/routes'
 import type { SqliteDatabase } from '../../../src/relay/store/sqlite/schema'
 import { openSqliteStoreWithDb } from '../fixtures/store'
 import type { NewDelivery } from '../../../src/relay/store/store'
+import { waitFor } from '../../support/wait-for'
 
 const source = { name: 'web', destinations: ['Webhooks'] }
 const track = (messageId: string) => ({ type: 'track', userId: 'u1', event: 'E', messageId })
@@ -99,6 +100,36 @@ describe('GroupCommit', () => {
     const { commits, enqueue } = await setup()
     await commits.commit([])
     expect(enqueue).not.toHaveBeenCalled()
+  })
+
+  it('writes one group at a time on SQLite: the requests that come meanwhile wait and go as one', async () => {
+    const { outbox, commits, enqueue, stored } = await setup()
+    const real = Object.getPrototypeOf(outbox).enqueue.bind(outbox) as typeof outbox.enqueue
+    let durable = () => {}
+    const held = new Promise<void>((resolve) => {
+      durable = resolve
+    })
+    // The first group is committed, and its flush of the WAL takes until `durable()`.
+    enqueue.mockImplementationOnce(async (deliveries) => {
+      const inserted = await real(deliveries)
+      await held
+      return inserted
+    })
+    const turn = () => new Promise((resolve) => setImmediate(resolve))
+    const first = commits.commit([delivery('a1')])
+    await waitFor(() => (enqueue.mock.calls.length === 1 ? true : undefined), 'the first group')
+    const second = commits.commit([delivery('b1')])
+    await turn()
+    const third = commits.commit([delivery('c1')])
+    await turn()
+    await turn()
+    expect(enqueue).toHaveBeenCalledTimes(1) // b1 and c1 wait for a1's group
+    expect(stored()).toEqual(['a1'])
+    durable()
+    await Promise.all([first, second, third])
+    expect(enqueue).toHaveBeenCalledTimes(2)
+    expect(enqueue.mock.calls[1]![0].map((d) => d.messageId)).toEqual(['b1', 'c1'])
+    expect(stored()).toEqual(['a1', 'b1', 'c1'])
   })
 
   it('flush() commits a waiting group at once (closing the relay)', async () => {

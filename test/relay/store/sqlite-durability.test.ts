@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
+import { SYNC_FULL, SYNC_NORMAL } from '../../../src/relay/store/sqlite/statements'
 import { openSqliteStoreWithDb } from '../fixtures/store'
 
 // What waits for the disk on SQLite: an acknowledged message's commit always does (here, in memory
@@ -12,9 +13,13 @@ describe('the SQLite store waits for the disk', () => {
   it('for enqueued messages, and not for claims and outcomes, which leave it FULL for the next enqueue', async () => {
     const { store, db } = await openSqliteStoreWithDb(':memory:', () => T0)
     try {
-      const settings = vi.spyOn(db, 'pragma')
+      // The store sets it with statements prepared once: every statement's run is watched.
+      const statement = Object.getPrototypeOf(db.prepare('SELECT 1')) as { run: () => unknown }
+      const settings = vi.spyOn(statement, 'run')
       const syncSettings = () =>
-        settings.mock.calls.map(([text]) => text).filter((text) => text.startsWith('synchronous'))
+        settings.mock.contexts
+          .map((context) => (context as { source: string }).source)
+          .filter((text) => text.startsWith('PRAGMA synchronous'))
 
       await store.enqueue([
         { source: 'web', destination: 'Webhooks', messageId: 'm1', type: 'track', json: '{"messageId":"m1"}' },
@@ -23,7 +28,7 @@ describe('the SQLite store waits for the disk', () => {
 
       const [claimed] = await store.claim({ source: 'web', limit: 10, owner: 'w1', leaseMs: 30_000 })
       expect(claimed?.id).toBeDefined()
-      expect(syncSettings()).toEqual(['synchronous = NORMAL', 'synchronous = FULL'])
+      expect(syncSettings()).toEqual([SYNC_NORMAL, SYNC_FULL])
 
       await store.record([
         {
@@ -33,12 +38,7 @@ describe('the SQLite store waits for the disk', () => {
           next: { status: 'delivered' },
         },
       ])
-      expect(syncSettings()).toEqual([
-        'synchronous = NORMAL',
-        'synchronous = FULL',
-        'synchronous = NORMAL',
-        'synchronous = FULL',
-      ])
+      expect(syncSettings()).toEqual([SYNC_NORMAL, SYNC_FULL, SYNC_NORMAL, SYNC_FULL])
       settings.mockRestore()
       expect(db.pragma('synchronous', { simple: true })).toBe(FULL)
     } finally {

@@ -48,17 +48,8 @@ import type { NewViolation } from '../violations'
 import { StatementCache } from './statement-cache'
 import { WalSync } from './wal-sync'
 import { WalCheckpointer } from './wal-checkpointer'
-import {
-  ENQUEUE_PARAMS,
-  ENQUEUE_ROWS,
-  enqueueParams,
-  filterParams,
-  SQLITE_CHUNK,
-  SQLITE_STATEMENTS as SQL,
-} from './statements'
-
-const NONE: readonly NewViolation[] = []
-const NEVER = (): void => {}
+import { type EnqueueTransaction, enqueueTransaction, NEVER, NONE } from './enqueue'
+import { filterParams, SQLITE_CHUNK, SQLITE_STATEMENTS as SQL, SYNC_FULL, SYNC_NORMAL } from './statements'
 
 /**
  * Opens the SQLite store at `path` (a file, created when missing, or `':memory:'`). One SQLite
@@ -96,11 +87,7 @@ export class SqliteStore implements Store {
   readonly #now: () => number
   /** The prepared statements, by text. */
   readonly #sql: StatementCache
-  readonly #enqueueAll: (
-    deliveries: readonly NewDelivery[],
-    violations?: readonly NewViolation[],
-    unrecorded?: (error: Error) => void,
-  ) => number
+  readonly #enqueueAll: EnqueueTransaction
   readonly #recordAll: (outcomes: readonly AttemptOutcome[]) => void
   readonly #claimAll: (request: ClaimRequest) => DueDelivery[]
   readonly #syncAll: Transaction<
@@ -140,28 +127,7 @@ export class SqliteStore implements Store {
     this.endpointLimits = new SqliteEndpointLimits(sql, now)
     this.ordering = new SqliteOrdering(sql)
 
-    // Prepared here, once: the long statement's text is not rebuilt (and looked up) per transaction.
-    const many = sql.get(SQL.enqueue(ENQUEUE_ROWS))
-    const one = sql.get(SQL.enqueue(1))
-    const violations = this.violations
-    this.#enqueueAll = db.transaction((deliveries: readonly NewDelivery[], found = NONE, unrecorded = NEVER) => {
-      if (found.length > 0) violations.insertWithin(found, unrecorded)
-      const now = this.#now()
-      const params: unknown[] = new Array(ENQUEUE_ROWS * ENQUEUE_PARAMS)
-      let inserted = 0
-      let i = 0
-      for (; i + ENQUEUE_ROWS <= deliveries.length; i += ENQUEUE_ROWS) {
-        for (let row = 0; row < ENQUEUE_ROWS; row++)
-          enqueueParams(deliveries[i + row]!, now, params, row * ENQUEUE_PARAMS)
-        inserted += many.run(params).changes
-      }
-      params.length = ENQUEUE_PARAMS
-      for (; i < deliveries.length; i++) {
-        enqueueParams(deliveries[i]!, now, params, 0)
-        inserted += one.run(params).changes
-      }
-      return inserted
-    })
+    this.#enqueueAll = enqueueTransaction(sql, this.violations, now)
     this.#recordAll = db.transaction((outcomes: readonly AttemptOutcome[]) => {
       const now = this.#now()
       const update = sql.get(SQL.record)
@@ -281,11 +247,11 @@ export class SqliteStore implements Store {
   // Runs `write` (one transaction) with `synchronous = NORMAL`: no flush (a power cut losing it
   // sends deliveries again, or enqueue's caller waits for the WAL's); then asks for a checkpoint.
   #withoutWaitingForDisk<T>(write: () => T): T {
-    this.#db.pragma('synchronous = NORMAL')
+    this.#sql.get(SYNC_NORMAL).run()
     try {
       return write()
     } finally {
-      this.#db.pragma('synchronous = FULL')
+      this.#sql.get(SYNC_FULL).run()
       this.#checkpoints?.committed(0)
     }
   }

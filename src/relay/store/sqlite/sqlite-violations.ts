@@ -8,6 +8,7 @@ import {
 } from '../violation-rows'
 import type { NewViolation, ViolationCount, ViolationPage, ViolationQuery, ViolationStore } from '../violations'
 import type { StatementCache } from './statement-cache'
+import { SYNC_FULL, SYNC_NORMAL } from './statements'
 
 // The statements of the violations table (its schema: ../violations-schema.ts).
 const SQL = {
@@ -15,9 +16,6 @@ const SQL = {
   counts: violationCountsText(() => '?'),
   prune: 'DELETE FROM violations WHERE id IN (SELECT id FROM violations WHERE at < ? ORDER BY id LIMIT ?)',
   eraseUser: 'DELETE FROM violations WHERE user_id = ?',
-  // Prepared once (db.pragma() prepares its statement anew on every call).
-  relaxed: 'PRAGMA synchronous = NORMAL',
-  durable: 'PRAGMA synchronous = FULL',
 }
 
 /** The {@link ViolationStore} on the relay's SQLite database, over the store's own statements. */
@@ -66,11 +64,11 @@ export class SqliteViolations implements ViolationStore {
     // Without waiting for the disk (synchronous = NORMAL), as the worker's writes: written right
     // after the request's messages, which did wait; the next commit that waits (the next ingest)
     // makes it durable too, and a crash of the process loses nothing.
-    this.#sql.get(SQL.relaxed).run()
+    this.#sql.get(SYNC_NORMAL).run()
     try {
       this.#write(violations)
     } finally {
-      this.#sql.get(SQL.durable).run()
+      this.#sql.get(SYNC_FULL).run()
     }
   }
 

@@ -212,6 +212,13 @@ export const SQLITE_ONLY: readonly (keyof typeof SQLITE_STATEMENTS)[] = [
   'pruneDeliveries',
 ]
 
+/**
+ * The commits that do not wait for the disk, and back (docs/sqlite.md, "What waits for the disk"):
+ * run as statements prepared once, as `db.pragma()` prepares its statement anew on every call.
+ */
+export const SYNC_NORMAL = 'PRAGMA synchronous = NORMAL'
+export const SYNC_FULL = 'PRAGMA synchronous = FULL'
+
 /** The most parameters bound to one statement: lists longer than this are written in chunks. */
 export const SQLITE_CHUNK = 500
 
