@@ -60,7 +60,7 @@ describe('a delivery delivered at its first attempt, on PostgreSQL', () => {
     await store.record([
       answered(atOnce!.id, DAY0 + 500, 200, { status: 'delivered' }),
       answered(retried!.id, DAY0 + 500, 503, { status: 'pending', nextAttemptAt: DAY0 + 1500, error: 'HTTP 503' }),
-      { id: dropped!.id, at: DAY0 + 500, requests: [], next: { status: 'filtered' } },
+      { id: dropped!.id, at: DAY0 + 500, requests: [], next: { status: 'filtered', error: 'dropped by its function' } },
       answered(again!.id, DAY0 + 500, 200, { status: 'delivered' }),
     ])
     clock.now += 1000
