@@ -85,6 +85,25 @@ describe('a delivery delivered at its first attempt, on PostgreSQL', () => {
     expect(rows).toEqual([{ attempts: 1, first_attempt_at: DAY0 + 500 }])
   })
 
+  it('reads a dead letter retried by hand and then delivered at once at that attempt', async () => {
+    const clock = { now: DAY0 }
+    const { store, pool } = await openAt(clock)
+    await store.enqueue([delivery('dead')])
+    const [dead] = await claimAll(store)
+    await store.record([answered(dead!.id, DAY0 + 100, 410, { status: 'failed', error: 'HTTP 410' })])
+    clock.now = DAY0 + 60_000
+    expect(await store.retry(dead!.id)).toBe('retried')
+    const [again] = await claimAll(store)
+    await store.record([answered(again!.id, DAY0 + 60_500, 200, { status: 'delivered' })])
+    expect(await outcomeRows(pool)).toEqual({})
+    const shown = await store.get(dead!.id)
+    expect(shown).toMatchObject({ status: 'delivered', updatedAt: new Date(DAY0 + 60_500).toISOString() })
+    expect(shown!.attempts.map((a) => a.status)).toEqual([410, 200])
+    // Retention ages it by that attempt, not by the first request of its earlier window.
+    expect(await store.prune(DAY0 + 60_000, 100)).toBe(0)
+    expect(await store.prune(DAY0 + 60_501, 100)).toBe(1)
+  })
+
   it('keeps its outcome row in the kept partition, which retention prunes by that row', async () => {
     const clock = { now: DAY0 }
     const { store, pool } = await openAt(clock, false)

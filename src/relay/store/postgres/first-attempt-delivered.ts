@@ -11,11 +11,12 @@ import { MESSAGES_KEPT } from './schema6'
 // requests with it. The kept partition's rows (a day not made, a queued delivery copied out of a
 // dropped day) are pruned one by one by their outcome's settled time, so they keep their row.
 
-// When the one attempt of a delivery settled without an outcome row was made (m: its message):
-// its requests' start (one attempt's requests, to each of its URLs, share it). The view shows it
-// as the attempt's time and as the delivery's last change, and retention ages it by it.
+// When the attempt that delivered a delivery settled without an outcome row was made (m: its
+// message): its last requests' start (one attempt's requests, to each of its URLs, share it; a
+// dead letter retried by hand has earlier ones, before its window began again). The view shows
+// it as the attempt's time and as the delivery's last change, and retention ages it by it.
 const ATTEMPTED_AT = (m: string) =>
-  `(SELECT min(a.at) FROM attempts a WHERE a.delivery_id = ${m}.id AND a.created_at = ${m}.created_at)`
+  `(SELECT max(a.at) FROM attempts a WHERE a.delivery_id = ${m}.id AND a.created_at = ${m}.created_at)`
 
 /**
  * Whether the delivery just settled as `settled` (the record statement's row: its message's id and
@@ -32,6 +33,7 @@ export const WRITES_OUTCOME = (settled: string, requested: string) => `NOT (
 /**
  * Whether the message `m` was delivered at its first attempt (it has neither a queue nor an outcome
  * row), and settled before `before`: by its attempt's time, as an outcome row by its settled time.
+ * Only in a day partition: the caller bounds `m`'s time to the days not dropped whole yet.
  */
 export const SETTLED_AT_ONCE_BEFORE = (m: string, before: string) =>
   `NOT EXISTS (SELECT 1 FROM queue q WHERE q.id = ${m}.id)

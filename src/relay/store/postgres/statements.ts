@@ -4,6 +4,7 @@ import { ENQUEUE_FUNCTION } from './enqueue-function'
 import { BODIES_OF } from './message-bodies'
 import { SETTLED_AT_ONCE_BEFORE, WRITES_OUTCOME } from './first-attempt-delivered'
 import { orderFree } from '../ordering/order-hold'
+import { DAY_MS } from './partitions'
 
 export { filterValues, where } from './filter-sql'
 
@@ -205,7 +206,9 @@ export const POSTGRES_STATEMENTS = {
   // outcomes recorded after their day, the part of a day already past the cut-off), oldest
   // first, skipping rows being written at this instant; their messages and attempts go with them.
   // Those delivered at their first attempt have no outcome row (./first-attempt-delivered.ts):
-  // a message with neither an outcome nor a queue row goes by its attempt's time, at most $2 of them.
+  // a message with neither an outcome nor a queue row goes by its attempt's time, at most $2 of them,
+  // read only in the day before the cut-off (an older day is dropped whole, and the dead letters
+  // kept from it are never read again by each sweep).
   prune: `
   WITH gone AS (
     DELETE FROM outcomes WHERE (id, created_at) IN (
@@ -217,7 +220,7 @@ export const POSTGRES_STATEMENTS = {
   ), delivered_at_once AS (
     DELETE FROM messages m WHERE (m.id, m.created_at) IN (
       SELECT x.id, x.created_at FROM messages x
-      WHERE x.created_at < $1 AND ${SETTLED_AT_ONCE_BEFORE('x', '$1')}
+      WHERE x.created_at < $1 AND x.created_at >= $1::bigint - ${DAY_MS} AND ${SETTLED_AT_ONCE_BEFORE('x', '$1')}
       LIMIT $2 FOR UPDATE SKIP LOCKED)
     RETURNING m.id
   ), attempts_gone AS (
