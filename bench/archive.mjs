@@ -6,12 +6,11 @@
 // archiving adds <= 10 % relay CPU per message at ingest; a replay from the archive reads >= 5,000
 // msgs/s. The archive is bundled from src/ with esbuild (tsup's); the relay is dist/ (npm run build).
 //   node bench/archive.mjs   (BENCH_MESSAGES, default 20,000; BENCH_FILE_MESSAGES, default 10,000)
-import { fork } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { importSource } from './load-source.mjs'
+import { startHoldingRelay, WRITE_KEY } from './holding-relay.mjs'
 import { postBatches } from './post-batches.mjs'
 
 const N = Number(process.env.BENCH_MESSAGES ?? 20_000)
@@ -19,7 +18,6 @@ const FILE = Number(process.env.BENCH_FILE_MESSAGES ?? 10_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 2)
 const FLUSH_AT = 100
 const IN_FLIGHT = 8
-const WRITE_KEY = 'bench-write-key'
 
 const message = (i) => ({
   type: 'track',
@@ -41,43 +39,16 @@ function loadArchive() {
 
 /** A: the relay's ingest only; its CPU per message, µs. */
 async function ingest(dir) {
-  const holding = http.createServer((req) => req.resume())
-  await new Promise((done) => holding.listen(0, '127.0.0.1', done))
-  const options = {
-    port: 0,
-    database: join(dir, 'relay.db'),
-    allowPrivateNetworks: true,
-    webhookTimeout: 600_000,
-    sources: [
-      {
-        name: 'bench',
-        writeKey: WRITE_KEY,
-        destinations: {
-          Webhooks: {
-            webhooks: [{ url: `http://127.0.0.1:${holding.address().port}/hold` }],
-            sharedSecret: 'bench-shared-secret',
-          },
-        },
-      },
-    ],
-  }
-  const child = fork(new URL('./relay-server.mjs', import.meta.url), [JSON.stringify(options)])
-  const next = () => new Promise((done) => child.once('message', done))
-  const { url } = await next()
+  const relay = await startHoldingRelay(new URL('./relay-server.mjs', import.meta.url), join(dir, 'relay.db'))
   const bodies = []
   for (let i = 0; i < N; i += FLUSH_AT) {
     const batch = Array.from({ length: Math.min(FLUSH_AT, N - i) }, (_, j) => message(i + j))
     bodies.push(JSON.stringify({ batch, sentAt: new Date().toISOString() }))
   }
-  child.send('usage')
-  const before = (await next()).cpuMs
-  await postBatches(`${url}/v1/batch`, bodies, { writeKey: WRITE_KEY, inFlight: IN_FLIGHT })
-  child.send('usage')
-  const cpuUs = ((await next()).cpuMs - before) * 1000
-  child.send('stop')
-  await next()
-  holding.closeAllConnections()
-  holding.close()
+  const before = await relay.cpuMs()
+  await postBatches(`${relay.url}/v1/batch`, bodies, { writeKey: WRITE_KEY, inFlight: IN_FLIGHT })
+  const cpuUs = ((await relay.cpuMs()) - before) * 1000
+  await relay.stop()
   return cpuUs / N
 }
 

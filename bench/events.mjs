@@ -45,3 +45,13 @@ export function toWireMessage(event, library) {
     context: { library },
   }
 }
+
+/** The `i`-th event a function's sandbox is handed in the function benches (a small `track`). */
+export const functionEvent = (i) => ({
+  type: 'track',
+  event: 'Bench',
+  userId: `u${i}`,
+  messageId: `m-${i}`,
+  timestamp: '2026-01-01T00:00:00.000Z',
+  properties: { i, plan: 'pro', path: '/checkout' },
+})

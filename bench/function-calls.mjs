@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { build } from 'esbuild'
+import { functionEvent } from './events.mjs'
 
 const ROOT = resolve(process.argv[2] ?? fileURLToPath(new URL('..', import.meta.url)))
 const CALLS = Number(process.env.CALLS ?? 20000)
@@ -38,19 +39,10 @@ for (const candidate of candidates) {
 if (entry === undefined) throw new Error(`no sandbox.ts under ${ROOT}`)
 const { FunctionSandbox } = await import(pathToFileURL(entry).href)
 
-const event = (i) => ({
-  type: 'track',
-  event: 'Bench',
-  userId: `u${i}`,
-  messageId: `m-${i}`,
-  timestamp: '2026-01-01T00:00:00.000Z',
-  properties: { i, plan: 'pro', path: '/checkout' },
-})
-
 async function calls(sandbox, count) {
   for (let done = 0; done < count; done += WAVE) {
     const wave = []
-    for (let i = done; i < Math.min(count, done + WAVE); i++) wave.push(sandbox.call(event(i)))
+    for (let i = done; i < Math.min(count, done + WAVE); i++) wave.push(sandbox.call(functionEvent(i)))
     for (const result of await Promise.all(wave)) {
       if (result.kind !== 'event') throw new Error(`a call ended ${result.kind}: ${result.message}`)
     }

@@ -8,6 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { build } from 'esbuild'
+import { functionEvent } from './events.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const BATCH = Number(process.env.BATCH ?? 64)
@@ -30,15 +31,7 @@ const core = require('quickjs-emscripten-core')
 const variant = require('@jitl/quickjs-wasmfile-release-sync')
 const module = await core.newQuickJSWASMModuleFromVariant(variant.default ?? variant)
 
-const event = (i) => ({
-  type: 'track',
-  event: 'Bench',
-  userId: `u${i}`,
-  messageId: `m-${i}`,
-  timestamp: '2026-01-01T00:00:00.000Z',
-  properties: { i, plan: 'pro', path: '/checkout' },
-})
-const eventsJson = JSON.stringify(Array.from({ length: BATCH }, (_, i) => event(i)))
+const eventsJson = JSON.stringify(Array.from({ length: BATCH }, (_, i) => functionEvent(i)))
 
 // One sandbox per figure, as the worker makes it (the prelude, then the code); `script` gets the
 // events' JSON and returns a string, ROUNDS times (no script: the prelude's batch entry); a first

@@ -8,15 +8,14 @@
 //     [--profile DIR] (a --cpu-prof of the first round's relay, for bench/profile-window.mjs)
 //   BENCH_MESSAGES (default 30000), BENCH_FLUSH_AT (100), BENCH_RUNS (3); random UUID ids, as the
 //   SDK makes them. Run `npm run build` first (in both worktrees with --server).
-import { fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
-import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
 import { measureServer } from './pg-server-cost.mjs'
+import { startHoldingRelay, WRITE_KEY } from './holding-relay.mjs'
 import { postBatches } from './post-batches.mjs'
 import { postgresInsertBaseline, sqliteInsertBaseline } from './store-baselines.mjs'
 
@@ -35,7 +34,6 @@ const N = Number(process.env.BENCH_MESSAGES ?? 30_000)
 const FLUSH_AT = Number(process.env.BENCH_FLUSH_AT ?? 100)
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const IN_FLIGHT = 8 // as bench:relay's ingest-only phase
-const WRITE_KEY = 'bench-write-key'
 
 const message = (i) => ({
   userId: `user-${i % 5000}`,
@@ -74,49 +72,21 @@ function bodies() {
 
 // One relay (the build of `server`) on a fresh store takes N messages; answers ms and CPU µs.
 async function ingestOnce(server, profile) {
-  const holding = http.createServer((req) => req.resume())
-  await new Promise((done) => holding.listen(0, '127.0.0.1', done))
   const name = `ingest_${databases++}`
   const database = postgres ? await postgres.createDatabase(name) : join(dir, `${name}.db`)
-  const options = {
-    port: 0,
-    database,
-    allowPrivateNetworks: true,
-    webhookTimeout: 600_000,
-    sources: [
-      {
-        name: 'bench',
-        writeKey: WRITE_KEY,
-        destinations: {
-          Webhooks: {
-            webhooks: [{ url: `http://127.0.0.1:${holding.address().port}/hold` }],
-            sharedSecret: 'bench-shared-secret',
-          },
-        },
-      },
-    ],
-  }
-  const child = fork(server, [JSON.stringify(options)], {
-    execArgv: profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
-  })
-  const next = () => new Promise((done) => child.once('message', done))
-  const { url } = await next()
+  const relay = await startHoldingRelay(server, database, profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])
   const all = bodies()
-  child.send('usage')
-  const cpuBefore = (await next()).cpuMs
+  const cpuBefore = await relay.cpuMs()
   const serverCost = postgres ? await measureServer(postgres) : undefined
   const started = performance.now()
-  const failed = FLUSH_AT * (await postBatches(`${url}/v1/batch`, all, { writeKey: WRITE_KEY, inFlight: IN_FLIGHT }))
+  const failed =
+    FLUSH_AT * (await postBatches(`${relay.url}/v1/batch`, all, { writeKey: WRITE_KEY, inFlight: IN_FLIGHT }))
   const ms = performance.now() - started
-  child.send('usage')
-  const cpuUs = ((await next()).cpuMs - cpuBefore) * 1000
+  const cpuUs = ((await relay.cpuMs()) - cpuBefore) * 1000
   const serverUs = ((await serverCost?.stop())?.cpuMs ?? Number.NaN) * 1000
   // SQLite: how large the WAL grew (its checkpoints keep it bounded).
   const walMb = postgres ? undefined : statSync(`${database}-wal`).size / 2 ** 20
-  child.send('stop')
-  await next()
-  holding.closeAllConnections()
-  holding.close()
+  await relay.stop()
   if (failed > 0) throw new Error(`${failed} messages failed`)
   return { ms, cpuUs, serverUs, walMb }
 }

@@ -1,5 +1,5 @@
 // Where a relay's thread spends each message while it ingests: reads a V8 CPU profile (from
-// `node bench/sqlite-ingest.mjs --profile <dir>`, or BENCH_PROFILE with bench:relay), keeps the
+// `node bench/ingest-only.mjs --profile <dir>`, or BENCH_PROFILE with bench:relay), keeps the
 // samples between the first and the last one in readJsonBody (the ingest window, start-up and
 // shutdown left out), and prints µs per message by part of the work (each sample charged to the
 // outermost part on its stack) and the functions with the most self time.
