@@ -6,7 +6,7 @@
 // in each round, A B A B, and the ratio of the two is printed with its spread.
 //   node bench/ingest-only.mjs --store postgres [--server /other/bench/relay-server.mjs]
 //     [--profile DIR] (a --cpu-prof of the first round's relay, for bench/profile-window.mjs)
-//   BENCH_MESSAGES (default 30000), BENCH_FLUSH_AT (100), BENCH_RUNS (3); random UUID ids, as the
+//   BENCH_MESSAGES (default 30000), BENCH_FLUSH_AT (100), BENCH_RUNS (3), BENCH_IN_FLIGHT (8); random UUID ids, as the
 //   SDK makes them. Run `npm run build` first (in both worktrees with --server).
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
@@ -33,7 +33,7 @@ const SERVERS = args.server ? [THIS, resolve(args.server)] : [THIS]
 const N = Number(process.env.BENCH_MESSAGES ?? 30_000)
 const FLUSH_AT = Number(process.env.BENCH_FLUSH_AT ?? 100)
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
-const IN_FLIGHT = 8 // as bench:relay's ingest-only phase
+const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 8) // as bench:relay's ingest-only phase
 
 const message = (i) => ({
   userId: `user-${i % 5000}`,

@@ -29,6 +29,7 @@
 //   BENCH_WAL_DETAIL=1 npm run bench:relay -- --store postgres   (each phase's WAL by relation and
 //     kind of record, read back with pg_walinspect: bench/pg-wal-breakdown.mjs)
 //   (BENCH_CLIENTS, BENCH_CONCURRENCY and BENCH_MAX_IN_FLIGHT_PER_URL set those relay options)
+//   BENCH_RECEIVER=process   (the webhook receiver in a process of its own: bench/receiver-process.mjs)
 import { fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -42,6 +43,7 @@ import { startPostgresServer } from '../test/support/postgres-server.mjs'
 import { deliveryBaseline } from './delivery-baseline.mjs'
 import { measureServer } from './pg-server-cost.mjs'
 import { postBatches } from './post-batches.mjs'
+import { startReceiverProcess } from './receiver-process.mjs'
 import { printWalBreakdown, startWalBreakdown } from './pg-wal-breakdown.mjs'
 import { startWorkersRelay } from './relay-workers.mjs'
 import { countStatements, DELIVERY_KINDS, resetStatements, statementTimes } from './pg-round-trips.mjs'
@@ -273,7 +275,7 @@ async function insertBaselines() {
 }
 
 const insertsBefore = await insertBaselines()
-const receiver = await startReceiver()
+const receiver = process.env.BENCH_RECEIVER === 'process' ? await startReceiverProcess() : await startReceiver()
 
 // The raw delivery baseline, to the same receiver, with the stored messages' shape.
 const rawPhase = receiver.expect(N)
