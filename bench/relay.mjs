@@ -29,7 +29,7 @@
 //   BENCH_WAL_DETAIL=1 npm run bench:relay -- --store postgres   (each phase's WAL by relation and
 //     kind of record, read back with pg_walinspect: bench/pg-wal-breakdown.mjs)
 //   (BENCH_CLIENTS, BENCH_CONCURRENCY and BENCH_MAX_IN_FLIGHT_PER_URL set those relay options)
-//   BENCH_RECEIVER=process   (the webhook receiver in a process of its own: bench/receiver-process.mjs)
+//   BENCH_RECEIVER=process   (the webhook receiver in a process of its own: bench/receiver.mjs)
 import { fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -43,7 +43,7 @@ import { startPostgresServer } from '../test/support/postgres-server.mjs'
 import { deliveryBaseline } from './delivery-baseline.mjs'
 import { measureServer } from './pg-server-cost.mjs'
 import { postBatches } from './post-batches.mjs'
-import { startReceiverProcess } from './receiver-process.mjs'
+import { startReceiver, startReceiverProcess } from './receiver.mjs'
 import { printWalBreakdown, startWalBreakdown } from './pg-wal-breakdown.mjs'
 import { startWorkersRelay } from './relay-workers.mjs'
 import { countStatements, DELIVERY_KINDS, resetStatements, statementTimes } from './pg-round-trips.mjs'
@@ -88,42 +88,6 @@ function percentile(sorted, p) {
 
 const rate = (count, ms) => Math.round(count / (ms / 1000))
 const fmt = (n) => n.toLocaleString('en-US')
-
-// A receiver that answers 200 at once and notes, per phase, when each message arrived.
-function startReceiver() {
-  let phase
-  const server = http.createServer((req, res) => {
-    const chunks = []
-    req.on('data', (c) => chunks.push(c))
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-      res.writeHead(200).end()
-      if (phase === undefined || phase.seen.has(body.messageId)) return // at-least-once: count each once
-      phase.seen.add(body.messageId)
-      phase.lastAt = performance.now()
-      phase.latencies.push(Date.now() - Date.parse(body.timestamp))
-      if (phase.seen.size === phase.expected) phase.done()
-    })
-  })
-  server.keepAliveTimeout = 30_000
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${server.address().port}/hook`,
-        /** Starts counting a phase of `expected` messages; `all` resolves when each has arrived. */
-        expect(expected) {
-          phase = { expected, seen: new Set(), latencies: [], lastAt: 0 }
-          phase.all = new Promise((done) => (phase.done = done))
-          return phase
-        },
-        close: () => {
-          server.closeAllConnections()
-          server.close()
-        },
-      }),
-    ),
-  )
-}
 
 // A receiver that takes requests and never answers: the relay's requests in flight stay so, and
 // with them its delivery (a timeout far off keeps them from failing meanwhile).
