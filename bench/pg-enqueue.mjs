@@ -1,5 +1,6 @@
 // node bench/pg-enqueue.mjs [--messages 30000] [--batch 200] [--writers 4] [--history 0]
 //   [--days 0 --per-day 30000] [--key-index btree|hash] [--dedupe look-up|keys] [--shared-buffers 16MB]
+//   [--queue-row each|none]
 //
 // Ingest's write alone on PostgreSQL: the store's enqueue (what group commit calls), `writers`
 // at once, batches of `batch` messages with UUID ids as the SDK makes them, on a durable server.
@@ -13,7 +14,8 @@
 // `--dedupe keys` swaps in the duplicate check by a key table (./dedupe-keys-prototype.mjs, not
 // the store's). `--shared-buffers` sets the server's cache, so that a history outgrows it: the
 // buffers the check reads from outside it are printed (from the OS's cache here; from the disk
-// once the history outgrows memory too).
+// once the history outgrows memory too). `--queue-row none` swaps in ingest as range leases would
+// write it (./range-ingest-prototype.mjs: no queue row, the safe cursor's column and index).
 import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -22,6 +24,7 @@ import { measureServer } from './pg-server-cost.mjs'
 import { resetStatements, statementTimes } from './pg-round-trips.mjs'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
 import { KEYS_PROTOTYPE } from './dedupe-keys-prototype.mjs'
+import { RANGE_INGEST_PROTOTYPE } from './range-ingest-prototype.mjs'
 
 const { values: args } = parseArgs({
   options: {
@@ -34,6 +37,7 @@ const { values: args } = parseArgs({
     'key-index': { type: 'string', default: 'hash' },
     'shared-buffers': { type: 'string' },
     dedupe: { type: 'string', default: 'look-up' },
+    'queue-row': { type: 'string', default: 'each' },
   },
 })
 const [N, BATCH, WRITERS, HISTORY, DAYS, PER_DAY] = [
@@ -49,6 +53,9 @@ if (KEY_INDEX !== 'btree' && KEY_INDEX !== 'hash') throw new Error('--key-index 
 const DAY_MS = 86_400_000
 const DEDUPE = args.dedupe
 if (DEDUPE !== 'look-up' && DEDUPE !== 'keys') throw new Error('--dedupe is look-up or keys')
+const QUEUE_ROW = args['queue-row']
+if (QUEUE_ROW !== 'each' && QUEUE_ROW !== 'none') throw new Error('--queue-row is each or none')
+if (QUEUE_ROW === 'none' && DEDUPE === 'keys') throw new Error('--queue-row none is measured with --dedupe look-up')
 
 // The N days before today, each a partition of `perDay` messages with UUID ids (random, as the
 // SDK's), written by SQL in one statement a day; then analysed, as autovacuum would.
@@ -139,10 +146,11 @@ try {
   const store = await openPostgresStore(url, { pool: { max: WRITERS } })
   await useKeyIndex(url, KEY_INDEX)
   await fillDays(url, DAYS, PER_DAY)
-  if (DEDUPE === 'keys') {
+  const prototype = DEDUPE === 'keys' ? KEYS_PROTOTYPE : QUEUE_ROW === 'none' ? RANGE_INGEST_PROTOTYPE : undefined
+  if (prototype !== undefined) {
     const client = new pg.Client({ connectionString: url })
     await client.connect()
-    await client.query(KEYS_PROTOTYPE)
+    await client.query(prototype)
     await client.end()
   }
   await write(store, HISTORY)
@@ -158,7 +166,7 @@ try {
   const per = (x) => ((x * 1000) / N).toFixed(1)
   console.log(
     `enqueue, ${N.toLocaleString('en-US')} messages in batches of ${BATCH}, ${WRITERS} writers, ` +
-      `${HISTORY.toLocaleString('en-US')} before, ${DAYS} days of ${PER_DAY.toLocaleString('en-US')} (${KEY_INDEX} key index, dedupe by ${DEDUPE}): ${Math.round(N / (ms / 1000)).toLocaleString('en-US')} msgs/s; ` +
+      `${HISTORY.toLocaleString('en-US')} before, ${DAYS} days of ${PER_DAY.toLocaleString('en-US')} (${KEY_INDEX} key index, dedupe by ${DEDUPE}, queue row: ${QUEUE_ROW}): ${Math.round(N / (ms / 1000)).toLocaleString('en-US')} msgs/s; ` +
       `PostgreSQL ${per(cpuMs)} µs CPU and ${Math.round(walBytes / N).toLocaleString('en-US')} bytes of WAL per message`,
   )
   const listed = times.map((t) => `${t.kind} ${per(t.ms)} µs (${t.calls.toLocaleString('en-US')} calls)`)
