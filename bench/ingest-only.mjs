@@ -6,8 +6,9 @@
 // in each round, A B A B, and the ratio of the two is printed with its spread.
 //   node bench/ingest-only.mjs --store postgres [--server /other/bench/relay-server.mjs]
 //     [--profile DIR] (a --cpu-prof of the first round's relay, for bench/profile-window.mjs)
-//   BENCH_MESSAGES (default 30000), BENCH_FLUSH_AT (100), BENCH_RUNS (3), BENCH_IN_FLIGHT (8); random UUID ids, as the
-//   SDK makes them. Run `npm run build` first (in both worktrees with --server).
+//   BENCH_MESSAGES (default 30000), BENCH_FLUSH_AT (100), BENCH_RUNS (3), BENCH_IN_FLIGHT (8);
+//   random UUID ids, as the SDK makes them. Run `npm run build` first (in both worktrees with
+//   --server).
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'

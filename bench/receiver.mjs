@@ -57,6 +57,8 @@ export async function startReceiver() {
 /** The same receiver in a child process. */
 export function startReceiverProcess() {
   const child = fork(new URL(import.meta.url).pathname, ['child'])
+  // Should the bench fail, the child goes with it.
+  process.once('exit', () => child.kill())
   let phase
   child.on('message', (m) => {
     if (m.type !== 'all' || phase === undefined) return
