@@ -13,6 +13,7 @@ import pg from 'pg'
 import { importSource } from './load-source.mjs'
 import { resetStatements, statementTimes } from './pg-round-trips.mjs'
 import { measureServer } from './pg-server-cost.mjs'
+import { recordDelivered } from './pg-delivered.mjs'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
 
 const { values: args } = parseArgs({
@@ -78,14 +79,7 @@ try {
     const over = Math.max(0, flying.length - IN_FLIGHT)
     const done = flying.splice(0, claimed.length === 0 ? flying.length : over)
     if (done.length > 0) {
-      await store.record(
-        done.map((d) => ({
-          id: d.id,
-          at: Date.now() - 5,
-          requests: [{ url: 'http://127.0.0.1:1/hook', status: 200, ms: 5 }],
-          next: { status: 'delivered' },
-        })),
-      )
+      await recordDelivered(store, done)
       delivered += done.length
     }
   }

@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { importSource } from './load-source.mjs'
 import { measureServer } from './pg-server-cost.mjs'
+import { recordDelivered } from './pg-delivered.mjs'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
 import {
   RANGE_CLAIM,
@@ -63,14 +64,7 @@ async function deliverByQueue(store) {
     flying.push(...claimed)
     const done = flying.splice(0, claimed.length === 0 ? flying.length : Math.max(0, flying.length - IN_FLIGHT))
     if (done.length === 0) continue
-    await store.record(
-      done.map((d) => ({
-        id: d.id,
-        at: Date.now() - 5,
-        requests: [{ url: 'http://127.0.0.1:1/hook', status: 200, ms: 5 }],
-        next: { status: 'delivered' },
-      })),
-    )
+    await recordDelivered(store, done)
     delivered += done.length
   }
 }

@@ -5,44 +5,24 @@
 // duplicate look-up) with no queue row, each message carrying its writer's transaction id and an
 // index on (source, xid, id) for the safe cursor the claim reads (the layouts' "range leases,
 // safe"). Below it, the prototype's claim and record.
+import { importSource } from './load-source.mjs'
+
+const { POSTGRES_ENQUEUE_FUNCTION2_STEP } = await importSource(
+  `export { POSTGRES_ENQUEUE_FUNCTION2_STEP } from './src/relay/store/postgres/enqueue-function2'`,
+)
+
+// The store's function, its last statement (the queue rows) taken off: the messages' insert ends it.
+const QUEUE_ROWS =
+  /\), inserted AS \(\s*(INSERT INTO messages[\s\S]*?FROM fresh, clock)\s*\)\s*INSERT INTO queue[\s\S]*?FROM fresh, clock;/
+if (!QUEUE_ROWS.test(POSTGRES_ENQUEUE_FUNCTION2_STEP))
+  throw new Error(
+    "the store's enqueue function changed its shape: mend the prototype (bench/range-ingest-prototype.mjs)",
+  )
+
 export const RANGE_INGEST_PROTOTYPE = `
   ALTER TABLE messages ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
   CREATE INDEX messages_cursor ON messages (source, xid, id);
-
-  CREATE OR REPLACE FUNCTION tracklet_enqueue(
-    sources text[], destinations text[], message_ids text[], types text[], bodies text[],
-    user_ids text[], events text[], clock_at bigint
-  ) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
-  DECLARE
-    keys uuid[] := ARRAY(SELECT md5(m)::uuid FROM unnest(message_ids) AS m);
-    written bigint;
-  BEGIN
-    PERFORM count(pg_advisory_xact_lock(k)) FROM (
-      SELECT DISTINCT uuid_hash_extended(k, 28) AS k FROM unnest(keys) AS k ORDER BY 1) locks;
-    WITH clock AS (
-      SELECT coalesce(clock_at, (extract(epoch FROM now()) * 1000)::bigint) AS now
-    ), given AS MATERIALIZED (
-      SELECT * FROM unnest(sources, destinations, message_ids, types, bodies, user_ids, events)
-        WITH ORDINALITY AS u (s, d, m, t, j, user_id, event, n)
-    ), found AS MATERIALIZED (
-      SELECT x.message_id, x.source, x.destination FROM messages x
-      WHERE md5(x.message_id)::uuid = ANY (keys) AND x.replay_id IS NULL
-    ), fresh AS (
-      SELECT nextval('delivery_ids') AS id, picked.* FROM (
-        SELECT * FROM given g
-        WHERE NOT EXISTS (
-            SELECT 1 FROM found f
-            WHERE f.message_id = g.m AND f.source = g.s AND f.destination = g.d)
-          AND NOT EXISTS (
-            SELECT 1 FROM given e WHERE e.m = g.m AND e.s = g.s AND e.d = g.d AND e.n < g.n)
-        ORDER BY n) picked
-    )
-    INSERT INTO messages (
-      id, created_at, source, destination, message_id, type, message, user_id, event)
-    SELECT id, clock.now, s, d, m, t, j, user_id, event FROM fresh, clock;
-    GET DIAGNOSTICS written = ROW_COUNT;
-    RETURN written;
-  END $$;
+  ${POSTGRES_ENQUEUE_FUNCTION2_STEP.replace(QUEUE_ROWS, ')\n    $1;')}
 `
 
 /**
