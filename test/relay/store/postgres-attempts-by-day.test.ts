@@ -5,22 +5,14 @@ import { DAY_MS, makeDaysAhead, partitionName } from '../../../src/relay/store/p
 import { openPool, type PostgresPool } from '../../../src/relay/kit/postgres/pool'
 import type { PostgresStore } from '../../../src/relay/store/postgres/postgres-store'
 import { MIGRATIONS, migrate } from '../../../src/relay/store/postgres/schema'
-import type { NewDelivery } from '../../../src/relay/store/store'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
+import { testDelivery } from '../fixtures/deliveries'
 import { openPostgresStoreWithPool } from '../fixtures/store'
 
 // Schema 6's requests log by day (docs/postgres.md, "Retention"): a delivery's requests live in
 // its day's partition and go with the day, whole; a dead letter's are kept with it.
 const DAY0 = Date.parse('2026-03-01T10:00:00.000Z')
 const DAY0_START = Date.parse('2026-03-01T00:00:00.000Z')
-
-const delivery = (messageId: string): NewDelivery => ({
-  source: 'web',
-  destination: 'Webhooks',
-  messageId,
-  type: 'track',
-  json: JSON.stringify({ type: 'track', messageId, userId: 'ada', event: 'Signed Up' }),
-})
 
 let opened: { store: PostgresStore; pool: PostgresPool } | undefined
 afterEach(async () => {
@@ -59,7 +51,7 @@ describe('the requests log by day on PostgreSQL', () => {
     opened = await openPostgresStoreWithPool(() => clock.now)
     const { store, pool } = opened
     await makeDaysAhead(pool, clock.now)
-    await store.enqueue([delivery('delivered'), delivery('dead')])
+    await store.enqueue([testDelivery('delivered'), testDelivery('dead')])
     await deliver(store, clock.now, 200)
     await deliver(store, clock.now, 410)
     const [delivered, dead] = (await store.list({ after: 0, limit: 10 })).map((d) => d.id)
@@ -85,7 +77,7 @@ describe('the requests log by day on PostgreSQL', () => {
       url,
       `INSERT INTO messages (id, created_at, source, destination, message_id, type, message)
        VALUES (1, $1, 'web', 'Webhooks', 'old', 'track', $2)`,
-      [DAY0, delivery('old').json],
+      [DAY0, testDelivery('old').json],
     )
     await sql(
       url,

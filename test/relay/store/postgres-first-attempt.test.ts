@@ -2,21 +2,14 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { PostgresPool } from '../../../src/relay/kit/postgres/pool'
 import { DAY_MS, makeDaysAhead } from '../../../src/relay/store/postgres/partitions'
 import type { PostgresStore } from '../../../src/relay/store/postgres/postgres-store'
-import type { AttemptOutcome, NewDelivery } from '../../../src/relay/store/store'
+import type { AttemptOutcome } from '../../../src/relay/store/store'
+import { testDelivery } from '../fixtures/deliveries'
 import { openPostgresStoreWithPool } from '../fixtures/store'
 
 // A delivery delivered at its first attempt writes no outcome row on PostgreSQL (docs/postgres.md,
 // "A delivery delivered at once"): the delivery log still shows it delivered, with its request and
 // its time; every other settled delivery keeps its row.
 const DAY0 = Date.parse('2026-03-01T10:00:00.000Z')
-
-const delivery = (messageId: string): NewDelivery => ({
-  source: 'web',
-  destination: 'Webhooks',
-  messageId,
-  type: 'track',
-  json: JSON.stringify({ type: 'track', messageId, userId: 'ada' }),
-})
 
 const answered = (id: number, at: number, status: number, next: AttemptOutcome['next']): AttemptOutcome => ({
   id,
@@ -54,7 +47,12 @@ describe('a delivery delivered at its first attempt, on PostgreSQL', () => {
   it('writes no outcome row, and reads as delivered at its attempt, found by status', async () => {
     const clock = { now: DAY0 }
     const { store, pool } = await openAt(clock)
-    await store.enqueue([delivery('at-once'), delivery('retried'), delivery('dropped'), delivery('again')])
+    await store.enqueue([
+      testDelivery('at-once'),
+      testDelivery('retried'),
+      testDelivery('dropped'),
+      testDelivery('again'),
+    ])
     const [atOnce, retried, dropped, again] = await claimAll(store)
     clock.now += 1000
     await store.record([
@@ -88,7 +86,7 @@ describe('a delivery delivered at its first attempt, on PostgreSQL', () => {
   it('reads a dead letter retried by hand and then delivered at once at that attempt', async () => {
     const clock = { now: DAY0 }
     const { store, pool } = await openAt(clock)
-    await store.enqueue([delivery('dead')])
+    await store.enqueue([testDelivery('dead')])
     const [dead] = await claimAll(store)
     await store.record([answered(dead!.id, DAY0 + 100, 410, { status: 'failed', error: 'HTTP 410' })])
     clock.now = DAY0 + 60_000
@@ -107,7 +105,7 @@ describe('a delivery delivered at its first attempt, on PostgreSQL', () => {
   it('keeps its outcome row in the kept partition, which retention prunes by that row', async () => {
     const clock = { now: DAY0 }
     const { store, pool } = await openAt(clock, false)
-    await store.enqueue([delivery('kept')])
+    await store.enqueue([testDelivery('kept')])
     const [kept] = await claimAll(store)
     await store.record([answered(kept!.id, DAY0, 200, { status: 'delivered' })])
     expect(await outcomeRows(pool)).toEqual({ kept: 1 })
@@ -116,7 +114,7 @@ describe('a delivery delivered at its first attempt, on PostgreSQL', () => {
   it('is pruned by its attempt’s time, with its request, and can be put back by hand', async () => {
     const clock = { now: DAY0 }
     const { store, pool } = await openAt(clock)
-    await store.enqueue([delivery('early'), delivery('late'), delivery('back')])
+    await store.enqueue([testDelivery('early'), testDelivery('late'), testDelivery('back')])
     const [early, late, back] = await claimAll(store)
     await store.record([
       answered(early!.id, DAY0 + 100, 200, { status: 'delivered' }),

@@ -5,21 +5,13 @@ import { openPool } from '../../../src/relay/kit/postgres/pool'
 import { PostgresStore } from '../../../src/relay/store/postgres/postgres-store'
 import { prepareMessageKey } from '../../../src/relay/store/postgres/prepare-message-key'
 import { MIGRATIONS, migrate } from '../../../src/relay/store/postgres/schema'
-import type { NewDelivery } from '../../../src/relay/store/store'
 import { freshPostgresDatabase, sql } from '../../support/postgres'
+import { testDelivery } from '../fixtures/deliveries'
 
 // The messages' key as a hash index (docs/postgres.md, "The duplicate check at 30 days"): built
 // beside the B-tree without blocking writers, then swapped in by its schema step; duplicates are
 // still skipped in every partition and message ids still found.
 const DAY0 = Date.parse('2026-03-01T10:00:00.000Z')
-
-const delivery = (messageId: string): NewDelivery => ({
-  source: 'web',
-  destination: 'Webhooks',
-  messageId,
-  type: 'track',
-  json: JSON.stringify({ type: 'track', messageId }),
-})
 
 // The access method of each partition's index on the key, by partition.
 async function keyIndexes(url: string): Promise<Record<string, string>> {
@@ -45,9 +37,9 @@ describe('the messages’ key as a hash index on PostgreSQL', () => {
     try {
       await migrate(pool, before)
       await makeDaysAhead(pool, DAY0)
-      expect(await store.enqueue([delivery('m1'), delivery('m2')])).toBe(2)
+      expect(await store.enqueue([testDelivery('m1'), testDelivery('m2')])).toBe(2)
       clock.now = DAY0 + DAY_MS
-      expect(await store.enqueue([delivery('m3')])).toBe(1)
+      expect(await store.enqueue([testDelivery('m3')])).toBe(1)
 
       // A start cut short: the parent made, one partition's build left invalid; a day made since.
       await sql(url, `CREATE INDEX ${MESSAGE_KEY_HASH} ON ONLY messages USING hash ((md5(message_id)::uuid))`)
@@ -84,7 +76,7 @@ describe('the messages’ key as a hash index on PostgreSQL', () => {
 
       // Written again a day later, the first day's messages are skipped; a new one is not.
       clock.now = DAY0 + 2 * DAY_MS
-      expect(await store.enqueue([delivery('m1'), delivery('m3'), delivery('m4')])).toBe(1)
+      expect(await store.enqueue([testDelivery('m1'), testDelivery('m3'), testDelivery('m4')])).toBe(1)
       expect((await store.listNewest({ messageId: 'm2', limit: 10 })).map((d) => d.messageId)).toEqual(['m2'])
       const plan = await sql<{ 'QUERY PLAN': string }>(
         url,
