@@ -49,7 +49,7 @@ import { StatementCache } from './statement-cache'
 import { WalSync } from './wal-sync'
 import { WalCheckpointer } from './wal-checkpointer'
 import { type EnqueueTransaction, enqueueTransaction, NEVER, NONE } from './enqueue'
-import { filterParams, SQLITE_CHUNK, SQLITE_STATEMENTS as SQL, SYNC_FULL, SYNC_NORMAL } from './statements'
+import { filterParams, SQLITE_CHUNK, SQLITE_STATEMENTS as SQL, withoutWaitingForDisk } from './statements'
 
 /**
  * Opens the SQLite store at `path` (a file, created when missing, or `':memory:'`). One SQLite
@@ -247,11 +247,9 @@ export class SqliteStore implements Store {
   // Runs `write` (one transaction) with `synchronous = NORMAL`: no flush (a power cut losing it
   // sends deliveries again, or enqueue's caller waits for the WAL's); then asks for a checkpoint.
   #withoutWaitingForDisk<T>(write: () => T): T {
-    this.#sql.get(SYNC_NORMAL).run()
     try {
-      return write()
+      return withoutWaitingForDisk(this.#sql, write)
     } finally {
-      this.#sql.get(SYNC_FULL).run()
       this.#checkpoints?.committed(0)
     }
   }

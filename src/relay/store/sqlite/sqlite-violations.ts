@@ -8,7 +8,7 @@ import {
 } from '../violation-rows'
 import type { NewViolation, ViolationCount, ViolationPage, ViolationQuery, ViolationStore } from '../violations'
 import type { StatementCache } from './statement-cache'
-import { SYNC_FULL, SYNC_NORMAL } from './statements'
+import { withoutWaitingForDisk } from './statements'
 
 // The statements of the violations table (its schema: ../violations-schema.ts).
 const SQL = {
@@ -64,12 +64,7 @@ export class SqliteViolations implements ViolationStore {
     // Without waiting for the disk (synchronous = NORMAL), as the worker's writes: written right
     // after the request's messages, which did wait; the next commit that waits (the next ingest)
     // makes it durable too, and a crash of the process loses nothing.
-    this.#sql.get(SYNC_NORMAL).run()
-    try {
-      this.#write(violations)
-    } finally {
-      this.#sql.get(SYNC_FULL).run()
-    }
+    withoutWaitingForDisk(this.#sql, () => this.#write(violations))
   }
 
   async find(query: ViolationQuery): Promise<ViolationPage> {

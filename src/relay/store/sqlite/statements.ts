@@ -2,6 +2,7 @@ import { EQUALITY_COLUMNS, type FilterField, isEqualityField } from '../filter'
 import { SETTLED_STATUSES_SQL } from '../settled-index-schema'
 import { routesJson, searchKeys } from '../rows'
 import { orderFree } from '../ordering/order-hold'
+import type { StatementCache } from './statement-cache'
 import { DELIVERY_STATUSES, type DeliveryFilter, type DeliveryStatus, type NewDelivery } from '../store'
 
 // The routes given as one JSON parameter ([[source, destination], …]), as rows.
@@ -218,6 +219,19 @@ export const SQLITE_ONLY: readonly (keyof typeof SQLITE_STATEMENTS)[] = [
  */
 export const SYNC_NORMAL = 'PRAGMA synchronous = NORMAL'
 export const SYNC_FULL = 'PRAGMA synchronous = FULL'
+
+/**
+ * Runs `write` (one transaction) with `synchronous = NORMAL`: its commit does not flush (the WAL's
+ * flush comes later, off the thread, or with the next commit that waits), then `FULL` again.
+ */
+export function withoutWaitingForDisk<T>(sql: StatementCache, write: () => T): T {
+  sql.get(SYNC_NORMAL).run()
+  try {
+    return write()
+  } finally {
+    sql.get(SYNC_FULL).run()
+  }
+}
 
 /** The most parameters bound to one statement: lists longer than this are written in chunks. */
 export const SQLITE_CHUNK = 500
