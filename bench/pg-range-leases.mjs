@@ -1,9 +1,12 @@
 // node bench/pg-range-leases.mjs [--messages 30000] [--rounds 2]
 //
 // Range leases measured before they are built (docs/postgres.md, "Range leases: measured, not
-// built"): the same work on the store as it is and on range leases as prototype SQL over the
-// store's schema (./range-ingest-prototype.mjs), A B A B, each on a fresh database of one durable
-// server. The work: `messages` with UUID ids enqueued by the store (200 a call, 4 at once, as
+// built" and "Range leases: blocks, not a cursor"): the same work on the store as it is, on range
+// leases behind a cursor (./range-ingest-prototype.mjs) and on leased blocks
+// (./block-leases-prototype.mjs), both prototype SQL over the store's schema, in turn, each on a
+// fresh database of one durable server. Before measuring, each prototype is asked to claim a
+// message committed while a transaction in another database of the server stays open: the cursor
+// must wait for it (it reads below the snapshot's xmin), a block need not. The work: `messages` with UUID ids enqueued by the store (200 a call, 4 at once, as
 // group commit writes them), then delivered by one relay: claims of 100, each delivery recorded
 // delivered at its first attempt once 500 more are in flight. Prints the server's CPU and WAL per
 // message for each path. The prototype's enqueue is the store's function with no queue row; its
@@ -18,6 +21,7 @@ import { importSource } from './load-source.mjs'
 import { measureServer } from './pg-server-cost.mjs'
 import { recordDelivered } from './pg-delivered.mjs'
 import { startPostgresServer } from '../test/support/postgres-server.mjs'
+import { BLOCK_CLAIM, BLOCK_INGEST_PROTOTYPE, BLOCK_RECORD } from './block-leases-prototype.mjs'
 import {
   RANGE_CLAIM,
   RANGE_DELIVERY_PROTOTYPE,
@@ -94,20 +98,78 @@ async function deliverByRanges(client) {
     throw new Error(`ranges left: ${rows[0].leases}, delivered ${rows[0].delivered} of ${N}`)
 }
 
+// Delivery by leased blocks: the prototype's claim and record (a block's count taken down by each
+// outcome, the row gone with its last).
+async function deliverByBlocks(client) {
+  const flying = []
+  let delivered = 0
+  while (delivered < N) {
+    const { rows } = await client.query(BLOCK_CLAIM, ['web', CLAIM, 'bench', 60_000])
+    flying.push(...rows)
+    const done = flying.splice(0, rows.length === 0 ? flying.length : Math.max(0, flying.length - IN_FLIGHT))
+    if (done.length === 0) continue
+    await client.query(BLOCK_RECORD, [done.map((d) => d.id), done.map((d) => d.created_at), 'bench'])
+    delivered += done.length
+  }
+  const { rows } = await client.query(
+    `SELECT (SELECT count(*)::int FROM delivery_blocks) AS blocks, (SELECT count(DISTINCT delivery_id)::int FROM attempts) AS delivered`,
+  )
+  if (rows[0].blocks !== 0 || rows[0].delivered !== N)
+    throw new Error(`blocks left: ${rows[0].blocks}, delivered ${rows[0].delivered} of ${N}`)
+}
+
+const PROTOTYPES = {
+  ranges: { schema: RANGE_INGEST_PROTOTYPE + RANGE_DELIVERY_PROTOTYPE, claim: RANGE_CLAIM },
+  blocks: { schema: BLOCK_INGEST_PROTOTYPE, claim: BLOCK_CLAIM },
+}
+
+// How many of 10 messages, committed while a transaction that wrote in another database of the
+// server is still open, the prototype's claim takes: what one open transaction anywhere on the
+// server does to its delivery.
+async function claimedBesideAnOpenTransaction(layout) {
+  const url = await server.createDatabase(`bench_open_${layout}`)
+  const elsewhere = new pg.Client({ connectionString: await server.createDatabase(`bench_elsewhere_${layout}`) })
+  const store = await openPostgresStore(url, { pool: { max: 1 } })
+  const client = new pg.Client({ connectionString: url })
+  await Promise.all([client.connect(), elsewhere.connect()])
+  try {
+    await client.query(PROTOTYPES[layout].schema)
+    await elsewhere.query('BEGIN')
+    await elsewhere.query('SELECT pg_current_xact_id()')
+    await store.enqueue(batchOf(10))
+    const { rows } = await client.query(PROTOTYPES[layout].claim, ['web', CLAIM, 'bench', 60_000])
+    await elsewhere.query('ROLLBACK')
+    return rows.length
+  } finally {
+    await Promise.all([client.end(), elsewhere.end(), store.close()])
+  }
+}
+
+const NAMES = {
+  queue: 'the store as it is',
+  ranges: 'range leases, cursor (prototype)',
+  blocks: 'leased blocks (prototype)',
+}
+
 const server = await startPostgresServer({ durable: true })
 const { openPostgresStore } = await importSource(
   `export { openPostgresStore } from './src/relay/store/postgres/postgres-store'`,
 )
-const results = { queue: [], ranges: [] }
+const results = { queue: [], ranges: [], blocks: [] }
 try {
+  for (const layout of ['ranges', 'blocks'])
+    console.log(
+      `${NAMES[layout]}: claimed ${await claimedBesideAnOpenTransaction(layout)} of 10 messages committed ` +
+        'while a transaction in another database stayed open',
+    )
   let n = 0
   for (let round = 0; round < ROUNDS; round++) {
-    for (const layout of ['queue', 'ranges']) {
+    for (const layout of ['queue', 'ranges', 'blocks']) {
       const url = await server.createDatabase(`bench_${layout}_${n++}`)
       const store = await openPostgresStore(url, { pool: { max: WRITERS } })
       const client = new pg.Client({ connectionString: url })
       await client.connect()
-      if (layout === 'ranges') await client.query(RANGE_INGEST_PROTOTYPE + RANGE_DELIVERY_PROTOTYPE)
+      if (layout !== 'queue') await client.query(PROTOTYPES[layout].schema)
       await client.query('CHECKPOINT')
       let measuring = await measureServer(server)
       await ingest(store)
@@ -115,10 +177,11 @@ try {
       // Statistics, as autovacuum gathers them on a live server: without them the range claim's
       // planner sorts every message past the cursor (bitmap scans, 21 ms a claim at 20,000 past it)
       // instead of merging each day's index in order (0.5 ms).
-      await client.query('ANALYZE messages')
+      await client.query(`ANALYZE messages${layout === 'blocks' ? ', delivery_blocks' : ''}`)
       measuring = await measureServer(server)
       if (layout === 'queue') await deliverByQueue(store)
-      else await deliverByRanges(client)
+      else if (layout === 'ranges') await deliverByRanges(client)
+      else await deliverByBlocks(client)
       const deliveredCost = await measuring.stop()
       await client.end()
       await store.close()
@@ -131,20 +194,22 @@ try {
       }
       results[layout].push(figures)
       console.log(
-        `round ${round + 1}, ${layout === 'queue' ? 'the store as it is' : 'range leases (prototype)'}: ` +
+        `round ${round + 1}, ${NAMES[layout]}: ` +
           `ingest ${figures.ingestCpu.toFixed(1)} µs CPU, ${Math.round(figures.ingestWal)} B WAL; ` +
           `delivery ${figures.deliveryCpu.toFixed(1)} µs CPU, ${Math.round(figures.deliveryWal)} B WAL; ` +
           `both ${(figures.ingestCpu + figures.deliveryCpu).toFixed(1)} µs, ${Math.round(figures.ingestWal + figures.deliveryWal)} B (a message)`,
       )
     }
   }
-  const ratios = results.ranges.map((r, i) => {
-    const q = results.queue[i]
-    return (r.ingestCpu + r.deliveryCpu) / (q.ingestCpu + q.deliveryCpu)
-  })
-  console.log(
-    `range leases ÷ the store, server CPU per message, both paths, by round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}`,
-  )
+  for (const layout of ['ranges', 'blocks']) {
+    const ratios = results[layout].map((r, i) => {
+      const q = results.queue[i]
+      return (r.ingestCpu + r.deliveryCpu) / (q.ingestCpu + q.deliveryCpu)
+    })
+    console.log(
+      `${NAMES[layout]} ÷ the store, server CPU per message, both paths, by round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}`,
+    )
+  }
 } catch (error) {
   console.error(error)
   process.exitCode = 1

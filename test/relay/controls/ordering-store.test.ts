@@ -136,7 +136,9 @@ describe('the ordering step on PostgreSQL', () => {
         url,
         'SELECT id, order_key FROM queue ORDER BY id',
       )
-      expect(keys.map((k) => k.order_key === null)).toEqual([true, false, true])
+      // A batch without an ordered delivery: a queue row no more, a block (docs/postgres.md, "Leased blocks").
+      expect(keys.map((k) => k.order_key === null)).toEqual([true, false])
+      expect(await sql(url, 'SELECT size FROM delivery_blocks')).toEqual([{ size: 1 }])
       // The two versions lock a message alike, so that a message given to both at once (a batch
       // with an ordered delivery and one without) is still written once: the same lock line.
       const bodies = await sql<{ args: number; body: string }>(

@@ -1,6 +1,7 @@
 import type { EndpointLimitState, EndpointLimitStore, SlotGrant, TokenGrant } from '../endpoint-limits'
 import { TAKE_SLOT_FUNCTION, TAKE_TOKENS_FUNCTION } from './endpoint-limits-schema'
 import type { Queryable } from './postgres-circuits'
+import { SPILL } from './delivery-blocks'
 
 // The statements of the limits (their tables and functions: ./endpoint-limits-schema.ts). $-last
 // is the clock: null, so the database's is read, unless a test stands in for it.
@@ -69,6 +70,8 @@ export class PostgresEndpointLimits implements EndpointLimitStore {
 
   async defer(owner: string, ids: readonly number[], waitMs: number, error: string): Promise<number[]> {
     if (ids.length === 0) return []
+    // Deferred deliveries wait in queue rows: their blocks become queue rows first (./delivery-blocks.ts).
+    await this.#db.query(SPILL.ofIds, [ids])
     const { rows } = await this.#db.query(SQL.defer, [ids, owner, Math.ceil(waitMs), error, this.#clock(), this.#now()])
     return rows.map((row) => Number((row as { id: string }).id))
   }

@@ -1,6 +1,7 @@
 import { EQUALITY_COLUMNS, type FilterField, isEqualityField } from '../filter'
 import type { DeliveryFilter } from '../store'
 import { MESSAGE_KEY_OF } from './schema6'
+import { HELD_BY_BLOCKS, IN_BLOCK, LEFT_BLOCK } from './delivery-blocks'
 
 // The conditions of the PostgreSQL store's filtered statements (the delivery log's searches, bulk
 // retry, replays), over the deliveries view (./schema6.ts).
@@ -42,8 +43,13 @@ export function where(
  */
 export function statusIs(value: string): string {
   return `(CASE WHEN ${value} IN ('pending', 'failed')
-    THEN (id, created_at) IN (SELECT id, created_at FROM queue WHERE status = ${value}) ELSE status = ${value} END)`
+    THEN (id, created_at) IN (SELECT id, created_at FROM ${WAITING} w WHERE status = ${value}) ELSE status = ${value} END)`
 }
+
+// What is pending or dead: the queue's rows, and the deliveries their blocks still hold (pending:
+// ./delivery-blocks.ts), with the queue's columns that searches read.
+const WAITING = `(SELECT id, created_at, source, destination, status FROM queue
+    UNION ALL SELECT h.*, 'pending' FROM ${HELD_BY_BLOCKS} h)`
 
 // The statuses only the queue holds (pending, dead): every other one is the messages' history.
 const QUEUED = "('pending', 'failed')"
@@ -70,14 +76,24 @@ export function onQueueAlone(fields: readonly FilterField[]): boolean {
  * partition, every dead letter at every search (docs/postgres.md, "Searches at 1,000,000 rows").
  */
 export function newestByStatus(fields: readonly FilterField[], first: readonly string[], limit: string): string {
+  // The deliveries blocks hold, newest block first, each block's newest first: a page reads the
+  // blocks it needs, not every one (their ids are disjoint ranges, so this is the ids' order).
+  const held = `SELECT id, created_at FROM (
+        SELECT h.*, b.first_id AS block FROM delivery_blocks b
+        CROSS JOIN LATERAL (SELECT m.id, m.created_at, m.source, m.destination FROM messages m
+          WHERE ${IN_BLOCK('m', 'b')} AND NOT ${LEFT_BLOCK('m')}) h) w
+        WHERE $1::text = 'pending' AND ${where(fields, first, 1, () => 'true')}
+        ORDER BY block DESC, id DESC LIMIT ${limit}`
   const queued = onQueueAlone(fields)
     ? `SELECT d.* FROM (
-        SELECT id, created_at FROM queue WHERE $1::text IN ${QUEUED} AND ${where(fields, first, 1, (v) => `status = ${v}`)}
+        (SELECT id, created_at FROM queue WHERE $1::text IN ${QUEUED} AND ${where(fields, first, 1, (v) => `status = ${v}`)}
+        ORDER BY id DESC LIMIT ${limit})
+        UNION ALL (${held})
         ORDER BY id DESC LIMIT ${limit}) k
       JOIN deliveries d ON d.id = k.id AND d.created_at = k.created_at
       WHERE $1::text IN ${QUEUED}`
     : `SELECT * FROM deliveries
-      WHERE $1::text IN ${QUEUED} AND ${where(fields, first, 1, (v) => `id IN (SELECT id FROM queue WHERE status = ${v})`)}
+      WHERE $1::text IN ${QUEUED} AND ${where(fields, first, 1, (v) => `id IN (SELECT id FROM ${WAITING} w WHERE status = ${v})`)}
       ORDER BY id DESC LIMIT ${limit}`
   const settled = `SELECT * FROM deliveries
       WHERE $1::text NOT IN ${QUEUED} AND ${where(fields, first, 1, (v) => `status = ${v}`)}

@@ -15,7 +15,7 @@ import { MESSAGES_KEPT } from './schema6'
 // message): its last requests' start (one attempt's requests, to each of its URLs, share it; a
 // dead letter retried by hand has earlier ones, before its window began again). The view shows
 // it as the attempt's time and as the delivery's last change, and retention ages it by it.
-const ATTEMPTED_AT = (m: string) =>
+export const ATTEMPTED_AT = (m: string) =>
   `(SELECT max(a.at) FROM attempts a WHERE a.delivery_id = ${m}.id AND a.created_at = ${m}.created_at)`
 
 /**

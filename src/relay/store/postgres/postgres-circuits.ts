@@ -11,6 +11,7 @@ import {
 import { type ClaimedRow, toDueDelivery } from '../rows'
 import type { DueDelivery } from '../store'
 import { POSTGRES_STATEMENTS as SQL } from './statements'
+import { SPILL } from './delivery-blocks'
 
 /** What the circuits need of a connection pool: `pg.Pool` has it. */
 export interface Queryable {
@@ -90,6 +91,8 @@ export class PostgresCircuits implements CircuitStore {
   async claimProbe(routes: readonly DeliveryRoute[], owner: string, leaseMs: number): Promise<DueDelivery | undefined> {
     if (routes.length === 0) return undefined
     const clock = this.#databaseNow?.() ?? null
+    // A probe takes a queue row: the free blocks of its sources become queue rows first.
+    await this.#db.query(SPILL.freeOfSources, [[...new Set(routes.map((r) => r.source))], clock])
     const { rows } = await this.#db.query(SQL.claimProbe, [...unzip(routes), owner, leaseMs, clock])
     const row = rows[0] as (ClaimedRow & { clock_now: number }) | undefined
     if (row === undefined) return undefined
@@ -102,6 +105,8 @@ export class PostgresCircuits implements CircuitStore {
   async park(request: ParkRequest): Promise<number[]> {
     const { ids, owner, urls, now, until, window, error } = request
     if (ids.length === 0 || urls.length === 0) return []
+    // Parked deliveries wait in queue rows: their blocks become queue rows first (./delivery-blocks.ts).
+    await this.#db.query(SPILL.ofIds, [ids])
     const { rows } = await this.#db.query(SQL.park, [ids, owner, urls, now, until, window, error])
     return (rows as { id: number }[]).map((row) => Number(row.id))
   }

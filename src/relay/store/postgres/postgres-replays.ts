@@ -29,6 +29,7 @@ import { type ClaimedRow, toDueDeliveries } from '../rows'
 import type { ClaimRequest, DeliveryFilter } from '../store'
 import { type PostgresPool, transaction } from '../../kit/postgres/pool'
 import { DELIVERY_IDS } from './schema6'
+import { SPILL } from './delivery-blocks'
 import { filterValues, MESSAGE_OF, where } from './statements'
 
 // The store's clock, epoch ms: the database's, unless a test stands in for it ($1).
@@ -359,6 +360,7 @@ export class PostgresReplays implements ReplayStore {
       const now = await this.#now(client)
       await client.query(SQL.recordErasure, [userId, now])
       await client.query(SQL.eraseAttempts, [userId])
+      await client.query(SPILL.ofUser, [userId]) // erase reads what is pending in the queue
       const { rows } = await client.query<{ n: string }>(SQL.erase, [userId, now, ERASED_ERROR])
       return Number(rows[0]!.n)
     })

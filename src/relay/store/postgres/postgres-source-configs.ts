@@ -12,6 +12,7 @@ import type {
 } from '../source-configs'
 import { bumpVersion, readVersion } from './version-row'
 import { type PostgresPool, transaction } from '../../kit/postgres/pool'
+import { SPILL } from './delivery-blocks'
 
 // The statements of the API sources' tables (their schema: ../source-configs-schema.ts). Every
 // write bumps config_version first: its row lock makes concurrent writes (from any relay) take
@@ -115,6 +116,7 @@ export class PostgresSourceConfigs implements SourceConfigStore {
         if (!matches(existing, expected)) return rollback({ kind: 'stale' })
         await client.query(SQL.delete, [name])
         await client.query(SQL.deleteKeys, [name])
+        await client.query(SPILL.ofSource, [name])
         await client.query(SQL.failPending, [name, reason, audit.at])
         await insertAudit(client, audit)
         return { kind: 'done', version }

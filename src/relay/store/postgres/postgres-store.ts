@@ -1,4 +1,3 @@
-import type { PoolClient } from 'pg'
 import {
   type AttemptRow,
   audienceChange,
@@ -7,7 +6,6 @@ import {
   outcomeColumns,
   REPLAY_CHUNK,
   requestDetails,
-  searchKeys,
   toDeliveryViews,
   toDueDeliveries,
 } from '../rows'
@@ -56,7 +54,8 @@ import { migrate } from './schema'
 import { copyToSchema6Online } from './upgrade6'
 import { filterValues, POSTGRES_STATEMENTS as SQL } from './statements'
 import { prepared } from './prepared'
-import { joinBodies } from './message-bodies'
+import { insertDeliveries } from './insert-deliveries'
+import { SPILL } from './delivery-blocks'
 
 /** Options of {@link openPostgresStore}, for tests and the bench. */
 export interface PostgresStoreOptions {
@@ -174,6 +173,8 @@ export class PostgresStore implements Store {
 
   async release(owner: string, ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return
+    // Released one by one while the rest of their blocks may be in flight (./delivery-blocks.ts).
+    await this.#pool.query(SPILL.ofIds, [ids])
     await this.#pool.query(prepared('release', [owner, ids]))
   }
 
@@ -243,6 +244,7 @@ export class PostgresStore implements Store {
   }
 
   async failUnconfiguredSources(configured: readonly string[]): Promise<number> {
+    await this.#pool.query(SPILL.ofOtherSources, [configured])
     const { rowCount } = await this.#pool.query(SQL.failUnconfigured, [this.#now(), configured])
     return rowCount ?? 0
   }
@@ -336,6 +338,8 @@ export class PostgresStore implements Store {
   async prune(before: number, limit: number): Promise<number> {
     const days = before !== this.#daysDroppedBefore
     this.#daysDroppedBefore = before
+    // What retention reads as pending is what the queue names: a block left this long is spilled.
+    await this.#pool.query(SPILL.before, [before])
     return pruneSettled(this.#pool, { before, limit, now: await this.databaseNow(), days }, async () => {
       const { rows } = await this.#pool.query<{ count: number }>(prepared('prune', [before, limit]))
       return rows[0]?.count ?? 0
@@ -365,36 +369,4 @@ export class PostgresStore implements Store {
     const attempts = await this.#pool.query<AttemptRow>(SQL.attemptsOf, [rows.map((r) => r.id)])
     return toDeliveryViews(rows, attempts.rows)
   }
-}
-
-// Writes new deliveries in one statement, on a transaction's connection: the messages' locks and
-// the insert are one function call (./enqueue-function.ts).
-async function insertDeliveries(
-  client: Pick<PoolClient, 'query'>,
-  deliveries: readonly NewDelivery[],
-  clock: number | null,
-): Promise<number> {
-  const sources: string[] = []
-  const destinations: string[] = []
-  const messageIds: string[] = []
-  const types: string[] = []
-  const userIds: (string | null)[] = []
-  const events: (string | null)[] = []
-  for (const d of deliveries) {
-    const keys = searchKeys(d)
-    userIds.push(keys.userId)
-    events.push(keys.event)
-    sources.push(d.source)
-    destinations.push(d.destination)
-    messageIds.push(d.messageId)
-    types.push(d.type)
-  }
-  const bodies = joinBodies(deliveries)
-  const values = [sources, destinations, messageIds, types, bodies, userIds, events, clock]
-  const ordered = deliveries.some((d) => d.orderKey !== undefined)
-  const statement = ordered
-    ? prepared('enqueueOrdered', [...values, deliveries.map((d) => d.orderKey ?? null)])
-    : prepared('enqueue', values)
-  const { rows } = await client.query<{ written: string }>(statement)
-  return Number(rows[0]?.written ?? 0)
 }

@@ -19,6 +19,7 @@ import { POSTGRES_SUPPRESSIONS_STEP } from './suppressions-schema'
 import { POSTGRES_ENDPOINT_LIMITS_STEP } from './endpoint-limits-schema'
 import { POSTGRES_ORDERING_STEP } from './ordering-schema'
 import { POSTGRES_FIRST_ATTEMPT_DELIVERED_STEP } from './first-attempt-delivered'
+import { POSTGRES_DELIVERY_BLOCKS_STEP } from './delivery-blocks'
 
 // The circuit breaker's table (the second version): one row per webhook URL whose receiver has
 // been failing; times are epoch ms.
@@ -205,6 +206,8 @@ export const MIGRATIONS: readonly string[] = [
   'ALTER TABLE queue SET (fillfactor = 40)',
   // A delivery delivered at its first attempt writes no outcome row; the view reads it so.
   POSTGRES_FIRST_ATTEMPT_DELIVERED_STEP,
+  // A new delivery gets no queue row: ingest writes leased blocks (docs/postgres.md, "Leased blocks").
+  POSTGRES_DELIVERY_BLOCKS_STEP,
 ]
 
 // The advisory lock that serialises migrations between relays starting together (any constant

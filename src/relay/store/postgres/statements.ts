@@ -5,6 +5,7 @@ import { BODIES_OF } from './message-bodies'
 import { SETTLED_AT_ONCE_BEFORE, WRITES_OUTCOME } from './first-attempt-delivered'
 import { orderFree } from '../ordering/order-hold'
 import { DAY_MS } from './partitions'
+import { BLOCK_OF, CLAIM_BLOCKS, HELD_BY_BLOCKS, RECORD_HELD } from './delivery-blocks'
 
 export { filterValues, where } from './filter-sql'
 
@@ -44,7 +45,7 @@ export const POSTGRES_STATEMENTS = {
   // that did not confirm): the function (./enqueue-function.ts) takes the messages' locks, so that two relays writing the
   // same new message take turns, then skips a message already written (same message id, source and
   // destination, not a replay's copy: in any partition) or given twice in the batch; each new
-  // delivery is a message row and a queue row, due at once by the database's clock. $1–$7 one
+  // delivery is a message row in a block of its source (./delivery-blocks.ts), due at once. $1–$7 one
   // array per column but $5, the messages' JSON as one text (BODIES_OF says why), $8 clock.
   // Returns how many were written.
   enqueue: `SELECT ${ENQUEUE_FUNCTION}($1::text[], $2::text[], $3::text[], $4::text[],
@@ -53,7 +54,8 @@ export const POSTGRES_STATEMENTS = {
   // the others), on their queue rows (./ordering-schema.ts). A batch without one takes enqueue.
   enqueueOrdered: `SELECT ${ENQUEUE_FUNCTION}($1::text[], $2::text[], $3::text[], $4::text[],
     ${BODIES_OF('$5')}, $6::text[], $7::text[], $8::bigint, $9::text[]) AS written`,
-  // Picks the source's oldest due deliveries that no live lease holds, skipping rows another relay
+  // Picks the source's oldest due queue rows, then its oldest blocks (./delivery-blocks.ts: the
+  // deliveries no queue row holds yet), that no live lease holds, skipping rows another relay
   // is claiming at this instant (SKIP LOCKED), and leases them. Row locks last only for the
   // statement; from then on the lease (lease_until) keeps other relays off. $1 source, $2 clock,
   // $3 limit, $4 owner, $5 the lease's length (ms). Returns the instant judged at, so the store can
@@ -63,20 +65,25 @@ export const POSTGRES_STATEMENTS = {
   // Replays' deliveries have a lane of their own (docs/replay.md): claim, nextDue and claimProbe pass over them.
   // One held behind an earlier pending delivery of its user (an ordered destination) waits: orderFree.
   claim: `
-  WITH ${RELAXED}, ${CLOCK('$2')}
-  UPDATE queue d SET lease_until = clock.now + $5::bigint, lease_owner = $4,
-    first_attempt_at = d.first_attempt_at + coalesce(greatest(0, clock.now - d.paused_at), 0), paused_at = NULL
-  FROM (
-    SELECT id FROM queue q
-    WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= ${NOW}
-      AND (lease_until IS NULL OR lease_until <= ${NOW}) AND ${orderFree('queue', 'q')}
-    ORDER BY next_attempt_at, id
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED
-  ) due, relaxed, clock
-  WHERE d.id = due.id
-  RETURNING d.id, d.source, d.destination, ${MESSAGE_OF('d')} AS message, d.attempts, d.first_attempt_at, d.next_attempt_at,
-    clock.now AS clock_now`,
+  WITH ${RELAXED}, ${CLOCK('$2')}, queued AS (
+    UPDATE queue d SET lease_until = clock.now + $5::bigint, lease_owner = $4,
+      first_attempt_at = d.first_attempt_at + coalesce(greatest(0, clock.now - d.paused_at), 0), paused_at = NULL
+    FROM (
+      SELECT id FROM queue q
+      WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= ${NOW}
+        AND (lease_until IS NULL OR lease_until <= ${NOW}) AND ${orderFree('queue', 'q')}
+      ORDER BY next_attempt_at, id
+      LIMIT $3::bigint
+      FOR UPDATE SKIP LOCKED
+    ) due, relaxed, clock
+    WHERE d.id = due.id
+    RETURNING d.id, d.source, d.destination, ${MESSAGE_OF('d')} AS message, d.attempts, d.first_attempt_at,
+      d.next_attempt_at
+  ),
+  ${CLAIM_BLOCKS(NOW)}
+  SELECT queued.*, clock.now AS clock_now FROM queued, clock
+  UNION ALL
+  SELECT id, source, destination, message, 0, NULL, created_at, clock.now FROM held, clock`,
   // How long until the source's next delivery is claimable (ms, 0 or less: already), by the
   // database's clock: the first one no live lease holds, or the end of the first live lease on a due
   // one. (A delivery not yet due is never leased: a claim takes only due ones, and recording ends
@@ -90,13 +97,21 @@ export const POSTGRES_STATEMENTS = {
        AND ${orderFree('queue', 'q')}
      ORDER BY next_attempt_at LIMIT 1),
     (SELECT min(lease_until) FROM queue
-     WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= ${NOW} AND lease_until > ${NOW})
+     WHERE source = $1 AND status = 'pending' AND replay_of IS NULL AND next_attempt_at <= ${NOW} AND lease_until > ${NOW}),
+    (SELECT created_at FROM delivery_blocks
+     WHERE source = $1 AND (lease_until IS NULL OR lease_until <= ${NOW}) ORDER BY source, first_id LIMIT 1),
+    (SELECT min(lease_until) FROM delivery_blocks WHERE source = $1 AND lease_until > ${NOW})
   ) - ${NOW} AS wait`,
+  // The leases of these queue rows and of the blocks holding these ids.
   // $1 owner, $2 ids, $3 the lease's length from now (ms), $4 clock.
   renew: `
-  WITH ${RELAXED}, ${CLOCK('$4')}
+  WITH ${RELAXED}, ${CLOCK('$4')}, blocks AS (
+    UPDATE delivery_blocks SET lease_until = clock.now + $3::bigint FROM relaxed, clock
+    WHERE first_id = ANY (ARRAY(SELECT ${BLOCK_OF('i')} FROM unnest($2::bigint[]) AS i)) AND lease_owner = $1
+  )
   UPDATE queue SET lease_until = clock.now + $3::bigint FROM relaxed, clock
   WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`,
+  // Queue rows only: the store spills the ids' blocks into queue rows first (./delivery-blocks.ts).
   release: `
   UPDATE queue SET lease_until = NULL, lease_owner = NULL
   WHERE id = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'`,
@@ -104,7 +119,8 @@ export const POSTGRES_STATEMENTS = {
   // already by a relay whose lease ran out keeps its state) and every request into the attempts log.
   // A settled delivery (delivered, filtered) leaves the queue for an appended outcome row (none
   // when delivered at its first attempt: ./first-attempt-delivered.ts); one still pending or dead
-  // has its queue row updated. A request's partition is its delivery's day (its message's).
+  // has its queue row updated; one its block holds is taken off the block (RECORD_HELD). A
+  // request's partition is its delivery's day (its message's).
   // Times are durations from the database's clock: how long ago the attempt started ($3, $8) and
   // how long until the delivery is due again ($4: 0 when it is not pending); $6 clock.
   record: `
@@ -129,12 +145,15 @@ export const POSTGRES_STATEMENTS = {
       lease_until = NULL, lease_owner = NULL
     FROM outcome, relaxed, clock
     WHERE d.id = outcome.id AND d.status = 'pending' AND outcome.status IN ('pending', 'failed')
-  )
+  ),
+  ${RECORD_HELD('$7::bigint[]')}
   INSERT INTO attempts (delivery_id, at, url, status, error, ms, response_body, request_headers, console, created_at)
   SELECT a.id, clock.now - a.ago, a.url, a.status, a.error, a.ms, a.response_body, a.request_headers, a.console,
-    coalesce((SELECT created_at FROM queue q WHERE q.id = a.id), (SELECT created_at FROM messages m WHERE m.id = a.id), 0)
+    coalesce(h.created_at, (SELECT created_at FROM queue q WHERE q.id = a.id),
+      (SELECT created_at FROM messages m WHERE m.id = a.id), 0)
   FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[], $14::text[], $15::text[])
-    AS a (id, ago, url, status, error, ms, response_body, request_headers, console), clock`,
+    AS a (id, ago, url, status, error, ms, response_body, request_headers, console)
+  LEFT JOIN (SELECT id, created_at FROM held) h ON h.id = a.id, clock`,
   failUnconfigured: `UPDATE queue SET status = 'failed', last_error = 'source "' || source || '" is no longer configured',
          updated_at = $1, lease_until = NULL, lease_owner = NULL
        WHERE status = 'pending' AND NOT (source = ANY($2::text[]))`,
@@ -182,8 +201,12 @@ export const POSTGRES_STATEMENTS = {
     (SELECT count(*) FROM retried)::int AS retried`,
   // The endpoints view: per URL, what waits behind it and how its recent requests went.
   pendingFor: `
-  SELECT count(*)::int AS count, min(created_at) AS oldest FROM queue
-  WHERE status = 'pending' AND (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+  SELECT coalesce(sum(n), 0)::int AS count, min(oldest) AS oldest FROM (
+    SELECT count(*) AS n, min(created_at) AS oldest FROM queue
+    WHERE status = 'pending' AND (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+    UNION ALL
+    SELECT count(*), min(created_at) FROM ${HELD_BY_BLOCKS} h
+    WHERE (source, destination) IN (SELECT * FROM unnest($1::text[], $2::text[]))) p`,
   recentRequests: `
   SELECT count(*)::int AS total, (count(*) FILTER (WHERE status BETWEEN 200 AND 299))::int AS delivered FROM attempts
   WHERE url = $1 AND at >= $2`,
@@ -199,8 +222,12 @@ export const POSTGRES_STATEMENTS = {
   SELECT source, 'failed' AS status, count(*) AS count, min(created_at) AS "oldestCreatedAt" FROM queue
   WHERE status = 'failed' GROUP BY source
   UNION ALL
-  SELECT source, 'pending', count(*), min(created_at) FROM queue
-  WHERE status = 'pending' GROUP BY source
+  SELECT source, 'pending', sum(n)::bigint, min(oldest) FROM (
+    SELECT source, count(*) AS n, min(created_at) AS oldest FROM queue WHERE status = 'pending' GROUP BY source
+    UNION ALL
+    -- What blocks hold (./delivery-blocks.ts): pending too.
+    SELECT source, sum(holds), min(created_at) FROM delivery_blocks GROUP BY source) p
+  GROUP BY source
   ORDER BY source, status`,
   // Settled deliveries that no dropped day took (./partitions.ts: those of the kept partition,
   // outcomes recorded after their day, the part of a day already past the cut-off), oldest
