@@ -1,6 +1,7 @@
 import { ENQUEUE_FUNCTION } from './enqueue-function'
 import { ATTEMPTED_AT, WRITES_OUTCOME } from './first-attempt-delivered'
 import { ORDER_KEY_COLUMN } from '../ordering/order-hold'
+import { VIEW_UPDATE_BODY } from './schema6'
 
 // Leased blocks (docs/postgres.md, "Leased blocks"): a new delivery gets no queue row. Ingest
 // writes, in the transaction that writes the messages, one row per block of up to BLOCK_SIZE new
@@ -180,27 +181,7 @@ const VIEW_UPDATE = `
     FROM spilled s JOIN messages m ON ${IN_BLOCK('m', 's')}
     WHERE NOT ${LEFT_BLOCK('m')}
     ON CONFLICT (id) DO NOTHING;
-    IF NEW.status IN ('pending', 'failed') THEN
-      UPDATE queue SET status = NEW.status, attempts = NEW.attempts, first_attempt_at = NEW.first_attempt_at,
-        next_attempt_at = NEW.next_attempt_at, last_error = NEW.last_error, updated_at = NEW.updated_at,
-        lease_until = NEW.lease_until, lease_owner = NEW.lease_owner, paused_at = NEW.paused_at
-      WHERE id = OLD.id;
-      IF NOT FOUND THEN
-        DELETE FROM outcomes WHERE id = OLD.id AND created_at = OLD.created_at;
-        INSERT INTO queue (id, created_at, source, destination, status, attempts, first_attempt_at, next_attempt_at,
-          last_error, updated_at, lease_until, lease_owner, paused_at, replay_of, replay_id)
-        VALUES (OLD.id, OLD.created_at, OLD.source, OLD.destination, NEW.status, NEW.attempts, NEW.first_attempt_at,
-          NEW.next_attempt_at, NEW.last_error, NEW.updated_at, NEW.lease_until, NEW.lease_owner, NEW.paused_at,
-          OLD.replay_of, OLD.replay_id);
-      END IF;
-    ELSE
-      DELETE FROM queue WHERE id = OLD.id;
-      INSERT INTO outcomes (id, created_at, status, attempts, first_attempt_at, last_error, settled_at)
-      VALUES (OLD.id, OLD.created_at, NEW.status, NEW.attempts, NEW.first_attempt_at, NEW.last_error, NEW.updated_at)
-      ON CONFLICT (id, created_at) DO UPDATE SET status = EXCLUDED.status, attempts = EXCLUDED.attempts,
-        first_attempt_at = EXCLUDED.first_attempt_at, last_error = EXCLUDED.last_error, settled_at = EXCLUDED.settled_at;
-    END IF;
-    RETURN NEW;
+${VIEW_UPDATE_BODY}    RETURN NEW;
   END $$;
 `
 

@@ -25,6 +25,32 @@ export const MESSAGES_KEPT = 'messages_kept'
 /** The sequence that numbers deliveries (their ids, the delivery log's order). */
 export const DELIVERY_IDS = 'delivery_ids'
 
+/**
+ * What an update through the deliveries view does (the trigger's body, ./delivery-blocks.ts makes
+ * it again): reaches the queue row, or moves the delivery between the queue and the outcomes.
+ */
+export const VIEW_UPDATE_BODY = `    IF NEW.status IN ('pending', 'failed') THEN
+      UPDATE queue SET status = NEW.status, attempts = NEW.attempts, first_attempt_at = NEW.first_attempt_at,
+        next_attempt_at = NEW.next_attempt_at, last_error = NEW.last_error, updated_at = NEW.updated_at,
+        lease_until = NEW.lease_until, lease_owner = NEW.lease_owner, paused_at = NEW.paused_at
+      WHERE id = OLD.id;
+      IF NOT FOUND THEN
+        DELETE FROM outcomes WHERE id = OLD.id AND created_at = OLD.created_at;
+        INSERT INTO queue (id, created_at, source, destination, status, attempts, first_attempt_at, next_attempt_at,
+          last_error, updated_at, lease_until, lease_owner, paused_at, replay_of, replay_id)
+        VALUES (OLD.id, OLD.created_at, OLD.source, OLD.destination, NEW.status, NEW.attempts, NEW.first_attempt_at,
+          NEW.next_attempt_at, NEW.last_error, NEW.updated_at, NEW.lease_until, NEW.lease_owner, NEW.paused_at,
+          OLD.replay_of, OLD.replay_id);
+      END IF;
+    ELSE
+      DELETE FROM queue WHERE id = OLD.id;
+      INSERT INTO outcomes (id, created_at, status, attempts, first_attempt_at, last_error, settled_at)
+      VALUES (OLD.id, OLD.created_at, NEW.status, NEW.attempts, NEW.first_attempt_at, NEW.last_error, NEW.updated_at)
+      ON CONFLICT (id, created_at) DO UPDATE SET status = EXCLUDED.status, attempts = EXCLUDED.attempts,
+        first_attempt_at = EXCLUDED.first_attempt_at, last_error = EXCLUDED.last_error, settled_at = EXCLUDED.settled_at;
+    END IF;
+`
+
 // The columns the view shows, schema 5's names: what every search and the rows' readers expect.
 const VIEW = `
   CREATE VIEW deliveries AS
@@ -46,27 +72,7 @@ const VIEW = `
   -- between the queue and the outcomes when its status crosses from pending or dead to settled.
   CREATE FUNCTION deliveries_update() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
-    IF NEW.status IN ('pending', 'failed') THEN
-      UPDATE queue SET status = NEW.status, attempts = NEW.attempts, first_attempt_at = NEW.first_attempt_at,
-        next_attempt_at = NEW.next_attempt_at, last_error = NEW.last_error, updated_at = NEW.updated_at,
-        lease_until = NEW.lease_until, lease_owner = NEW.lease_owner, paused_at = NEW.paused_at
-      WHERE id = OLD.id;
-      IF NOT FOUND THEN
-        DELETE FROM outcomes WHERE id = OLD.id AND created_at = OLD.created_at;
-        INSERT INTO queue (id, created_at, source, destination, status, attempts, first_attempt_at, next_attempt_at,
-          last_error, updated_at, lease_until, lease_owner, paused_at, replay_of, replay_id)
-        VALUES (OLD.id, OLD.created_at, OLD.source, OLD.destination, NEW.status, NEW.attempts, NEW.first_attempt_at,
-          NEW.next_attempt_at, NEW.last_error, NEW.updated_at, NEW.lease_until, NEW.lease_owner, NEW.paused_at,
-          OLD.replay_of, OLD.replay_id);
-      END IF;
-    ELSE
-      DELETE FROM queue WHERE id = OLD.id;
-      INSERT INTO outcomes (id, created_at, status, attempts, first_attempt_at, last_error, settled_at)
-      VALUES (OLD.id, OLD.created_at, NEW.status, NEW.attempts, NEW.first_attempt_at, NEW.last_error, NEW.updated_at)
-      ON CONFLICT (id, created_at) DO UPDATE SET status = EXCLUDED.status, attempts = EXCLUDED.attempts,
-        first_attempt_at = EXCLUDED.first_attempt_at, last_error = EXCLUDED.last_error, settled_at = EXCLUDED.settled_at;
-    END IF;
-    RETURN NEW;
+${VIEW_UPDATE_BODY}    RETURN NEW;
   END $$;
   CREATE TRIGGER deliveries_update INSTEAD OF UPDATE ON deliveries FOR EACH ROW EXECUTE FUNCTION deliveries_update();
 `
