@@ -6,6 +6,7 @@
 // in each round, A B A B, and the ratio of the two is printed with its spread.
 //   node bench/ingest-only.mjs --store postgres [--server /other/bench/relay-server.mjs]
 //     [--profile DIR] (a --cpu-prof of the first round's relay, for bench/profile-window.mjs)
+//     [--profile-interval µs] (the profile's sampling interval; V8's default is 1,000 µs)
 //   BENCH_MESSAGES (default 30000), BENCH_FLUSH_AT (100), BENCH_RUNS (3), BENCH_IN_FLIGHT (8);
 //   random UUID ids, as the SDK makes them. Run `npm run build` first (in both worktrees with
 //   --server).
@@ -25,6 +26,7 @@ const { values: args } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
     server: { type: 'string' },
     profile: { type: 'string' },
+    'profile-interval': { type: 'string' },
   },
 })
 const STORES = ['sqlite', 'postgres']
@@ -75,7 +77,10 @@ function bodies() {
 async function ingestOnce(server, profile) {
   const name = `ingest_${databases++}`
   const database = postgres ? await postgres.createDatabase(name) : join(dir, `${name}.db`)
-  const relay = await startHoldingRelay(server, database, profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])
+  const every = args['profile-interval']
+  const interval = every ? [`--cpu-prof-interval=${every}`] : []
+  const execArgv = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, ...interval] : []
+  const relay = await startHoldingRelay(server, database, execArgv)
   const all = bodies()
   const cpuBefore = await relay.cpuMs()
   const serverCost = postgres ? await measureServer(postgres) : undefined
