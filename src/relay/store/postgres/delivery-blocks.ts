@@ -5,18 +5,19 @@ import { VIEW_UPDATE_BODY } from './schema6'
 
 // Leased blocks (docs/postgres.md, "Leased blocks"): a new delivery gets no queue row. Ingest
 // writes, in the transaction that writes the messages, one row per block of up to BLOCK_SIZE new
-// deliveries of one source (in the batch's order: the delivery log's order); the claim leases whole blocks (SKIP LOCKED, a lease on the database's
-// clock, as it leases queue rows), and record takes each outcome off its block's count, the row
-// going with the last. Only a delivery that must wait (a retry, a parked or held one, a dead
-// letter) gets a queue row, written when its first attempt is recorded. A block is never visible
-// before its messages, so, unlike a cursor over the messages, no transaction left open anywhere on
-// the server holds delivery back.
+// deliveries of one source, in the batch's order (the delivery log's). The claim leases blocks
+// (SKIP LOCKED, a lease on the database's clock, as it leases queue rows), splitting the last one
+// it takes to fit its limit; record takes each outcome off its block's count, the row going with
+// the last. Only a delivery that must wait (a retry, a parked or held one, a dead letter) gets a
+// queue row, written when its first attempt is recorded. A block is never visible before its
+// messages, so, unlike a cursor over the messages, no transaction left open anywhere on the
+// server holds delivery back.
 //
 // A delivery "held by its block": its block's row is live and it has no queue row, no outcome row
 // and no request in the log. Paths that need a delivery's pending state as a row (release, park,
-// the per-URL limits' hold, erasure, a source no longer configured, retention, an update through
-// the view) first spill the blocks concerned into queue rows, lease and all (spillBlocks), and then
-// run as they did: those paths are rare, the claim and record are the hot path.
+// the per-URL limits' hold, a probe, erasure, a source no longer configured, retention, an update
+// through the view) first spill the blocks concerned into queue rows, lease and all (SPILL), and
+// then run as they did: those paths are rare, the claim and record are the hot path.
 
 /**
  * At most this many deliveries, of one source, in a block. The sequence of delivery ids steps by
@@ -43,7 +44,7 @@ export const BLOCK_OF = (id: string) =>
 export const IN_BLOCK = (m: string, b: string) =>
   `${m}.id >= ${b}.first_id AND ${m}.id < ${b}.first_id + ${b}.size AND ${m}.created_at = ${b}.created_at`
 
-/** Whether message `m` of a live block has been settled or queued since (so the block no longer holds it). */
+/** Whether message `m` of a live block was settled or queued since (its block no longer holds it). */
 export const LEFT_BLOCK = (m: string) => `(
     EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = ${m}.id AND a.created_at = ${m}.created_at)
     OR EXISTS (SELECT 1 FROM queue q WHERE q.id = ${m}.id)
@@ -257,7 +258,8 @@ const HELD = `(${ATTEMPTED_AT('m')} IS NULL AND ${BLOCK_OF('m.id')} IS NOT NULL)
 /**
  * The PostgreSQL step: the ids' sequence in steps of BLOCK_SIZE (its next value past every id
  * given so far), the blocks' table, ingest's functions numbering in spans (the eight-argument one
- * writing blocks instead of queue rows), and the deliveries view showing a delivery its block holds as pending. Online: nothing is rewritten.
+ * writing blocks instead of queue rows), and the deliveries view showing a delivery its block
+ * holds as pending. Online: nothing is rewritten.
  */
 export const POSTGRES_DELIVERY_BLOCKS_STEP = `
   ALTER SEQUENCE delivery_ids INCREMENT BY ${BLOCK_SIZE};
