@@ -51,13 +51,14 @@ export const LEFT_BLOCK = (m: string) => `(
     OR EXISTS (SELECT 1 FROM outcomes o WHERE o.id = ${m}.id AND o.created_at = ${m}.created_at))`
 
 /**
- * The deliveries its block still holds, as (id, created_at, source, destination): what the queue's
- * pending rows are for the rest.
+ * The deliveries its block still holds, as (id, created_at, source, destination, block: its first
+ * id): what the queue's pending rows are for the rest. Block ranges are disjoint, so ordered by
+ * (block, id) they are in the ids' order, and a page can stop at the blocks it needs.
  */
 export const HELD_BY_BLOCKS = `(
-    SELECT m.id, m.created_at, m.source, m.destination FROM delivery_blocks b
-    JOIN messages m ON ${IN_BLOCK('m', 'b')}
-    WHERE NOT ${LEFT_BLOCK('m')})`
+    SELECT h.*, b.first_id AS block FROM delivery_blocks b
+    CROSS JOIN LATERAL (SELECT m.id, m.created_at, m.source, m.destination FROM messages m
+      WHERE ${IN_BLOCK('m', 'b')} AND NOT ${LEFT_BLOCK('m')}) h)`
 
 /**
  * Spills the blocks `where` (SQL over `b`, a delivery_blocks row) into queue rows: each delivery
@@ -102,7 +103,7 @@ export const CLAIM_BLOCKS = (now: string) => `
   -- block leased before (its relay stopped or died) gives only what it still holds (its count
   -- taken again), and goes if that is nothing.
   free AS (
-    SELECT first_id, size, claims, holds FROM delivery_blocks
+    SELECT first_id, size, claims, created_at FROM delivery_blocks
     WHERE source = $1 AND (lease_until IS NULL OR lease_until <= ${now})
     ORDER BY source, first_id LIMIT $3::bigint
     FOR UPDATE SKIP LOCKED
@@ -112,10 +113,9 @@ export const CLAIM_BLOCKS = (now: string) => `
       (SELECT $3::bigint - (SELECT count(*) FROM queued) AS n) room
     WHERE f.ahead < room.n
   ), held AS MATERIALIZED (
-    SELECT b.first_id, m.id, m.source, m.destination, m.message, m.created_at
-    FROM delivery_blocks b JOIN picked p USING (first_id)
-    JOIN messages m ON m.id >= b.first_id AND m.id < b.first_id + p.take AND m.created_at = b.created_at
-    WHERE b.claims = 0 OR NOT ${LEFT_BLOCK('m')}
+    SELECT p.first_id, m.id, m.source, m.destination, m.message, m.created_at
+    FROM picked p JOIN messages m ON m.id >= p.first_id AND m.id < p.first_id + p.take AND m.created_at = p.created_at
+    WHERE p.claims = 0 OR NOT ${LEFT_BLOCK('m')}
   ), counted AS (
     SELECT p.first_id, p.take, p.claims, (SELECT count(*) FROM held WHERE held.first_id = p.first_id)::int AS n
     FROM picked p
@@ -129,8 +129,8 @@ export const CLAIM_BLOCKS = (now: string) => `
     -- A block never claimed holds all of its ids; one claimed before is counted at its next claim
     -- (until then its count may be high, never low: a block goes only when it holds none).
     INSERT INTO delivery_blocks (first_id, source, created_at, size, holds, claims)
-    SELECT p.first_id + p.take, $1, b.created_at, p.size - p.take, p.size - p.take, p.claims
-    FROM picked p JOIN delivery_blocks b USING (first_id) WHERE p.take < p.size
+    SELECT p.first_id + p.take, $1, p.created_at, p.size - p.take, p.size - p.take, p.claims
+    FROM picked p WHERE p.take < p.size
   )`
 
 /**
@@ -176,12 +176,7 @@ export const RECORD_HELD = (requested: string) => `
 const VIEW_UPDATE = `
   CREATE OR REPLACE FUNCTION deliveries_update() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
-    WITH spilled AS (DELETE FROM delivery_blocks b WHERE b.first_id = ${BLOCK_OF('OLD.id')} RETURNING b.*)
-    INSERT INTO queue (id, created_at, source, destination, status, next_attempt_at, updated_at, lease_until, lease_owner)
-    SELECT m.id, m.created_at, m.source, m.destination, 'pending', m.created_at, m.created_at, s.lease_until, s.lease_owner
-    FROM spilled s JOIN messages m ON ${IN_BLOCK('m', 's')}
-    WHERE NOT ${LEFT_BLOCK('m')}
-    ON CONFLICT (id) DO NOTHING;
+    ${SPILL_BLOCKS(`b.first_id = ${BLOCK_OF('OLD.id')}`)};
 ${VIEW_UPDATE_BODY}    RETURN NEW;
   END $$;
 `

@@ -1,7 +1,7 @@
 import { EQUALITY_COLUMNS, type FilterField, isEqualityField } from '../filter'
 import type { DeliveryFilter } from '../store'
 import { MESSAGE_KEY_OF } from './schema6'
-import { HELD_BY_BLOCKS, IN_BLOCK, LEFT_BLOCK } from './delivery-blocks'
+import { HELD_BY_BLOCKS } from './delivery-blocks'
 
 // The conditions of the PostgreSQL store's filtered statements (the delivery log's searches, bulk
 // retry, replays), over the deliveries view (./schema6.ts).
@@ -49,7 +49,7 @@ export function statusIs(value: string): string {
 // What is pending or dead: the queue's rows, and the deliveries their blocks still hold (pending:
 // ./delivery-blocks.ts), with the queue's columns that searches read.
 const WAITING = `(SELECT id, created_at, source, destination, status FROM queue
-    UNION ALL SELECT h.*, 'pending' FROM ${HELD_BY_BLOCKS} h)`
+    UNION ALL SELECT h.id, h.created_at, h.source, h.destination, 'pending' FROM ${HELD_BY_BLOCKS} h)`
 
 // The statuses only the queue holds (pending, dead): every other one is the messages' history.
 const QUEUED = "('pending', 'failed')"
@@ -77,11 +77,8 @@ export function onQueueAlone(fields: readonly FilterField[]): boolean {
  */
 export function newestByStatus(fields: readonly FilterField[], first: readonly string[], limit: string): string {
   // The deliveries blocks hold, newest block first, each block's newest first: a page reads the
-  // blocks it needs, not every one (their ids are disjoint ranges, so this is the ids' order).
-  const held = `SELECT id, created_at FROM (
-        SELECT h.*, b.first_id AS block FROM delivery_blocks b
-        CROSS JOIN LATERAL (SELECT m.id, m.created_at, m.source, m.destination FROM messages m
-          WHERE ${IN_BLOCK('m', 'b')} AND NOT ${LEFT_BLOCK('m')}) h) w
+  // blocks it needs, not every one.
+  const held = `SELECT id, created_at FROM ${HELD_BY_BLOCKS} w
         WHERE $1::text = 'pending' AND ${where(fields, first, 1, () => 'true')}
         ORDER BY block DESC, id DESC LIMIT ${limit}`
   const queued = onQueueAlone(fields)
