@@ -84,8 +84,16 @@ describe.each(STORE_KINDS)('the %s store', (kind: StoreKind) => {
   it('never gives one delivery to two owners claiming at the same instant', async () => {
     const store = await open()
     await store.enqueue(Array.from({ length: 200 }, (_, i) => delivery(`m${i}`)))
-    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => claim(store, `relay-${i}`, 40)))
-    const all = claims.flatMap((c) => c.map((d) => d.id))
+    // Rounds of eight claims at once until one finds nothing. On PostgreSQL a claim that splits a
+    // block (docs/postgres.md, "Leased blocks") holds its rest until it commits: the claims beside
+    // it skip that rest, which the next round takes.
+    const all: number[] = []
+    for (let round = 0; round < 10; round++) {
+      const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => claim(store, `relay-${round}-${i}`, 40)))
+      const ids = claims.flatMap((c) => c.map((d) => d.id))
+      if (ids.length === 0) break
+      all.push(...ids)
+    }
     expect(new Set(all).size).toBe(all.length)
     expect(all).toHaveLength(200)
   })
